@@ -1,0 +1,25 @@
+#ifndef CRADLE_CRADLE_H
+#define CRADLE_CRADLE_H
+/*
+ * The umbrella header: one include reaches every module of libcradle.
+ *
+ *   #include <cradle/cradle.h>
+ *
+ * Pure modules (libcradle_core, no OS access): errors, clock, input, session,
+ * golden, arena, pool, rng, ecs, grid, ring, events, settle, dev, game_abi.
+ * I/O modules (libcradle): hash, transport, reload, log, net, config.
+ */
+#include "cradle/version.h"
+#include "cradle/errors.h"
+#include "cradle/arena.h"
+#include "cradle/clock.h"
+#include "cradle/golden.h"
+#include "cradle/hash.h"
+#include "cradle/input.h"
+#include "cradle/pool.h"
+#include "cradle/rng.h"
+#include "cradle/session.h"
+#include "cradle/game_abi.h"
+/* CRADLE_UMBRELLA_MODULES: helpers append their module headers below. */
+
+#endif

@@ -1,0 +1,102 @@
+#ifndef CRADLE_ERRORS_H
+#define CRADLE_ERRORS_H
+/*
+ * errors: the one table of Cradle's error codes.
+ *
+ * Operations return 0 on success or one of the negative CRADLE_E... codes
+ * below; predicates return bool and constructors return NULL. Each row gives
+ * the enum name, its value, a stable snake_case name (used on the wire, for
+ * example as the dev protocol's "error" field) and a human message.
+ * New codes are appended to their module's block; values never change once
+ * released, because logs and wire replies carry the names.
+ */
+
+#define CRADLE_ERROR_TABLE(X)                                                              \
+    /* general */                                                                          \
+    X(CRADLE_OK,              0, "ok",                  "success")                         \
+    X(CRADLE_EINVAL,         -1, "invalid_argument",    "invalid argument")                \
+    X(CRADLE_ENOMEM,         -2, "out_of_memory",       "out of memory")                   \
+    X(CRADLE_EIO,            -3, "io_error",            "input/output error")              \
+    X(CRADLE_EFULL,          -4, "full",                "capacity exhausted")              \
+    X(CRADLE_EEMPTY,         -5, "empty",               "nothing available")               \
+    X(CRADLE_ERANGE,         -6, "out_of_range",        "value out of range")              \
+    X(CRADLE_ETRUNCATED,     -7, "truncated",           "input ended early")               \
+    X(CRADLE_EAGAIN,         -8, "would_block",         "operation would block")           \
+    X(CRADLE_ESTALE,         -9, "stale_handle",        "handle refers to a destroyed object") \
+    X(CRADLE_EUNSORTED,     -10, "unsorted",            "entries are not sorted by step")  \
+    /* clock */                                                                            \
+    X(CRADLE_ECLOCK_RATE,   -20, "bad_step_rate",       "steps per second must be at least 1") \
+    X(CRADLE_ECLOCK_SOURCE, -21, "bad_source_rate",     "source frames per second must be at least 1 and divide the step rate") \
+    /* session */                                                                          \
+    X(CRADLE_ESESSION_ORDER,    -30, "non_sequential_step",       "step is not the next in sequence") \
+    X(CRADLE_ESESSION_CAPACITY, -31, "session_capacity_exceeded", "session storage is full") \
+    /* dev protocol */                                                                     \
+    X(CRADLE_EDEV_NOT_JSON,     -40, "not_json",            "request is not valid JSON")  \
+    X(CRADLE_EDEV_NOT_OBJECT,   -41, "not_object",          "request is not a JSON object") \
+    X(CRADLE_EDEV_NO_CMD,       -42, "missing_cmd",         "request has no \"cmd\" field") \
+    X(CRADLE_EDEV_CMD_TYPE,     -43, "cmd_not_string",      "\"cmd\" is not a string")    \
+    X(CRADLE_EDEV_UNKNOWN,      -44, "unknown_command",     "unknown command")            \
+    X(CRADLE_EDEV_COUNT_MISSING,-45, "count_missing",       "\"count\" is missing")       \
+    X(CRADLE_EDEV_COUNT_TYPE,   -46, "count_not_integer",   "\"count\" is not an integer") \
+    X(CRADLE_EDEV_COUNT_FLOAT,  -47, "count_not_whole",     "\"count\" has a fractional part") \
+    X(CRADLE_EDEV_COUNT_NEG,    -48, "count_negative",      "\"count\" is negative")      \
+    X(CRADLE_EDEV_COUNT_ZERO,   -49, "count_zero",          "\"count\" is zero")          \
+    X(CRADLE_EDEV_COUNT_MAX,    -50, "count_above_maximum", "\"count\" is above the maximum") \
+    X(CRADLE_EDEV_COUNT_HUGE,   -51, "count_too_large",     "\"count\" is absurdly large") \
+    X(CRADLE_EDEV_LINE_LONG,    -52, "line_too_long",       "line exceeds 1 MiB")         \
+    X(CRADLE_EDEV_ARGUMENT,     -53, "bad_argument",        "bad argument")               \
+    X(CRADLE_EDEV_STATE,        -54, "wrong_state",         "command not allowed in this state") \
+    /* transport */                                                                        \
+    X(CRADLE_ETRANSPORT_PATH,   -60, "socket_path",         "socket path is too long or invalid") \
+    X(CRADLE_ETRANSPORT_LIVE,   -61, "socket_in_use",       "a server is already listening at the socket path") \
+    X(CRADLE_ETRANSPORT_FOREIGN,-62, "socket_foreign",      "the socket path holds something that is not our socket") \
+    X(CRADLE_ETRANSPORT_CONNECT,-63, "no_server",           "no server listens at the socket path") \
+    /* reload and the game ABI */                                                          \
+    X(CRADLE_ERELOAD_OPEN,      -70, "library_open",        "the game library could not be opened") \
+    X(CRADLE_ERELOAD_SYMBOL,    -71, "no_contract",         "the game library exports no contract function") \
+    X(CRADLE_ERELOAD_MAJOR,     -72, "abi_major",           "the game's ABI major version differs from the host's") \
+    X(CRADLE_ERELOAD_MINOR,     -73, "abi_minor",           "the game's ABI minor version is newer than the host's") \
+    X(CRADLE_ERELOAD_ALIGN,     -74, "state_alignment",     "the game's state alignment is not a power of two or is too large") \
+    X(CRADLE_ERELOAD_SIZE,      -75, "state_size",          "the game's state is larger than the state capacity") \
+    X(CRADLE_ERELOAD_FILE_SIZE, -76, "library_size",        "the game library file is too large") \
+    X(CRADLE_ERELOAD_COPY,      -77, "library_copy",        "the game library could not be copied") \
+    X(CRADLE_ERELOAD_CONTRACT,  -78, "bad_contract",        "the game's contract has an invalid field") \
+    X(CRADLE_ERELOAD_MISMATCH,  -79, "game_mismatch",       "the game library is another game or build") \
+    /* session log files */                                                                \
+    X(CRADLE_ELOG_MAGIC,        -90, "log_magic",           "not a Cradle session log (bad magic)") \
+    X(CRADLE_ELOG_VERSION,      -91, "log_version",         "unknown session log format version") \
+    X(CRADLE_ELOG_HEADER,       -92, "log_header",          "session log header has an invalid field") \
+    X(CRADLE_ELOG_CHECKSUM,     -93, "log_checksum",        "session log block checksum mismatch") \
+    X(CRADLE_ELOG_CORRUPT,      -94, "log_corrupt",         "session log is damaged") \
+    X(CRADLE_ELOG_GAME,         -95, "log_game",            "session log was recorded with another game") \
+    X(CRADLE_ELOG_SIGNATURE,    -96, "log_signature",       "session log signature is missing or invalid") \
+    /* network */                                                                          \
+    X(CRADLE_ENET_INIT,        -110, "net_init",            "network initialisation failed") \
+    X(CRADLE_ENET_MESSAGE,     -111, "bad_message",         "malformed network message") \
+    X(CRADLE_ENET_VERSION,     -112, "protocol_version",    "protocol version differs") \
+    X(CRADLE_ENET_REFUSED,     -113, "refused",             "the server refused the connection") \
+    X(CRADLE_ENET_TIMEOUT,     -114, "timeout",             "the peer did not answer in time") \
+    X(CRADLE_ENET_AUTH,        -115, "auth_failed",         "authentication failed") \
+    /* config */                                                                           \
+    X(CRADLE_ECONFIG,          -130, "config",              "invalid configuration")
+
+typedef enum cradle_error {
+#define CRADLE__ERROR_ENUM(name, value, wire, message) name = (value),
+    CRADLE_ERROR_TABLE(CRADLE__ERROR_ENUM)
+#undef CRADLE__ERROR_ENUM
+} cradle_error;
+
+/* The human message for a code; "unknown error" for a value not in the table. */
+const char *cradle_strerror(int code);
+
+/* The stable snake_case name of a code ("non_sequential_step"); "unknown" for
+ * a value not in the table. */
+const char *cradle_error_name(int code);
+
+#if defined(__GNUC__)
+#define CRADLE_MUST_CHECK __attribute__((warn_unused_result))
+#else
+#define CRADLE_MUST_CHECK
+#endif
+
+#endif

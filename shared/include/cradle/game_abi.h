@@ -1,0 +1,213 @@
+#ifndef CRADLE_GAME_ABI_H
+#define CRADLE_GAME_ABI_H
+/*
+ * The game ABI: the one contract between a host (cradle-server,
+ * cradle-client, cradle-replay) and a game built as a shared library.
+ * A game includes this header and nothing else of Cradle's I/O side; it may
+ * link the pure modules of libcradle_core (ecs, grid, rng, input, pool, ...).
+ *
+ * The library exports one function, named CRADLE_GAME_CONTRACT_SYMBOL, that
+ * returns a pointer to a static, constant cradle_game_contract describing the
+ * game: its ABI version, the size and alignment of its state block, its input
+ * and player limits, its rates, its name and build id, and its entry points.
+ *
+ * Rules a game must follow (the host cannot check them all, replays and
+ * desync detection will expose any breach):
+ *  - The host owns all game memory. It allocates the state block
+ *    (state_size bytes aligned to state_align) and passes it in. The game
+ *    keeps no global or static mutable data: whatever must survive a step or a
+ *    reload lives in the state block.
+ *  - The state block holds no pointers, only indices and handles, so the host
+ *    can hash it, copy it to another address, save it, send it to a late
+ *    joiner and keep it across a reload of new code.
+ *  - step() reads no clock, file, socket, environment or unseeded random
+ *    source. It depends only on the state and the step (index and snapshot):
+ *    the same state and step give the same next state on every machine that
+ *    runs the same library build. Build with -ffp-contract=off and without
+ *    -ffast-math (cradle_game_library() in CMake does), or use fixed point.
+ *  - init(), step() and output() allocate nothing and do no I/O.
+ *  - render() and react() only read the state; they present, never decide.
+ *
+ * Versioning: a host accepts a library whose abi_major equals the host's
+ * CRADLE_ABI_MAJOR and whose abi_minor is not newer than the host's
+ * CRADLE_ABI_MINOR. Minor versions only add to the end of the contract.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CRADLE_ABI_MAJOR 1u
+#define CRADLE_ABI_MINOR 0u
+
+/* The name of the one symbol a game library exports. */
+#define CRADLE_GAME_CONTRACT_SYMBOL "cradle_game_get_contract"
+
+/* Limits every host enforces when it validates a contract. */
+#define CRADLE_GAME_MAX_PLAYERS 64u      /* presence mask fits in 8 bytes */
+#define CRADLE_GAME_MAX_INPUT_BYTES 32u  /* one player's input */
+#define CRADLE_GAME_NAME_MAX 31u         /* bytes, without the NUL */
+#define CRADLE_GAME_BUILD_ID_MAX 63u     /* bytes, without the NUL */
+#define CRADLE_GAME_OUTPUT_MAX 1024u     /* bytes output() may write per step */
+
+/* ---- what a step receives ------------------------------------------------
+ *
+ * The snapshot of one step (built by the server, stored in the log, carried
+ * on the wire, fed back by replays):
+ *
+ *   offset 0                  presence mask, CRADLE_PRESENCE_BYTES(max_players)
+ *                             bytes; bit s (byte s/8, bit s%8) set = slot s is
+ *                             connected
+ *   then, for s = 0 .. max_players-1:
+ *                             input_bytes bytes of slot s's input, encoded by
+ *                             the game with the input.h helpers (little-endian)
+ *
+ * A slot that is not present has all-zero input bytes.
+ */
+#define CRADLE_PRESENCE_BYTES(max_players) (((max_players) + 7u) / 8u)
+
+static inline uint32_t cradle_snapshot_size(uint32_t max_players, uint32_t input_bytes) {
+    return CRADLE_PRESENCE_BYTES(max_players) + max_players * input_bytes;
+}
+
+static inline bool cradle_snapshot_present(const uint8_t *snapshot, uint32_t slot) {
+    return ((unsigned)snapshot[slot / 8u] >> (slot % 8u)) & 1u;
+}
+
+static inline const uint8_t *cradle_snapshot_input(const uint8_t *snapshot, uint32_t max_players,
+                                                   uint32_t input_bytes, uint32_t slot) {
+    return snapshot + CRADLE_PRESENCE_BYTES(max_players) + slot * input_bytes;
+}
+
+typedef struct cradle_game_step {
+    uint64_t index;            /* step number, from 0 */
+    uint64_t source_frame;     /* index / (steps per source frame) */
+    uint32_t phase;            /* index % (steps per source frame) */
+    uint32_t snapshot_size;    /* == cradle_snapshot_size(max_players, input_bytes) */
+    const uint8_t *snapshot;   /* valid for the duration of the call */
+} cradle_game_step;
+
+/* ---- events: what the simulation reports --------------------------------
+ *
+ * A step appends events through the sink the host passes; the host keeps them
+ * for that step only (clients turn them into particles, shake and sound via
+ * react()). Events never feed back into the simulation. `kind` is the game's
+ * own tag (0 is reserved); the other fields mean what the game says. */
+typedef struct cradle_event {
+    uint16_t kind;
+    uint8_t player;  /* slot, or CRADLE_EVENT_NO_PLAYER */
+    uint8_t flags;
+    int32_t x, y;    /* where, in world units */
+    int32_t a, b;    /* kind-specific values */
+} cradle_event;
+
+#define CRADLE_EVENT_NO_PLAYER 0xFFu
+
+typedef struct cradle_event_sink {
+    void *context;
+    /* Appends one event. Returns false when the host's buffer is full (the
+     * host counts the overflow); the game carries on either way. */
+    bool (*emit)(void *context, const cradle_event *event);
+} cradle_event_sink;
+
+/* ---- drawing: what render() may do ----------------------------------------
+ *
+ * Coordinates are in the game's world units (view_width x view_height, origin
+ * top-left, y down); the host scales them to its window. Colours are
+ * 0xRRGGBBAA. Every function may be a no-op (a headless host). */
+typedef struct cradle_draw {
+    void *context;
+    void (*clear)(void *context, uint32_t rgba);
+    void (*rect)(void *context, float x, float y, float w, float h, uint32_t rgba);
+    void (*rect_outline)(void *context, float x, float y, float w, float h, uint32_t rgba);
+    void (*line)(void *context, float x0, float y0, float x1, float y1, uint32_t rgba);
+    void (*triangle)(void *context, float x0, float y0, float x1, float y1, float x2, float y2,
+                     uint32_t rgba);
+    /* ASCII text, glyphs `scale` world units per font pixel (8x8 font). */
+    void (*text)(void *context, float x, float y, float scale, uint32_t rgba, const char *text);
+} cradle_draw;
+
+/* ---- effects: what react() may ask of a client ---------------------------- */
+
+/* Sound cues every client synthesizes at start-up (no asset files). */
+typedef enum cradle_sound {
+    CRADLE_SOUND_SHOT = 1,
+    CRADLE_SOUND_EXPLOSION = 2,
+    CRADLE_SOUND_HIT = 3,
+    CRADLE_SOUND_PICKUP = 4,
+    CRADLE_SOUND_WAVE = 5,
+    CRADLE_SOUND_NEAR_MISS = 6,
+    CRADLE_SOUND_GAME_OVER = 7,
+} cradle_sound;
+
+typedef struct cradle_fx {
+    void *context;
+    /* count particles from (x, y) in world units, moving up to `speed` world
+     * units per second, fading over `life` seconds. */
+    void (*burst)(void *context, float x, float y, uint32_t count, uint32_t rgba, float speed,
+                  float life);
+    /* Adds screen shake, in world units of displacement. */
+    void (*shake)(void *context, float amount);
+    /* Plays a cue at volume [0,1] and pitch (1 = as synthesized). */
+    void (*sound)(void *context, cradle_sound cue, float volume, float pitch);
+} cradle_fx;
+
+/* ---- the contract -------------------------------------------------------- */
+
+typedef struct cradle_game_contract {
+    uint32_t abi_major;        /* CRADLE_ABI_MAJOR the game was built against */
+    uint32_t abi_minor;        /* CRADLE_ABI_MINOR the game was built against */
+    uint32_t state_size;       /* bytes of the state block, >= 1 */
+    uint32_t state_align;      /* alignment of the state block, a power of two */
+    uint32_t input_bytes;      /* bytes of one player's input, 1..CRADLE_GAME_MAX_INPUT_BYTES */
+    uint32_t max_players;      /* 1..CRADLE_GAME_MAX_PLAYERS */
+    uint32_t steps_per_second; /* >= 1 */
+    uint32_t source_frames_per_second; /* >= 1, divides steps_per_second */
+    uint32_t view_width;       /* world units the render() draws across */
+    uint32_t view_height;
+    const char *name;          /* NUL-terminated, 1..CRADLE_GAME_NAME_MAX bytes, static */
+    const char *build_id;      /* NUL-terminated, 1..CRADLE_GAME_BUILD_ID_MAX bytes, static;
+                                  changes whenever the game's code changes */
+
+    /* Sets up a new game in the zeroed state block. Returns 0, or a negative
+     * value when player_count (1..max_players) is not supported. */
+    int (*init)(void *state, uint64_t seed, uint32_t player_count);
+
+    /* Advances the state by one step with that step's snapshot. */
+    void (*step)(void *state, const cradle_game_step *step, const cradle_event_sink *events);
+
+    /* Writes the canonical bytes of the state after `step` (what golden files
+     * hold) into out (capacity bytes, >= CRADLE_GAME_OUTPUT_MAX). Returns the
+     * bytes written, 0..capacity. May be NULL (no golden output). */
+    size_t (*output)(const void *state, uint64_t step, uint8_t *out, size_t capacity);
+
+    /* Draws the state, interpolating from `previous` (the state one step
+     * earlier) by alpha in [0,1). May be NULL (a headless-only game). */
+    void (*render)(const void *previous, const void *state, float alpha, const cradle_draw *draw);
+
+    /* Called after new code took over an existing state block (a hot reload)
+     * and before its next step. May be NULL. */
+    void (*on_reload)(void *state);
+
+    /* Turns one step's events into particles, shake and sound. May be NULL. */
+    void (*react)(const void *state, const cradle_event *events, uint32_t count,
+                  const cradle_fx *fx);
+} cradle_game_contract;
+
+typedef const cradle_game_contract *(*cradle_game_contract_fn)(void);
+
+#if defined(__GNUC__)
+#define CRADLE_GAME_EXPORT __attribute__((visibility("default")))
+#else
+#define CRADLE_GAME_EXPORT
+#endif
+
+/* A game defines its contract function with this macro:
+ *   CRADLE_GAME_DEFINE_CONTRACT(&my_contract)
+ */
+#define CRADLE_GAME_DEFINE_CONTRACT(contract_ptr)                                   \
+    CRADLE_GAME_EXPORT const cradle_game_contract *cradle_game_get_contract(void);  \
+    CRADLE_GAME_EXPORT const cradle_game_contract *cradle_game_get_contract(void) { \
+        return (contract_ptr);                                                      \
+    }
+
+#endif

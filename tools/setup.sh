@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# setup.sh: installs what building and testing Cradle needs on Debian 12.
+# Installs only what is missing; runs apt-get update first when it installs.
+# Run as root (or with sudo available).
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config clang libclang-rt-14-dev valgrind
+  libenet-dev libsodium-dev libcmocka-dev libsdl2-dev libcjson-dev
+  xvfb xauth
+)
+# Extra packages a caller asks for (the benchmarks add redis-server).
+packages+=("$@")
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "setup: installing ${missing[*]}" >&2
+sudo_cmd=()
+[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+"${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+"${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# test.sh: sets up, builds and runs every Cradle test. Exits non-zero on any
+# failure. What it runs, in order:
+#   1. the whole suite built with ASan+UBSan and warnings as errors (gcc);
+#   2. the threaded tests (label "threads") built with ThreadSanitizer (clang);
+#   3. the unit tests under valgrind (no sanitizers), which must report no
+#      error and no leak;
+#   4. a short bounded run of every libFuzzer harness (clang).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash tools/setup.sh
+
+jobs=$(nproc)
+export CTEST_OUTPUT_ON_FAILURE=1
+
+echo "== 1/4 ASan+UBSan build and full suite"
+cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DCRADLE_WERROR=ON -DCRADLE_ASAN=ON \
+  -DCRADLE_BUILD_BENCH=OFF >/dev/null
+cmake --build build/asan -j"$jobs"
+(cd build/asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest -j"$jobs" -LE "fuzz")
+
+echo "== 2/4 ThreadSanitizer build, threaded tests"
+CC=clang cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=Debug -DCRADLE_WERROR=ON -DCRADLE_TSAN=ON \
+  -DCRADLE_BUILD_BENCH=OFF -DCRADLE_BUILD_CLIENT=OFF >/dev/null
+cmake --build build/tsan -j"$jobs"
+(cd build/tsan && TSAN_OPTIONS=halt_on_error=1 ctest -j"$jobs" -L threads --no-tests=ignore)
+
+echo "== 3/4 valgrind over the unit tests"
+cmake -S . -B build/valgrind -DCMAKE_BUILD_TYPE=Debug -DCRADLE_WERROR=ON -DCRADLE_VALGRIND=ON \
+  -DCRADLE_BUILD_BENCH=OFF >/dev/null
+cmake --build build/valgrind -j"$jobs"
+(cd build/valgrind && ctest -j"$jobs" -L unit -LE no_valgrind)
+
+echo "== 4/4 libFuzzer harnesses, short bounded runs"
+CC=clang cmake -S . -B build/fuzz -DCMAKE_BUILD_TYPE=Debug -DCRADLE_WERROR=ON -DCRADLE_ASAN=ON \
+  -DCRADLE_FUZZ=ON -DCRADLE_BUILD_BENCH=OFF -DCRADLE_BUILD_CLIENT=OFF >/dev/null
+cmake --build build/fuzz -j"$jobs"
+(cd build/fuzz && ctest -j"$jobs" -L fuzz --no-tests=ignore)
+
+echo "all test stages passed"
