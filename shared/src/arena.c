@@ -12,8 +12,9 @@ void *cradle_arena_alloc(cradle_arena *arena, size_t size, size_t align) {
     assert(align != 0 && (align & (align - 1)) == 0 && "alignment must be a power of two");
     size_t mask = align - 1;
     /* Branch-free padding to the next aligned address (not offset: the block
-     * itself may be less aligned than the request). */
-    uintptr_t at = (uintptr_t)(arena->base + arena->used);
+     * itself may be less aligned than the request). Integer arithmetic, so a
+     * NULL block (capacity 0) never sees NULL + offset. */
+    uintptr_t at = (uintptr_t)arena->base + arena->used;
     size_t padding = (size_t)((align - (at & mask)) & mask);
     size_t free_bytes = arena->capacity - arena->used;
     if (padding > free_bytes || size > free_bytes - padding) return NULL;

@@ -45,7 +45,10 @@ cradle_clock_plan cradle_clock_offer_elapsed(cradle_clock *clock, uint64_t elaps
         plan.steps = (uint32_t)owed;
     }
     clock->planned = plan.steps;
-    clock->dropped_total += plan.dropped;
+    /* Saturates like owed: a few huge pauses must not wrap the total to small. */
+    clock->dropped_total = plan.dropped > UINT64_MAX - clock->dropped_total
+                               ? UINT64_MAX
+                               : clock->dropped_total + plan.dropped;
     return plan;
 }
 

@@ -99,8 +99,10 @@ void cradle_get_bytes(cradle_cursor *c, void *out, size_t n) {
 
 static bool bits_fit(size_t size, size_t bit, unsigned bits) {
     if (bits == 0 || bits > 32) return false;
-    if (size > SIZE_MAX / 8) return true; /* any offset computed below fits */
-    return bit <= size * 8 && bits <= size * 8 - bit;
+    /* Compare in bytes so that neither bit + bits nor size * 8 can wrap. */
+    if (bit > SIZE_MAX - bits) return false;
+    size_t end = bit + bits; /* one past the field's last bit */
+    return end / 8 + (end % 8 != 0 ? 1u : 0u) <= size;
 }
 
 bool cradle_bits_put(uint8_t *buf, size_t size, size_t bit, unsigned bits, uint32_t value) {

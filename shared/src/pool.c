@@ -9,12 +9,14 @@ static uint32_t *generations(const cradle_pool *pool) {
 static uint32_t *next_free(const cradle_pool *pool) { return generations(pool) + pool->capacity; }
 
 static uint8_t *value_ptr(const cradle_pool *pool, uint32_t index) {
-    return (uint8_t *)(uintptr_t)pool + pool->values_offset + (size_t)index * pool->value_size;
+    return (uint8_t *)(uintptr_t)pool + pool->values_offset + (size_t)index * pool->value_stride;
 }
 
 static bool valid_layout(uint32_t capacity, uint32_t value_size, uint32_t value_align) {
     return capacity > 0 && capacity <= CRADLE_POOL_MAX_CAPACITY && value_size > 0 &&
-           value_align > 0 && (value_align & (value_align - 1)) == 0 && value_align <= 4096;
+           value_align > 0 && (value_align & (value_align - 1)) == 0 && value_align <= 4096 &&
+           /* the stride must fit the header's uint32_t */
+           (uint64_t)value_size + value_align - 1u <= UINT32_MAX;
 }
 
 static size_t round_up(size_t n, size_t align) { return (n + align - 1) & ~(align - 1); }
@@ -27,7 +29,9 @@ static size_t values_offset(uint32_t capacity, uint32_t value_align) {
 size_t cradle_pool_bytes(uint32_t capacity, uint32_t value_size, uint32_t value_align) {
     if (!valid_layout(capacity, value_size, value_align)) return 0;
     size_t stride = round_up(value_size, value_align);
-    return values_offset(capacity, value_align) + stride * capacity;
+    size_t offset = values_offset(capacity, value_align);
+    if (stride > (SIZE_MAX - offset) / capacity) return 0; /* only where size_t is narrow */
+    return offset + stride * capacity;
 }
 
 cradle_pool *cradle_pool_init(void *block, size_t block_size, uint32_t capacity,
@@ -39,7 +43,8 @@ cradle_pool *cradle_pool_init(void *block, size_t block_size, uint32_t capacity,
     cradle_pool *pool = block;
     *pool = (cradle_pool){
         .capacity = capacity,
-        .value_size = (uint32_t)round_up(value_size, value_align),
+        .value_size = value_size,
+        .value_stride = (uint32_t)round_up(value_size, value_align),
         .value_align = value_align,
         .free_head = 0,
         .live = 0,
@@ -66,11 +71,16 @@ cradle_pool_handle cradle_pool_create(cradle_pool *pool, const void *value) {
     uint32_t *gen = generations(pool);
     pool->free_head = next_free(pool)[index];
     gen[index] += 1; /* even -> odd: live (a wrap lands on 1, never 0) */
+    /* Copy exactly the caller's value_size bytes (the value may be shorter
+     * than the stride); the slot's padding up to the stride is zeroed so the
+     * block's bytes (hashed, saved, sent) never carry stale data. */
+    uint8_t *slot = value_ptr(pool, index);
     if (value) {
-        memcpy(value_ptr(pool, index), value, pool->value_size);
+        memcpy(slot, value, pool->value_size);
     } else {
-        memset(value_ptr(pool, index), 0, pool->value_size);
+        memset(slot, 0, pool->value_size);
     }
+    memset(slot + pool->value_size, 0, pool->value_stride - pool->value_size);
     pool->live++;
     return (cradle_pool_handle){.index = index, .generation = gen[index]};
 }

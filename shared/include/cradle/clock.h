@@ -54,7 +54,7 @@ typedef struct cradle_clock {
     uint32_t planned;     /* planned steps not yet taken with next() */
     uint64_t accumulator; /* leftover time, in nanoseconds * steps_per_second, < 1e9 */
     uint64_t next_index;
-    uint64_t dropped_total;
+    uint64_t dropped_total; /* sum of every plan's dropped, saturating at UINT64_MAX */
 } cradle_clock;
 
 /* Sets up a clock at step 0. Returns 0, CRADLE_ECLOCK_RATE for a zero step

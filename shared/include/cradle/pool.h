@@ -29,7 +29,8 @@ typedef struct cradle_pool_handle {
 
 typedef struct cradle_pool {
     uint32_t capacity;
-    uint32_t value_size;   /* rounded up to value_align */
+    uint32_t value_size;   /* bytes of one value, as the caller gave it */
+    uint32_t value_stride; /* value_size rounded up to value_align */
     uint32_t value_align;
     uint32_t free_head;    /* == capacity when the pool is full */
     uint32_t live;
@@ -40,7 +41,8 @@ typedef struct cradle_pool {
 
 /* Bytes a pool of `capacity` values of value_size bytes aligned to
  * value_align needs, or 0 when the arguments are invalid (capacity 0 or above
- * CRADLE_POOL_MAX_CAPACITY, value_size 0, align not a power of two). */
+ * CRADLE_POOL_MAX_CAPACITY, value_size 0, align not a power of two or above
+ * 4096, value_size rounded up to align above UINT32_MAX). */
 size_t cradle_pool_bytes(uint32_t capacity, uint32_t value_size, uint32_t value_align);
 
 /* Lays out an empty pool in `block` (aligned to value_align and at least
