@@ -40,6 +40,10 @@ cradle_pool *cradle_pool_init(void *block, size_t block_size, uint32_t capacity,
     if (need == 0 || block == NULL || block_size < need) return NULL;
     size_t header_align = value_align > _Alignof(cradle_pool) ? value_align : _Alignof(cradle_pool);
     if ((uintptr_t)block % header_align != 0) return NULL;
+    /* Zero the whole block (padding and free slots included), so its bytes
+     * (hashed, compared, sent to late joiners) depend only on the operations
+     * done on it, never on what the memory held before. */
+    memset(block, 0, need);
     cradle_pool *pool = block;
     *pool = (cradle_pool){
         .capacity = capacity,
