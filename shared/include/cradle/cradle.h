@@ -21,5 +21,9 @@
 #include "cradle/session.h"
 #include "cradle/game_abi.h"
 /* CRADLE_UMBRELLA_MODULES: helpers append their module headers below. */
+#include "cradle/ecs.h"
+#include "cradle/grid.h"
+#include "cradle/ring.h"
+#include "cradle/events.h"
 
 #endif

@@ -78,7 +78,10 @@
     X(CRADLE_ENET_TIMEOUT,     -114, "timeout",             "the peer did not answer in time") \
     X(CRADLE_ENET_AUTH,        -115, "auth_failed",         "authentication failed") \
     /* config */                                                                           \
-    X(CRADLE_ECONFIG,          -130, "config",              "invalid configuration")
+    X(CRADLE_ECONFIG,          -130, "config",              "invalid configuration") \
+    /* world: ecs, grid, ring, events */                                                   \
+    X(CRADLE_EECS_EXISTS,      -150, "component_exists",    "the entity already has that component") \
+    X(CRADLE_EECS_ABSENT,      -151, "component_absent",    "the entity does not have that component")
 
 typedef enum cradle_error {
 #define CRADLE__ERROR_ENUM(name, value, wire, message) name = (value),
