@@ -21,6 +21,9 @@
 #include "cradle/session.h"
 #include "cradle/game_abi.h"
 /* CRADLE_UMBRELLA_MODULES: helpers append their module headers below. */
+#include "cradle/settle.h"
+#include "cradle/contract.h"
+#include "cradle/reload.h"
 #include "cradle/ecs.h"
 #include "cradle/grid.h"
 #include "cradle/ring.h"

@@ -1,0 +1,56 @@
+#ifndef CRADLE_CONTRACT_H
+#define CRADLE_CONTRACT_H
+/*
+ * contract: validation of a game library's contract (game_abi.h) before a
+ * host uses it.
+ *
+ * A contract comes from a library, so it is untrusted data: every field is
+ * checked against the host's limits, strings are scanned only up to their
+ * maximum length (never strlen), and a failure is returned with a message
+ * that names the field and both values ("state size 4096 > capacity 2048"),
+ * never asserted on. The module is pure: it touches no OS resource.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cradle/errors.h"
+#include "cradle/game_abi.h"
+
+#define CRADLE_CONTRACT_DEFAULT_MAX_ALIGN 64u
+
+/* What a host accepts. Build one with cradle_contract_host_limits() and adjust. */
+typedef struct cradle_contract_limits {
+    uint32_t abi_major;       /* accepted major version: exactly this one */
+    uint32_t abi_minor;       /* newest accepted minor version */
+    uint32_t max_state_align; /* largest state alignment; 0 = CRADLE_CONTRACT_DEFAULT_MAX_ALIGN */
+    uint32_t state_capacity;  /* largest state size in bytes; 0 = no limit */
+} cradle_contract_limits;
+
+/* This host's ABI version, the default alignment maximum, no size limit. */
+cradle_contract_limits cradle_contract_host_limits(void);
+
+/* Checks every field of c (which may be NULL) in this order and stops at the
+ * first failure:
+ *   abi_major == limits.abi_major                      CRADLE_ERELOAD_MAJOR
+ *   abi_minor <= limits.abi_minor                      CRADLE_ERELOAD_MINOR
+ *   state_align a power of two, <= max_state_align    CRADLE_ERELOAD_ALIGN
+ *   state_size >= 1                                    CRADLE_ERELOAD_CONTRACT
+ *   state_size <= state_capacity                       CRADLE_ERELOAD_SIZE
+ *   input_bytes in 1..CRADLE_GAME_MAX_INPUT_BYTES,
+ *   max_players in 1..CRADLE_GAME_MAX_PLAYERS,
+ *   steps_per_second >= 1, source_frames_per_second >= 1 and dividing it,
+ *   name: 1..CRADLE_GAME_NAME_MAX printable ASCII bytes and a NUL,
+ *   build_id: 1..CRADLE_GAME_BUILD_ID_MAX printable ASCII bytes and a NUL,
+ *   init and step non-NULL                             CRADLE_ERELOAD_CONTRACT
+ * Returns 0 or that code; on failure writes a NUL-terminated message naming
+ * the field and both values into message (message_size bytes; message may be
+ * NULL when message_size is 0). On success message is set to "". */
+CRADLE_MUST_CHECK int cradle_contract_check(const cradle_game_contract *c,
+                                            const cradle_contract_limits *limits, char *message,
+                                            size_t message_size);
+
+/* The length of s if a NUL occurs within its first max + 1 bytes, else
+ * max + 1; reads no byte past the first NUL. s may be NULL (returns 0). */
+size_t cradle_contract_strnlen(const char *s, size_t max);
+
+#endif

@@ -1,0 +1,282 @@
+/* Tests for contract: every field of a game's contract is checked, with a
+ * message naming the field and both values. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cradle/contract.h"
+
+static int fake_init(void *state, uint64_t seed, uint32_t players) {
+    (void)state;
+    (void)seed;
+    (void)players;
+    return 0;
+}
+
+static void fake_step(void *state, const cradle_game_step *step, const cradle_event_sink *events) {
+    (void)state;
+    (void)step;
+    (void)events;
+}
+
+static cradle_game_contract good(void) {
+    return (cradle_game_contract){
+        .abi_major = CRADLE_ABI_MAJOR,
+        .abi_minor = CRADLE_ABI_MINOR,
+        .state_size = 2048,
+        .state_align = 16,
+        .input_bytes = 4,
+        .max_players = 8,
+        .steps_per_second = 60,
+        .source_frames_per_second = 20,
+        .name = "game",
+        .build_id = "0123456789abcdef",
+        .init = fake_init,
+        .step = fake_step,
+    };
+}
+
+static cradle_contract_limits limits(void) {
+    cradle_contract_limits l = cradle_contract_host_limits();
+    l.state_capacity = 2048;
+    return l;
+}
+
+/* Checks c, expecting code and a message equal to `expect`. */
+static void expect_refusal(const cradle_game_contract *c, int code, const char *expect) {
+    cradle_contract_limits l = limits();
+    char message[256];
+    memset(message, 'x', sizeof message);
+    int rc = cradle_contract_check(c, &l, message, sizeof message);
+    assert_int_equal(rc, code);
+    assert_string_equal(message, expect);
+}
+
+static void test_good_contract_passes(void **unused) {
+    (void)unused;
+    cradle_game_contract c = good();
+    cradle_contract_limits l = limits();
+    char message[64] = "junk";
+    assert_int_equal(cradle_contract_check(&c, &l, message, sizeof message), CRADLE_OK);
+    assert_string_equal(message, "");
+    /* No message buffer at all. */
+    assert_int_equal(cradle_contract_check(&c, &l, NULL, 0), CRADLE_OK);
+    /* Boundaries that are allowed. */
+    c.state_size = 2048;
+    c.state_align = 64;
+    c.input_bytes = CRADLE_GAME_MAX_INPUT_BYTES;
+    c.max_players = CRADLE_GAME_MAX_PLAYERS;
+    c.abi_minor = 0;
+    c.source_frames_per_second = 60;
+    c.name = "0123456789012345678901234567890"; /* 31 bytes */
+    c.build_id = "x";
+    assert_int_equal(cradle_contract_check(&c, &l, NULL, 0), CRADLE_OK);
+    c.state_align = 1;
+    c.input_bytes = 1;
+    c.max_players = 1;
+    c.source_frames_per_second = 1;
+    c.state_size = 1;
+    assert_int_equal(cradle_contract_check(&c, &l, NULL, 0), CRADLE_OK);
+}
+
+static void test_host_limits(void **unused) {
+    (void)unused;
+    cradle_contract_limits l = cradle_contract_host_limits();
+    assert_int_equal(l.abi_major, CRADLE_ABI_MAJOR);
+    assert_int_equal(l.abi_minor, CRADLE_ABI_MINOR);
+    assert_int_equal(l.max_state_align, 64);
+    assert_int_equal(l.state_capacity, 0);
+    /* Capacity 0 is no limit; max_state_align 0 is the default 64. */
+    cradle_game_contract c = good();
+    c.state_size = UINT32_MAX;
+    assert_int_equal(cradle_contract_check(&c, &l, NULL, 0), CRADLE_OK);
+    l.max_state_align = 0;
+    c.state_align = 128;
+    char message[128];
+    assert_int_equal(cradle_contract_check(&c, &l, message, sizeof message),
+                     CRADLE_ERELOAD_ALIGN);
+    assert_string_equal(message, "state alignment 128 > maximum 64");
+}
+
+static void test_abi_versions(void **unused) {
+    (void)unused;
+    char expect[128];
+    cradle_game_contract c = good();
+    c.abi_major = CRADLE_ABI_MAJOR + 1u;
+    snprintf(expect, sizeof expect, "abi major %u != host abi major %u", CRADLE_ABI_MAJOR + 1u,
+             CRADLE_ABI_MAJOR);
+    expect_refusal(&c, CRADLE_ERELOAD_MAJOR, expect);
+    c.abi_major = CRADLE_ABI_MAJOR - 1u;
+    snprintf(expect, sizeof expect, "abi major %u != host abi major %u", CRADLE_ABI_MAJOR - 1u,
+             CRADLE_ABI_MAJOR);
+    expect_refusal(&c, CRADLE_ERELOAD_MAJOR, expect);
+    c = good();
+    c.abi_minor = CRADLE_ABI_MINOR + 1u;
+    snprintf(expect, sizeof expect, "abi minor %u > host abi minor %u", CRADLE_ABI_MINOR + 1u,
+             CRADLE_ABI_MINOR);
+    expect_refusal(&c, CRADLE_ERELOAD_MINOR, expect);
+    /* An older minor is accepted when the host's is newer. */
+    cradle_contract_limits l = limits();
+    l.abi_minor = 5;
+    c.abi_minor = 3;
+    assert_int_equal(cradle_contract_check(&c, &l, NULL, 0), CRADLE_OK);
+}
+
+static void test_alignment(void **unused) {
+    (void)unused;
+    cradle_game_contract c = good();
+    c.state_align = 3;
+    expect_refusal(&c, CRADLE_ERELOAD_ALIGN, "state alignment 3 is not a power of two (maximum 64)");
+    c.state_align = 0;
+    expect_refusal(&c, CRADLE_ERELOAD_ALIGN, "state alignment 0 is not a power of two (maximum 64)");
+    c.state_align = 48;
+    expect_refusal(&c, CRADLE_ERELOAD_ALIGN, "state alignment 48 is not a power of two (maximum 64)");
+    c.state_align = 128;
+    expect_refusal(&c, CRADLE_ERELOAD_ALIGN, "state alignment 128 > maximum 64");
+    c.state_align = 0x80000000u;
+    expect_refusal(&c, CRADLE_ERELOAD_ALIGN, "state alignment 2147483648 > maximum 64");
+    cradle_contract_limits l = limits();
+    l.max_state_align = 4096;
+    c.state_align = 4096;
+    assert_int_equal(cradle_contract_check(&c, &l, NULL, 0), CRADLE_OK);
+}
+
+static void test_state_size(void **unused) {
+    (void)unused;
+    cradle_game_contract c = good();
+    c.state_size = 4096;
+    expect_refusal(&c, CRADLE_ERELOAD_SIZE, "state size 4096 > capacity 2048");
+    c.state_size = 2049;
+    expect_refusal(&c, CRADLE_ERELOAD_SIZE, "state size 2049 > capacity 2048");
+    c.state_size = 0;
+    expect_refusal(&c, CRADLE_ERELOAD_CONTRACT, "state size 0 < minimum 1");
+}
+
+static void test_input_players_rates(void **unused) {
+    (void)unused;
+    cradle_game_contract c = good();
+    c.input_bytes = 0;
+    expect_refusal(&c, CRADLE_ERELOAD_CONTRACT, "input bytes 0 not in 1..32");
+    c.input_bytes = 33;
+    expect_refusal(&c, CRADLE_ERELOAD_CONTRACT, "input bytes 33 not in 1..32");
+    c = good();
+    c.max_players = 0;
+    expect_refusal(&c, CRADLE_ERELOAD_CONTRACT, "max players 0 not in 1..64");
+    c.max_players = 65;
+    expect_refusal(&c, CRADLE_ERELOAD_CONTRACT, "max players 65 not in 1..64");
+    c = good();
+    c.steps_per_second = 0;
+    expect_refusal(&c, CRADLE_ERELOAD_CONTRACT, "steps per second 0 < minimum 1");
+    c = good();
+    c.source_frames_per_second = 0;
+    expect_refusal(&c, CRADLE_ERELOAD_CONTRACT, "source frames per second 0 < minimum 1");
+    c.source_frames_per_second = 7;
+    expect_refusal(&c, CRADLE_ERELOAD_CONTRACT,
+                   "source frames per second 7 does not divide steps per second 60");
+    c.source_frames_per_second = 120;
+    expect_refusal(&c, CRADLE_ERELOAD_CONTRACT,
+                   "source frames per second 120 does not divide steps per second 60");
+}
+
+static void test_strings(void **unused) {
+    (void)unused;
+    cradle_game_contract c = good();
+    c.name = NULL;
+    expect_refusal(&c, CRADLE_ERELOAD_CONTRACT, "name is NULL");
+    c.name = "";
+    expect_refusal(&c, CRADLE_ERELOAD_CONTRACT, "name length 0 < minimum 1");
+    c.name = "01234567890123456789012345678901"; /* 32 bytes */
+    expect_refusal(&c, CRADLE_ERELOAD_CONTRACT,
+                   "name length > maximum 31 (no NUL within 32 bytes)");
+    c.name = "bell\a";
+    expect_refusal(&c, CRADLE_ERELOAD_CONTRACT,
+                   "name byte 4 is 0x07, not printable ASCII 0x20..0x7e");
+    c.name = "caf\xc3\xa9";
+    expect_refusal(&c, CRADLE_ERELOAD_CONTRACT,
+                   "name byte 3 is 0xc3, not printable ASCII 0x20..0x7e");
+    c = good();
+    c.build_id = NULL;
+    expect_refusal(&c, CRADLE_ERELOAD_CONTRACT, "build id is NULL");
+    c.build_id = "";
+    expect_refusal(&c, CRADLE_ERELOAD_CONTRACT, "build id length 0 < minimum 1");
+    char long_id[65];
+    memset(long_id, 'a', 64);
+    long_id[64] = '\0';
+    c.build_id = long_id;
+    expect_refusal(&c, CRADLE_ERELOAD_CONTRACT,
+                   "build id length > maximum 63 (no NUL within 64 bytes)");
+    long_id[63] = '\0';
+    cradle_contract_limits l = limits();
+    assert_int_equal(cradle_contract_check(&c, &l, NULL, 0), CRADLE_OK);
+}
+
+static void test_unterminated_name_is_never_overread(void **unused) {
+    (void)unused;
+    /* Exactly max + 1 bytes without a NUL: the scan must stop there (ASan
+     * and valgrind fail this test on any read past the array). */
+    char *name = test_malloc(CRADLE_GAME_NAME_MAX + 1u);
+    memset(name, 'n', CRADLE_GAME_NAME_MAX + 1u);
+    cradle_game_contract c = good();
+    c.name = name;
+    expect_refusal(&c, CRADLE_ERELOAD_CONTRACT,
+                   "name length > maximum 31 (no NUL within 32 bytes)");
+    assert_int_equal(cradle_contract_strnlen(name, CRADLE_GAME_NAME_MAX), 32);
+    test_free(name);
+    assert_int_equal(cradle_contract_strnlen(NULL, 5), 0);
+    assert_int_equal(cradle_contract_strnlen("abc", 5), 3);
+    assert_int_equal(cradle_contract_strnlen("abc", 3), 3);
+    assert_int_equal(cradle_contract_strnlen("abcd", 3), 4);
+}
+
+static void test_entry_points_and_null(void **unused) {
+    (void)unused;
+    cradle_game_contract c = good();
+    c.init = NULL;
+    expect_refusal(&c, CRADLE_ERELOAD_CONTRACT, "init is NULL");
+    c = good();
+    c.step = NULL;
+    expect_refusal(&c, CRADLE_ERELOAD_CONTRACT, "step is NULL");
+    /* Optional entry points may be NULL. */
+    c = good();
+    c.output = NULL;
+    c.render = NULL;
+    c.on_reload = NULL;
+    c.react = NULL;
+    cradle_contract_limits l = limits();
+    assert_int_equal(cradle_contract_check(&c, &l, NULL, 0), CRADLE_OK);
+    expect_refusal(NULL, CRADLE_ERELOAD_CONTRACT, "contract is NULL");
+}
+
+static void test_first_failure_wins_and_message_truncates(void **unused) {
+    (void)unused;
+    cradle_game_contract c = good();
+    c.abi_major = 9;
+    c.state_align = 3;
+    c.name = NULL;
+    cradle_contract_limits l = limits();
+    char small[10];
+    assert_int_equal(cradle_contract_check(&c, &l, small, sizeof small), CRADLE_ERELOAD_MAJOR);
+    assert_string_equal(small, "abi major");
+    assert_int_equal(cradle_contract_check(&c, &l, NULL, 0), CRADLE_ERELOAD_MAJOR);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_good_contract_passes),
+        cmocka_unit_test(test_host_limits),
+        cmocka_unit_test(test_abi_versions),
+        cmocka_unit_test(test_alignment),
+        cmocka_unit_test(test_state_size),
+        cmocka_unit_test(test_input_players_rates),
+        cmocka_unit_test(test_strings),
+        cmocka_unit_test(test_unterminated_name_is_never_overread),
+        cmocka_unit_test(test_entry_points_and_null),
+        cmocka_unit_test(test_first_failure_wins_and_message_truncates),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
