@@ -1,0 +1,779 @@
+/*
+ * vanguard: a co-op shoot-'em-up for 1 to 8 players, Cradle's sample game.
+ *
+ * Ships fly on the left of a 640x360 view and fire right; enemies come in
+ * waves from the right (drifters, chasers, shooters, and a boss every fifth
+ * wave), think with a finite state machine once per source frame
+ * (vanguard_ai.c), shoot back, explode and sometimes drop pick-ups (rapid
+ * fire, extra life). Each player has three lives; when every player in the
+ * game is out, the game is over until someone presses restart.
+ *
+ * Everything lives in the ECS world and is collided through the grid, both
+ * inside the one relocatable state block (vanguard_internal.h). The step uses
+ * integer fixed point only and draws randomness from the seeded cradle_rng in
+ * the state, so the same seed and inputs give the same game everywhere.
+ *
+ * One step, in order:
+ *   1. input: presence (join, leave, come back) and actions per slot; a
+ *      restart pressed while the game is over re-initialises and ends the step
+ *   2. ships: move, fire, respawn, timers
+ *   3. enemy AI, on the first step of each source frame (phase 0)
+ *   4. motion: every entity moves by its velocity; those far outside the view
+ *      are removed; lifetimes run down
+ *   5. collisions: ships and missiles query the grid of enemies, shots and
+ *      pick-ups, in a fixed order
+ *   6. near misses, game over, waves
+ *
+ * Restart (the pulse bit of vanguard_input.h): on a step where the game is
+ * over and a present player's restart bit goes from 0 to 1, the state is set
+ * up again exactly as init() did with the same seed and player count (so the
+ * new game replays the same waves for the same inputs), keeping only the
+ * restart and reload counters, and the step does nothing else.
+ *
+ * output() per step, 77 bytes, little-endian:
+ *   u64 step index
+ *   u64 gameplay checksum (vanguard_checksum: players, the wave machine, the
+ *       rng and every live entity's components in ECS dense order)
+ *   u32 wave, u32 tick (steps since the game started or restarted),
+ *   u8 game over (0/1), u32 live entities,
+ *   then for each of the 8 slots: u8 present (joined and connected),
+ *       u8 lives, u32 score
+ */
+#include <assert.h>
+#include <string.h>
+
+#include "cradle/input.h"
+#include "cradle_build_id.h"
+#include "vanguard_input.h"
+#include "vanguard_internal.h"
+
+#define VG_OUTPUT_BYTES 77u
+#define VG_NO_PLAYER 0xFFu
+
+/* The wave table: how many of each enemy a wave of one player brings. Past
+ * the table the waves repeat bigger (see vg_wave_start). */
+typedef struct vg_wave_def {
+    uint8_t drifters, chasers, shooters;
+} vg_wave_def;
+
+static const vg_wave_def vg_wave_table[] = {
+    {8, 0, 0},  {8, 3, 0},  {6, 3, 2},  {10, 4, 3}, {6, 2, 2},
+    {12, 6, 3}, {10, 8, 4}, {14, 6, 6}, {12, 8, 6}, {8, 4, 4},
+};
+#define VG_WAVE_COUNT (sizeof vg_wave_table / sizeof vg_wave_table[0])
+
+/* Per enemy type: hit points, points, half extents in pixels. */
+static const struct {
+    int32_t hp, points, half_w, half_h;
+} vg_enemy_stats[VG_ENEMY_TYPES] = {
+    [VG_DRIFTER] = {1, 100, 8, 7},
+    [VG_CHASER] = {2, 200, 8, 6},
+    [VG_SHOOTER] = {4, 300, 10, 9},
+    [VG_BOSS] = {60, 5000, 30, 30},
+};
+
+/* ---- small helpers ---------------------------------------------------------- */
+
+void vanguard_emit(const cradle_event_sink *sink, uint16_t kind, uint8_t player, int32_t x,
+                   int32_t y, int32_t a, int32_t b) {
+    if (!sink || !sink->emit) return;
+    cradle_event ev = {
+        .kind = kind, .player = player, .flags = 0, .x = x / VG_FP, .y = y / VG_FP, .a = a, .b = b};
+    (void)sink->emit(sink->context, &ev);
+}
+
+uint32_t vanguard_isqrt(uint64_t v) {
+    uint64_t r = 0, bit = 1ull << 62;
+    while (bit > v) bit >>= 2;
+    while (bit) {
+        if (v >= r + bit) {
+            v -= r + bit;
+            r = (r >> 1) + bit;
+        } else {
+            r >>= 1;
+        }
+        bit >>= 2;
+    }
+    return (uint32_t)r;
+}
+
+static cradle_ecs_config vg_ecs_config(void) {
+    cradle_ecs_config c = {.max_entities = VG_MAX_ENTITIES, .component_count = VG_COMPONENT_COUNT};
+    c.components[VG_C_MOTION] = CRADLE_ECS_COMPONENT(vg_motion, 0);
+    c.components[VG_C_BODY] = CRADLE_ECS_COMPONENT(vg_body, 0);
+    c.components[VG_C_TAG] = CRADLE_ECS_COMPONENT(vg_tag, 0);
+    c.components[VG_C_ENEMY] = CRADLE_ECS_COMPONENT(vg_enemy, 0);
+    c.components[VG_C_TTL] = CRADLE_ECS_COMPONENT(vg_ttl, 0);
+    return c;
+}
+
+static cradle_grid_config vg_grid_config(void) {
+    return (cradle_grid_config){.x = VG_GRID_X,
+                                .y = VG_GRID_Y,
+                                .width = VG_GRID_W,
+                                .height = VG_GRID_H,
+                                .cell_size = VG_GRID_CELL,
+                                .max_objects = VG_GRID_OBJECTS,
+                                .max_entries = VG_GRID_ENTRIES};
+}
+
+/* Creates an entity with motion and tag (and a body when half_w > 0).
+ * Returns CRADLE_ENTITY_NONE, counting the refusal, when the world is full. */
+static cradle_entity vg_spawn(vanguard_state *s, vg_motion motion, vg_tag tag, int32_t half_w,
+                              int32_t half_h, uint32_t layer, uint32_t mask) {
+    cradle_ecs *w = vg_world(s);
+    cradle_entity e = cradle_ecs_create(w);
+    if (e == CRADLE_ENTITY_NONE) {
+        s->refused_spawns++;
+        return CRADLE_ENTITY_NONE;
+    }
+    /* Every component type has capacity max_entities, so a live entity can
+     * always take each of them once. */
+    int rc = cradle_ecs_add(w, e, VG_C_MOTION, &motion);
+    rc |= cradle_ecs_add(w, e, VG_C_TAG, &tag);
+    if (half_w > 0) {
+        vg_body body = {.half_w = half_w, .half_h = half_h, .layer = layer, .mask = mask};
+        rc |= cradle_ecs_add(w, e, VG_C_BODY, &body);
+    }
+    assert(rc == 0);
+    (void)rc;
+    return e;
+}
+
+static void vg_add_ttl(vanguard_state *s, cradle_entity e, int32_t steps) {
+    vg_ttl ttl = {.steps = steps};
+    int rc = cradle_ecs_add(vg_world(s), e, VG_C_TTL, &ttl);
+    assert(rc == 0);
+    (void)rc;
+}
+
+static cradle_entity vg_spawn_explosion(vanguard_state *s, const vg_motion *at, uint8_t size) {
+    vg_motion m = {.x = at->x, .y = at->y, .vx = at->vx / 4, .vy = at->vy / 4};
+    vg_tag tag = {.kind = VG_K_EXPLOSION, .sub = size, .owner = VG_NO_PLAYER};
+    cradle_entity e = vg_spawn(s, m, tag, 0, 0, 0, 0);
+    if (e != CRADLE_ENTITY_NONE) vg_add_ttl(s, e, VG_EXPLOSION_STEPS + 8 * (int32_t)size);
+    return e;
+}
+
+static cradle_entity vg_spawn_ship(vanguard_state *s, uint32_t slot) {
+    uint32_t n = s->player_count > slot ? s->player_count : slot + 1;
+    vg_motion m = {.x = 64 * VG_FP,
+                   .y = (int32_t)((slot + 1) * VG_VIEW_H / (n + 1)) * VG_FP,
+                   .vx = 0,
+                   .vy = 0};
+    vg_tag tag = {.kind = VG_K_SHIP, .owner = (uint8_t)slot};
+    return vg_spawn(s, m, tag, 9 * VG_FP, 5 * VG_FP, VG_L_SHIP,
+                    VG_L_ENEMY | VG_L_ENEMY_SHOT | VG_L_PICKUP);
+}
+
+cradle_entity vanguard_spawn_enemy(vanguard_state *s, uint8_t type, int32_t x, int32_t y,
+                                   int32_t hx, int32_t hy) {
+    assert(type < VG_ENEMY_TYPES);
+    uint32_t cycle = s->wave > 0 ? (s->wave - 1) / (uint32_t)VG_WAVE_COUNT : 0;
+    vg_motion m = {.x = x, .y = y, .vx = 0, .vy = 0};
+    vg_tag tag = {.kind = VG_K_ENEMY, .sub = type, .owner = VG_NO_PLAYER};
+    cradle_entity e = vg_spawn(s, m, tag, vg_enemy_stats[type].half_w * VG_FP,
+                               vg_enemy_stats[type].half_h * VG_FP, VG_L_ENEMY,
+                               VG_L_SHIP | VG_L_PLAYER_SHOT);
+    if (e == CRADLE_ENTITY_NONE) return e;
+    int32_t hp = vg_enemy_stats[type].hp + (int32_t)cycle;
+    if (type == VG_BOSS) hp += 20 * (int32_t)(s->wave / VG_BOSS_EVERY) + 10 * (int32_t)s->player_count;
+    vg_enemy enemy = {
+        .type = type,
+        .state = type == VG_DRIFTER ? VG_PATROL : VG_RETURN,
+        .target = VG_NO_PLAYER,
+        .burst = 0,
+        .hp = hp,
+        .timer = 0,
+        .cooldown = 20 + (int32_t)cradle_rng_below(&s->rng, 40),
+        .home_x = hx,
+        .home_y = hy,
+        .phase = (int32_t)cradle_rng_below(&s->rng, 64),
+        .points = vg_enemy_stats[type].points * (int32_t)(1 + cycle),
+    };
+    int rc = cradle_ecs_add(vg_world(s), e, VG_C_ENEMY, &enemy);
+    assert(rc == 0);
+    (void)rc;
+    if (type == VG_DRIFTER) {
+        vg_motion *mm = CRADLE_ECS_GET(vg_world(s), e, VG_C_MOTION, vg_motion);
+        uint32_t w = s->wave < 15 ? s->wave : 15;
+        mm->vx = -(int32_t)(320 + 16 * w);
+    }
+    return e;
+}
+
+cradle_entity vanguard_spawn_pickup(vanguard_state *s, uint8_t type, int32_t x, int32_t y) {
+    vg_motion m = {.x = x, .y = y, .vx = -VG_FP / 2, .vy = 0};
+    vg_tag tag = {.kind = VG_K_PICKUP, .sub = type, .owner = VG_NO_PLAYER};
+    cradle_entity e = vg_spawn(s, m, tag, 7 * VG_FP, 7 * VG_FP, VG_L_PICKUP, VG_L_SHIP);
+    if (e != CRADLE_ENTITY_NONE) vg_add_ttl(s, e, VG_PICKUP_STEPS);
+    return e;
+}
+
+cradle_entity vanguard_spawn_enemy_shot(vanguard_state *s, int32_t x, int32_t y, int32_t vx,
+                                        int32_t vy) {
+    vg_motion m = {.x = x, .y = y, .vx = vx, .vy = vy};
+    vg_tag tag = {.kind = VG_K_ENEMY_SHOT, .owner = VG_NO_PLAYER, .mark = 0};
+    return vg_spawn(s, m, tag, 3 * VG_FP, 3 * VG_FP, VG_L_ENEMY_SHOT, VG_L_SHIP);
+}
+
+static void vg_spawn_player_shot(vanguard_state *s, uint32_t slot, int32_t x, int32_t y) {
+    vg_motion m = {.x = x, .y = y, .vx = VG_SHOT_SPEED, .vy = 0};
+    vg_tag tag = {.kind = VG_K_PLAYER_SHOT, .owner = (uint8_t)slot};
+    (void)vg_spawn(s, m, tag, 6 * VG_FP, 2 * VG_FP, VG_L_PLAYER_SHOT, VG_L_ENEMY);
+}
+
+/* ---- set-up ------------------------------------------------------------------ */
+
+/* Lays out a new game in s (any contents): what init() and a restart share. */
+static int vg_setup(vanguard_state *s, uint64_t seed, uint32_t player_count) {
+    memset(s, 0, sizeof *s);
+    s->magic = VG_STATE_MAGIC;
+    s->player_count = player_count;
+    s->seed = seed;
+    cradle_rng_seed(&s->rng, seed, 0x76616e6775617264ull); /* "vanguard" */
+    cradle_ecs_config ec = vg_ecs_config();
+    cradle_grid_config gc = vg_grid_config();
+    /* The block sizes are compile-time constants; they must match what the
+     * ECS and grid compute at run time, or the layout is wrong. */
+    if (cradle_ecs_bytes(&ec) != VG_ECS_BYTES || cradle_grid_bytes(&gc) != VG_GRID_BYTES)
+        return CRADLE_EINVAL;
+    if (!cradle_ecs_init(s->world, sizeof s->world, &ec)) return CRADLE_EINVAL;
+    if (!cradle_grid_init(s->grid, sizeof s->grid, &gc)) return CRADLE_EINVAL;
+    for (uint32_t slot = 0; slot < player_count; slot++) {
+        vg_player *p = &s->players[slot];
+        p->joined = 1;
+        p->present = 1;
+        p->lives = VG_START_LIVES;
+        p->ship = vg_spawn_ship(s, slot);
+    }
+    s->break_steps = 60; /* the first wave comes after a second */
+    return 0;
+}
+
+static int vanguard_init(void *state, uint64_t seed, uint32_t player_count) {
+    if (player_count < 1 || player_count > VG_MAX_PLAYERS) return CRADLE_EINVAL;
+    return vg_setup(state, seed, player_count);
+}
+
+/* ---- players ------------------------------------------------------------------ */
+
+static void vg_player_hit(vanguard_state *s, uint32_t slot, const cradle_event_sink *events) {
+    vg_player *p = &s->players[slot];
+    cradle_ecs *w = vg_world(s);
+    const vg_motion *m = CRADLE_ECS_GET(w, p->ship, VG_C_MOTION, vg_motion);
+    assert(m);
+    vg_motion at = *m;
+    (void)cradle_ecs_destroy(w, p->ship);
+    p->ship = CRADLE_ENTITY_NONE;
+    (void)vg_spawn_explosion(s, &at, 2);
+    p->lives = (uint8_t)(p->lives - 1);
+    p->rapid = 0;
+    vanguard_emit(events, VG_EV_PLAYER_HIT, (uint8_t)slot, at.x, at.y, p->lives, 0);
+    if (p->lives == 0) {
+        vanguard_emit(events, VG_EV_PLAYER_DIED, (uint8_t)slot, at.x, at.y, (int32_t)p->score, 0);
+    } else {
+        p->respawn = VG_RESPAWN_STEPS;
+    }
+}
+
+static void vg_ship_update(vanguard_state *s, uint32_t slot, uint32_t actions,
+                           const cradle_event_sink *events) {
+    vg_player *p = &s->players[slot];
+    if (p->invulnerable > 0) p->invulnerable--;
+    if (p->rapid > 0) p->rapid--;
+    if (p->cooldown > 0) p->cooldown--;
+    if (p->ship == CRADLE_ENTITY_NONE) {
+        if (p->lives == 0 || !p->present) return;
+        if (p->respawn > 0) p->respawn--;
+        if (p->respawn > 0) return;
+        p->ship = vg_spawn_ship(s, slot);
+        if (p->ship != CRADLE_ENTITY_NONE) p->invulnerable = VG_INVULNERABLE_STEPS;
+        return;
+    }
+    vg_motion *m = CRADLE_ECS_GET(vg_world(s), p->ship, VG_C_MOTION, vg_motion);
+    assert(m);
+    int32_t dx = ((actions & VANGUARD_RIGHT) ? 1 : 0) - ((actions & VANGUARD_LEFT) ? 1 : 0);
+    int32_t dy = ((actions & VANGUARD_DOWN) ? 1 : 0) - ((actions & VANGUARD_UP) ? 1 : 0);
+    m->x += dx * VG_SHIP_SPEED;
+    m->y += dy * VG_SHIP_SPEED;
+    const int32_t min_x = 12 * VG_FP, max_x = (VG_VIEW_W - 12) * VG_FP;
+    const int32_t min_y = 8 * VG_FP, max_y = (VG_VIEW_H - 8) * VG_FP;
+    m->x = m->x < min_x ? min_x : m->x > max_x ? max_x : m->x;
+    m->y = m->y < min_y ? min_y : m->y > max_y ? max_y : m->y;
+    if ((actions & VANGUARD_FIRE) && p->cooldown == 0) {
+        int32_t x = m->x + 10 * VG_FP, y = m->y;
+        if (p->rapid > 0) {
+            vg_spawn_player_shot(s, slot, x, y - 4 * VG_FP);
+            vg_spawn_player_shot(s, slot, x, y + 4 * VG_FP);
+        } else {
+            vg_spawn_player_shot(s, slot, x, y);
+        }
+        p->cooldown = p->rapid > 0 ? VG_RAPID_COOLDOWN : VG_FIRE_COOLDOWN;
+        vanguard_emit(events, VG_EV_FIRED, (uint8_t)slot, x, y, p->rapid > 0 ? 2 : 1, 0);
+    }
+}
+
+/* Presence, joining and leaving for one slot. Returns whether the slot's
+ * ship acts this step. */
+static bool vg_presence(vanguard_state *s, uint32_t slot, bool present,
+                        const cradle_event_sink *events) {
+    vg_player *p = &s->players[slot];
+    if (!present) {
+        if (p->present && p->ship != CRADLE_ENTITY_NONE) {
+            /* A player who leaves takes the ship along; it comes back (with
+             * its lives and score) when they reconnect. */
+            (void)cradle_ecs_destroy(vg_world(s), p->ship);
+            p->ship = CRADLE_ENTITY_NONE;
+            p->respawn = 1;
+        }
+        p->present = 0;
+        return false;
+    }
+    if (!p->joined) {
+        if (s->game_over) return false; /* late joiners wait for the restart */
+        p->joined = 1;
+        p->lives = VG_START_LIVES;
+        p->score = 0;
+        p->respawn = 1;
+        vanguard_emit(events, VG_EV_PLAYER_JOINED, (uint8_t)slot, 64 * VG_FP, 0, 0, 0);
+    }
+    p->present = 1;
+    return true;
+}
+
+/* ---- enemies dying ----------------------------------------------------------- */
+
+static void vg_enemy_destroy(vanguard_state *s, cradle_entity e, uint8_t scorer,
+                             const cradle_event_sink *events) {
+    cradle_ecs *w = vg_world(s);
+    const vg_motion *m = CRADLE_ECS_GET(w, e, VG_C_MOTION, vg_motion);
+    const vg_enemy *en = CRADLE_ECS_GET(w, e, VG_C_ENEMY, vg_enemy);
+    assert(m && en);
+    vg_motion at = *m;
+    uint8_t type = en->type;
+    int32_t points = en->points;
+    (void)cradle_ecs_destroy(w, e);
+    (void)vg_spawn_explosion(s, &at, type == VG_BOSS ? 3 : type == VG_SHOOTER ? 1 : 0);
+    if (scorer == VG_NO_PLAYER) {
+        vanguard_emit(events, VG_EV_ENEMY_DESTROYED, VG_NO_PLAYER, at.x, at.y, 0, type);
+        return;
+    }
+    s->players[scorer].score += (uint32_t)points;
+    vanguard_emit(events, VG_EV_ENEMY_DESTROYED, scorer, at.x, at.y, points, type);
+    uint32_t roll = cradle_rng_below(&s->rng, 100);
+    if (type == VG_BOSS || roll < VG_PICKUP_PERCENT) {
+        uint8_t kind = (type == VG_BOSS || roll < VG_PICKUP_PERCENT / 4) ? VG_PICKUP_LIFE
+                                                                          : VG_PICKUP_RAPID;
+        (void)vanguard_spawn_pickup(s, kind, at.x, at.y);
+    }
+}
+
+static void vg_enemy_damage(vanguard_state *s, cradle_entity e, int32_t damage, uint8_t scorer,
+                            const cradle_event_sink *events) {
+    vg_enemy *en = CRADLE_ECS_GET(vg_world(s), e, VG_C_ENEMY, vg_enemy);
+    assert(en);
+    en->hp -= damage;
+    if (en->hp <= 0) {
+        vg_enemy_destroy(s, e, scorer, events);
+        return;
+    }
+    const vg_motion *m = CRADLE_ECS_GET(vg_world(s), e, VG_C_MOTION, vg_motion);
+    vanguard_emit(events, VG_EV_ENEMY_HIT, scorer, m->x, m->y, en->hp, en->type);
+}
+
+/* ---- motion and lifetimes ------------------------------------------------------ */
+
+static void vg_move(vanguard_state *s) {
+    cradle_ecs *w = vg_world(s);
+    const int32_t margin = 48 * VG_FP;
+    /* Ships keep zero velocity (vg_ship_update moves them) and stay inside
+     * the view, so one dense walk moves everything else. Walk down, so that
+     * the element destroy() moves into the hole was already visited. */
+    uint32_t n = cradle_ecs_count(w, VG_C_MOTION);
+    const cradle_entity *ids = cradle_ecs_entities(w, VG_C_MOTION);
+    vg_motion *mo = cradle_ecs_data(w, VG_C_MOTION);
+    for (uint32_t i = n; i-- > 0;) {
+        vg_motion *m = &mo[i];
+        m->x += m->vx;
+        m->y += m->vy;
+        if (m->x < -margin || m->x > VG_VIEW_W * VG_FP + margin || m->y < -margin ||
+            m->y > VG_VIEW_H * VG_FP + margin)
+            (void)cradle_ecs_destroy(w, ids[i]);
+    }
+    n = cradle_ecs_count(w, VG_C_TTL);
+    ids = cradle_ecs_entities(w, VG_C_TTL);
+    vg_ttl *ttl = cradle_ecs_data(w, VG_C_TTL);
+    for (uint32_t i = n; i-- > 0;) {
+        if (--ttl[i].steps <= 0) (void)cradle_ecs_destroy(w, ids[i]);
+    }
+}
+
+/* ---- collisions ---------------------------------------------------------------- */
+
+static cradle_box vg_box(const vg_motion *m, int32_t half_w, int32_t half_h) {
+    return (cradle_box){m->x - half_w, m->y - half_h, 2 * half_w, 2 * half_h};
+}
+
+/* What a ship touched: a pickup is collected; an enemy shot or an enemy
+ * costs a life unless the ship is invulnerable. */
+static void vg_ship_touch(vanguard_state *s, uint32_t slot, cradle_entity other,
+                          const cradle_event_sink *events) {
+    cradle_ecs *w = vg_world(s);
+    vg_player *p = &s->players[slot];
+    const vg_tag *t = CRADLE_ECS_GET(w, other, VG_C_TAG, vg_tag);
+    if (!t || p->ship == CRADLE_ENTITY_NONE) return; /* gone earlier this step */
+    if (t->kind == VG_K_PICKUP) {
+        const vg_motion *m = CRADLE_ECS_GET(w, other, VG_C_MOTION, vg_motion);
+        uint8_t kind = t->sub;
+        vanguard_emit(events, VG_EV_PICKUP, (uint8_t)slot, m->x, m->y, kind, 0);
+        (void)cradle_ecs_destroy(w, other);
+        if (kind == VG_PICKUP_LIFE) {
+            if (p->lives < VG_MAX_LIVES) p->lives++;
+        } else {
+            p->rapid = VG_RAPID_STEPS;
+        }
+        return;
+    }
+    if (p->invulnerable > 0) return;
+    if (t->kind == VG_K_ENEMY_SHOT) {
+        (void)cradle_ecs_destroy(w, other);
+    } else if (t->kind == VG_K_ENEMY) {
+        const vg_enemy *en = CRADLE_ECS_GET(w, other, VG_C_ENEMY, vg_enemy);
+        /* Ramming kills the small fry (no points); the boss shrugs. */
+        if (en->type != VG_BOSS) vg_enemy_damage(s, other, en->hp, VG_NO_PLAYER, events);
+    } else {
+        return;
+    }
+    vg_player_hit(s, slot, events);
+}
+
+/* Collisions through the grid. The grid holds the passive side (enemies,
+ * enemy shots, pickups); the active side (ships, their graze zones, player
+ * missiles) queries it. Querying from the few active objects avoids testing
+ * enemy against enemy, which a crowded wave would make quadratic. Query
+ * results come in insertion order, so the outcome is deterministic. */
+static void vg_collide(vanguard_state *s, const cradle_event_sink *events) {
+    cradle_ecs *w = vg_world(s);
+    cradle_grid *g = vg_grid(s);
+    cradle_grid_clear(g);
+    uint32_t shots = 0;
+    uint32_t count = cradle_ecs_count(w, VG_C_BODY);
+    const cradle_entity *ids = cradle_ecs_entities(w, VG_C_BODY);
+    const vg_body *bodies = cradle_ecs_data_const(w, VG_C_BODY);
+    for (uint32_t i = 0; i < count; i++) {
+        const vg_body *b = &bodies[i];
+        if (b->layer == VG_L_SHIP) continue;
+        if (b->layer == VG_L_PLAYER_SHOT) {
+            s->scratch[shots++] = ids[i];
+            continue;
+        }
+        const vg_motion *m = cradle_ecs_get_const(w, ids[i], VG_C_MOTION);
+        /* Fails only past VG_GRID_OBJECTS, which the entity capacity bounds. */
+        (void)cradle_grid_insert(g, ids[i], vg_box(m, b->half_w, b->half_h), b->layer, b->mask);
+    }
+
+    uint32_t hits[VG_MAX_HITS];
+    uint32_t dropped = 0;
+    for (uint32_t slot = 0; slot < VG_MAX_PLAYERS; slot++) {
+        const vg_player *p = &s->players[slot];
+        if (p->ship == CRADLE_ENTITY_NONE) continue;
+        const vg_motion *m = CRADLE_ECS_GET(w, p->ship, VG_C_MOTION, vg_motion);
+        const vg_body *b = CRADLE_ECS_GET(w, p->ship, VG_C_BODY, vg_body);
+        cradle_box box = vg_box(m, b->half_w, b->half_h);
+        uint32_t n = cradle_grid_query(g, box, b->mask, hits, VG_MAX_HITS, &dropped);
+        s->dropped_hits += dropped;
+        for (uint32_t i = 0; i < n; i++) vg_ship_touch(s, slot, hits[i], events);
+    }
+    for (uint32_t slot = 0; slot < VG_MAX_PLAYERS; slot++) {
+        const vg_player *p = &s->players[slot];
+        if (p->ship == CRADLE_ENTITY_NONE || p->invulnerable > 0) continue;
+        const vg_motion *m = CRADLE_ECS_GET(w, p->ship, VG_C_MOTION, vg_motion);
+        uint32_t n = cradle_grid_query(g, vg_box(m, 26 * VG_FP, 20 * VG_FP), VG_L_ENEMY_SHOT, hits,
+                                       VG_MAX_HITS, &dropped);
+        s->dropped_hits += dropped;
+        for (uint32_t i = 0; i < n; i++) {
+            /* Remember who it grazed; vg_near_misses() reports it once it
+             * leaves the zone without hitting. */
+            vg_tag *t = CRADLE_ECS_GET(w, hits[i], VG_C_TAG, vg_tag);
+            if (!t) continue;
+            t->owner = (uint8_t)slot;
+            t->mark = s->tick;
+        }
+    }
+    /* Each missile hits the first live enemy it overlaps, in grid order. */
+    for (uint32_t i = 0; i < shots; i++) {
+        cradle_entity shot = s->scratch[i];
+        const vg_motion *m = CRADLE_ECS_GET(w, shot, VG_C_MOTION, vg_motion);
+        const vg_body *b = CRADLE_ECS_GET(w, shot, VG_C_BODY, vg_body);
+        uint32_t n = cradle_grid_query(g, vg_box(m, b->half_w, b->half_h), VG_L_ENEMY, hits,
+                                       VG_MAX_HITS, &dropped);
+        for (uint32_t k = 0; k < n; k++) {
+            if (!cradle_ecs_alive(w, hits[k])) continue; /* killed earlier this step */
+            uint8_t owner = CRADLE_ECS_GET(w, shot, VG_C_TAG, vg_tag)->owner;
+            (void)cradle_ecs_destroy(w, shot);
+            vg_enemy_damage(s, hits[k], 1, owner, events);
+            break;
+        }
+    }
+}
+
+/* Enemy shots that grazed a ship on an earlier step and no longer do were
+ * near misses (those that hit were destroyed). */
+static void vg_near_misses(vanguard_state *s, const cradle_event_sink *events) {
+    cradle_ecs *w = vg_world(s);
+    uint32_t n = cradle_ecs_count(w, VG_C_TAG);
+    const cradle_entity *ids = cradle_ecs_entities(w, VG_C_TAG);
+    vg_tag *tags = cradle_ecs_data(w, VG_C_TAG);
+    for (uint32_t i = 0; i < n; i++) {
+        vg_tag *t = &tags[i];
+        if (t->kind != VG_K_ENEMY_SHOT || t->owner == VG_NO_PLAYER || t->mark == s->tick) continue;
+        uint8_t slot = t->owner;
+        t->owner = VG_NO_PLAYER;
+        if (s->players[slot].ship == CRADLE_ENTITY_NONE) continue;
+        const vg_motion *m = CRADLE_ECS_GET(w, ids[i], VG_C_MOTION, vg_motion);
+        vanguard_emit(events, VG_EV_NEAR_MISS, slot, m->x, m->y, 0, 0);
+    }
+}
+
+/* ---- waves ---------------------------------------------------------------------- */
+
+static void vg_wave_start(vanguard_state *s, const cradle_event_sink *events) {
+    s->wave++;
+    s->wave_steps = 0;
+    const vg_wave_def *d = &vg_wave_table[(s->wave - 1) % VG_WAVE_COUNT];
+    uint32_t cycle = (s->wave - 1) / (uint32_t)VG_WAVE_COUNT;
+    uint32_t extra = s->player_count - 1; /* more players, more enemies */
+    const uint8_t base[3] = {d->drifters, d->chasers, d->shooters};
+    uint32_t total = 0;
+    for (int t = 0; t < 3; t++) {
+        s->pending[t] = base[t] + base[t] * cycle / 2 + base[t] * extra / 3;
+        total += s->pending[t];
+    }
+    s->pending[VG_BOSS] = s->wave % VG_BOSS_EVERY == 0 ? 1u : 0u;
+    total += s->pending[VG_BOSS];
+    s->spawn_steps = 1;
+    vanguard_emit(events, VG_EV_WAVE_STARTED, VG_NO_PLAYER, VG_VIEW_W / 2 * VG_FP,
+                  VG_VIEW_H / 2 * VG_FP, (int32_t)s->wave, (int32_t)total);
+}
+
+static void vg_wave_spawn_one(vanguard_state *s) {
+    uint32_t small = s->pending[VG_DRIFTER] + s->pending[VG_CHASER] + s->pending[VG_SHOOTER];
+    uint8_t type = VG_BOSS;
+    if (small > 0) {
+        uint32_t r = cradle_rng_below(&s->rng, small);
+        type = r < s->pending[VG_DRIFTER]                          ? VG_DRIFTER
+               : r < s->pending[VG_DRIFTER] + s->pending[VG_CHASER] ? VG_CHASER
+                                                                    : VG_SHOOTER;
+    }
+    s->pending[type]--;
+    int32_t x = (VG_VIEW_W + 24) * VG_FP;
+    int32_t y = cradle_rng_range(&s->rng, 24, VG_VIEW_H - 24) * VG_FP;
+    int32_t hx = cradle_rng_range(&s->rng, 400, 600) * VG_FP;
+    int32_t hy = cradle_rng_range(&s->rng, 40, VG_VIEW_H - 40) * VG_FP;
+    if (type == VG_BOSS) {
+        x = (VG_VIEW_W + 40) * VG_FP;
+        y = hy = VG_VIEW_H / 2 * VG_FP;
+        hx = 560 * VG_FP;
+    }
+    (void)vanguard_spawn_enemy(s, type, x, y, hx, hy);
+}
+
+static void vg_waves(vanguard_state *s, const cradle_event_sink *events) {
+    if (s->game_over) return;
+    if (s->break_steps > 0) {
+        if (--s->break_steps == 0) vg_wave_start(s, events);
+        return;
+    }
+    s->wave_steps++;
+    if (s->pending[0] + s->pending[1] + s->pending[2] + s->pending[3] > 0) {
+        if (--s->spawn_steps == 0) {
+            vg_wave_spawn_one(s);
+            uint32_t gap = 4 * s->wave;
+            s->spawn_steps = gap < 32 ? 40 - gap : 8;
+        }
+        return;
+    }
+    if (cradle_ecs_count(vg_world(s), VG_C_ENEMY) == 0 || s->wave_steps >= VG_WAVE_TIMEOUT_STEPS)
+        s->break_steps = VG_WAVE_BREAK_STEPS;
+}
+
+/* ---- the step ---------------------------------------------------------------------- */
+
+static void vg_check_game_over(vanguard_state *s, const cradle_event_sink *events) {
+    if (s->game_over) return;
+    uint32_t joined = 0, total = 0;
+    for (uint32_t slot = 0; slot < VG_MAX_PLAYERS; slot++) {
+        const vg_player *p = &s->players[slot];
+        if (!p->joined) continue;
+        if (p->lives > 0) return;
+        joined++;
+        total += p->score;
+    }
+    if (joined == 0) return;
+    s->game_over = 1;
+    vanguard_emit(events, VG_EV_GAME_OVER, VG_NO_PLAYER, VG_VIEW_W / 2 * VG_FP,
+                  VG_VIEW_H / 2 * VG_FP, (int32_t)total, (int32_t)s->wave);
+}
+
+static void vanguard_step(void *state, const cradle_game_step *step,
+                          const cradle_event_sink *events) {
+    vanguard_state *s = state;
+    assert(s->magic == VG_STATE_MAGIC);
+    uint32_t actions[VG_MAX_PLAYERS] = {0};
+    bool present[VG_MAX_PLAYERS] = {false};
+    /* A snapshot of the wrong size carries no usable input: every slot reads
+     * as absent rather than reading out of bounds. */
+    bool valid = step->snapshot &&
+                 step->snapshot_size == cradle_snapshot_size(VG_MAX_PLAYERS, VANGUARD_INPUT_BYTES);
+    for (uint32_t slot = 0; valid && slot < VG_MAX_PLAYERS; slot++) {
+        present[slot] = cradle_snapshot_present(step->snapshot, slot);
+        if (!present[slot]) continue;
+        actions[slot] = vanguard_input_unpack(
+            cradle_snapshot_input(step->snapshot, VG_MAX_PLAYERS, VANGUARD_INPUT_BYTES, slot),
+            VANGUARD_INPUT_BYTES);
+    }
+
+    if (s->game_over) {
+        for (uint32_t slot = 0; slot < VG_MAX_PLAYERS; slot++) {
+            if (!present[slot] || !(actions[slot] & VANGUARD_RESTART) ||
+                (s->players[slot].input & VANGUARD_RESTART))
+                continue;
+            uint32_t restarts = s->restarts + 1, reloads = s->reloads;
+            int rc = vg_setup(s, s->seed, s->player_count);
+            assert(rc == 0); /* it succeeded at init with the same arguments */
+            (void)rc;
+            s->restarts = restarts;
+            s->reloads = reloads;
+            for (uint32_t i = 0; i < VG_MAX_PLAYERS; i++) s->players[i].input = (uint8_t)actions[i];
+            vanguard_emit(events, VG_EV_RESTART, (uint8_t)slot, VG_VIEW_W / 2 * VG_FP,
+                          VG_VIEW_H / 2 * VG_FP, (int32_t)restarts, 0);
+            return;
+        }
+    }
+
+    s->tick++;
+    for (uint32_t slot = 0; slot < VG_MAX_PLAYERS; slot++) {
+        if (vg_presence(s, slot, present[slot], events))
+            vg_ship_update(s, slot, actions[slot], events);
+        s->players[slot].input = (uint8_t)actions[slot];
+    }
+    if (step->phase == 0) vanguard_ai_think(s, events);
+    vg_move(s);
+    vg_collide(s, events);
+    vg_near_misses(s, events);
+    vg_check_game_over(s, events);
+    vg_waves(s, events);
+}
+
+/* ---- checksum and output --------------------------------------------------------- */
+
+/* The checksum reads component arrays as little-endian words; every
+ * platform Cradle targets is little-endian. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "vanguard_checksum assumes a little-endian machine"
+#endif
+
+static uint64_t vg_mix(uint64_t h, uint64_t v) {
+    h ^= v;
+    h *= 0x9E3779B97F4A7C15ull;
+    return h ^ (h >> 29);
+}
+
+/* Folds `bytes` bytes (a multiple of 4) into four independent lanes, 8 bytes
+ * at a time, so the multiplies overlap instead of forming one long chain. */
+static void vg_hash_bytes(uint64_t lane[4], const void *data, size_t bytes) {
+    const uint8_t *p = data;
+    size_t i = 0;
+    for (; i + 32 <= bytes; i += 32) {
+        for (int k = 0; k < 4; k++) {
+            uint64_t w;
+            memcpy(&w, p + i + 8 * (size_t)k, 8);
+            lane[k] = vg_mix(lane[k], w);
+        }
+    }
+    for (; i + 4 <= bytes; i += 4) {
+        uint32_t w;
+        memcpy(&w, p + i, 4);
+        lane[0] = vg_mix(lane[0], w);
+    }
+}
+
+uint64_t vanguard_checksum(const vanguard_state *s) {
+    uint64_t h = 0x76616e6775617264ull;
+    h = vg_mix(h, s->seed);
+    h = vg_mix(h, s->rng.state);
+    h = vg_mix(h, s->rng.increment);
+    h = vg_mix(h, (uint64_t)s->player_count << 32 | s->tick);
+    h = vg_mix(h, (uint64_t)s->wave << 32 | s->wave_steps);
+    h = vg_mix(h, (uint64_t)s->break_steps << 32 | s->spawn_steps);
+    for (int t = 0; t < VG_ENEMY_TYPES; t++) h = vg_mix(h, s->pending[t]);
+    h = vg_mix(h, s->game_over);
+    for (uint32_t slot = 0; slot < VG_MAX_PLAYERS; slot++) {
+        const vg_player *p = &s->players[slot];
+        h = vg_mix(h, (uint64_t)p->score << 32 | p->ship);
+        h = vg_mix(h, (uint64_t)(uint32_t)p->respawn << 32 | (uint32_t)p->invulnerable);
+        h = vg_mix(h, (uint64_t)(uint32_t)p->cooldown << 32 | (uint32_t)p->rapid);
+        h = vg_mix(h, (uint64_t)p->joined << 16 | (uint64_t)p->present << 8 | p->lives);
+    }
+    /* Each component type's dense arrays (ids, then values, padding-free):
+     * their order is deterministic, and walking arrays needs no lookups. */
+    const cradle_ecs *w = vg_world_const(s);
+    uint64_t lane[4] = {h, h ^ 1u, h ^ 2u, h ^ 3u};
+    for (uint32_t c = 0; c < VG_COMPONENT_COUNT; c++) {
+        uint32_t n = cradle_ecs_count(w, c);
+        lane[c % 4u] = vg_mix(lane[c % 4u], n);
+        vg_hash_bytes(lane, cradle_ecs_entities(w, c), (size_t)n * sizeof(cradle_entity));
+        vg_hash_bytes(lane, cradle_ecs_data_const(w, c), (size_t)n * cradle_ecs_stride(w, c));
+    }
+    return vg_mix(vg_mix(vg_mix(lane[0], lane[1]), lane[2]), lane[3]);
+}
+
+static size_t vanguard_output(const void *state, uint64_t step, uint8_t *out, size_t capacity) {
+    const vanguard_state *s = state;
+    cradle_cursor c = cradle_cursor_writer(out, capacity);
+    cradle_put_u64(&c, step);
+    cradle_put_u64(&c, vanguard_checksum(s));
+    cradle_put_u32(&c, s->wave);
+    cradle_put_u32(&c, s->tick);
+    cradle_put_u8(&c, (uint8_t)s->game_over);
+    cradle_put_u32(&c, cradle_ecs_live_count(vg_world_const(s)));
+    for (uint32_t slot = 0; slot < VG_MAX_PLAYERS; slot++) {
+        const vg_player *p = &s->players[slot];
+        cradle_put_u8(&c, (uint8_t)(p->joined && p->present));
+        cradle_put_u8(&c, p->lives);
+        cradle_put_u32(&c, p->score);
+    }
+    assert(c.failed || c.pos == VG_OUTPUT_BYTES);
+    return c.failed ? 0 : c.pos;
+}
+
+static void vanguard_on_reload(void *state) {
+    vanguard_state *s = state;
+    s->reloads++;
+}
+
+static const cradle_game_contract vg_contract = {
+    .abi_major = CRADLE_ABI_MAJOR,
+    .abi_minor = CRADLE_ABI_MINOR,
+    .state_size = (uint32_t)sizeof(vanguard_state),
+    .state_align = (uint32_t)_Alignof(vanguard_state),
+    .input_bytes = VANGUARD_INPUT_BYTES,
+    .max_players = VG_MAX_PLAYERS,
+    .steps_per_second = VG_STEPS_PER_SECOND,
+    .source_frames_per_second = VG_SOURCE_FRAMES_PER_SECOND,
+    .view_width = VG_VIEW_W,
+    .view_height = VG_VIEW_H,
+    .name = "vanguard",
+    .build_id = CRADLE_BUILD_ID,
+    .init = vanguard_init,
+    .step = vanguard_step,
+    .output = vanguard_output,
+    .render = vanguard_render,
+    .on_reload = vanguard_on_reload,
+    .react = vanguard_react,
+};
+
+const cradle_game_contract *vanguard_contract(void) { return &vg_contract; }
+
+CRADLE_GAME_DEFINE_CONTRACT(&vg_contract)

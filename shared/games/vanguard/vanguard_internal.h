@@ -1,0 +1,261 @@
+#ifndef VANGUARD_INTERNAL_H
+#define VANGUARD_INTERNAL_H
+/*
+ * vanguard internals: the state block, the components, the tuning constants
+ * and the helpers the game's files share. Hosts see none of this (they see
+ * the contract); the unit tests and the benchmark include it to build small
+ * scenarios and to force heavy waves.
+ *
+ * Units: positions and velocities are fixed point, VG_FP (256) units per
+ * pixel, int32; velocities are per step. The view is 640x360 pixels; events
+ * report positions in pixels (the ABI's world units).
+ *
+ * Relocatable: the state is one struct holding the ECS world and the grid as
+ * byte arrays (both keep offsets, never pointers), entity ids instead of
+ * references, and scalars. Every struct stored in it is free of padding
+ * (checked with _Static_assert), so no indeterminate byte ever enters the
+ * block and a host hashing the whole block sees the same bytes everywhere.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cradle/ecs.h"
+#include "cradle/game_abi.h"
+#include "cradle/grid.h"
+#include "cradle/rng.h"
+
+/* ---- tuning (change one, rebuild, and the running server reloads it) ---- */
+
+#define VG_FP 256                      /* fixed-point units per pixel */
+#define VG_VIEW_W 640
+#define VG_VIEW_H 360
+#define VG_MAX_PLAYERS 8u
+#define VG_STEPS_PER_SECOND 60u
+#define VG_SOURCE_FRAMES_PER_SECOND 20u
+#define VG_START_LIVES 3u
+#define VG_MAX_LIVES 9u
+
+#define VG_SHIP_SPEED (3 * VG_FP)       /* per step, on each axis */
+#define VG_SHOT_SPEED (10 * VG_FP)
+#define VG_FIRE_COOLDOWN 9              /* steps between shots */
+#define VG_RAPID_COOLDOWN 5
+#define VG_RAPID_STEPS 600              /* rapid fire lasts 10 s */
+#define VG_RESPAWN_STEPS 90
+#define VG_INVULNERABLE_STEPS 120
+#define VG_ENEMY_SHOT_SPEED (3 * VG_FP)
+#define VG_EXPLOSION_STEPS 28
+#define VG_PICKUP_STEPS 600
+#define VG_PICKUP_PERCENT 8             /* chance a destroyed enemy drops one */
+#define VG_WAVE_BREAK_STEPS 150         /* quiet time between waves */
+#define VG_WAVE_TIMEOUT_STEPS 3600      /* a wave lasts at most a minute */
+#define VG_BOSS_EVERY 5                 /* a boss closes every fifth wave */
+
+/* ---- capacities ------------------------------------------------------------ */
+
+#define VG_MAX_ENTITIES 4096u
+#define VG_MAX_HITS 64u /* collisions one ship or missile can see per step */
+/* Grid rectangle: the view plus a 64-pixel margin, in fixed point. */
+#define VG_GRID_X (-64 * VG_FP)
+#define VG_GRID_Y (-64 * VG_FP)
+#define VG_GRID_W ((VG_VIEW_W + 128) * VG_FP)
+#define VG_GRID_H ((VG_VIEW_H + 128) * VG_FP)
+#define VG_GRID_CELL (64 * VG_FP) /* objects are 6..60 px */
+#define VG_GRID_OBJECTS VG_MAX_ENTITIES
+
+/* ---- components ------------------------------------------------------------ */
+
+enum vg_component {
+    VG_C_MOTION, /* vg_motion: every entity */
+    VG_C_BODY,   /* vg_body: entities that collide */
+    VG_C_TAG,    /* vg_tag: every entity */
+    VG_C_ENEMY,  /* vg_enemy: enemies */
+    VG_C_TTL,    /* vg_ttl: entities that expire (explosions, pickups) */
+    VG_COMPONENT_COUNT
+};
+
+typedef struct vg_motion {
+    int32_t x, y;   /* centre, fixed point */
+    int32_t vx, vy; /* per step, fixed point */
+} vg_motion;
+
+/* Collision layers (grid layer and mask bits). */
+enum {
+    VG_L_SHIP = 1u << 0,
+    VG_L_PLAYER_SHOT = 1u << 1,
+    VG_L_ENEMY = 1u << 2,
+    VG_L_ENEMY_SHOT = 1u << 3,
+    VG_L_PICKUP = 1u << 4,
+};
+
+typedef struct vg_body {
+    int32_t half_w, half_h; /* fixed point */
+    uint32_t layer, mask;
+} vg_body;
+
+enum vg_kind {
+    VG_K_SHIP = 1,
+    VG_K_PLAYER_SHOT,
+    VG_K_ENEMY,
+    VG_K_ENEMY_SHOT,
+    VG_K_EXPLOSION,
+    VG_K_PICKUP,
+};
+
+typedef struct vg_tag {
+    uint8_t kind;   /* vg_kind */
+    uint8_t sub;    /* enemy type, pickup type or explosion size */
+    uint8_t owner;  /* ship/shot: player slot; enemy shot: grazing player or 0xFF */
+    uint8_t flags;
+    uint32_t mark;  /* enemy shot: tick of its last graze */
+} vg_tag;
+
+enum vg_enemy_type { VG_DRIFTER, VG_CHASER, VG_SHOOTER, VG_BOSS, VG_ENEMY_TYPES };
+
+/* The enemy FSM (seed 003): patrol -> chase -> attack -> search -> return. */
+enum vg_ai_state { VG_PATROL, VG_CHASE, VG_ATTACK, VG_SEARCH, VG_RETURN, VG_AI_STATES };
+
+typedef struct vg_enemy {
+    uint8_t type;   /* vg_enemy_type */
+    uint8_t state;  /* vg_ai_state */
+    uint8_t target; /* player slot it hunts, or 0xFF */
+    uint8_t burst;  /* shots left in the current attack */
+    int32_t hp;
+    int32_t timer;  /* think frames left in the current state */
+    int32_t cooldown;
+    int32_t home_x, home_y;
+    int32_t phase;  /* per-enemy offset for patrol motion */
+    int32_t points;
+} vg_enemy;
+
+enum vg_pickup_type { VG_PICKUP_RAPID, VG_PICKUP_LIFE };
+
+typedef struct vg_ttl {
+    int32_t steps; /* left; destroyed when it reaches 0 */
+} vg_ttl;
+
+/* ---- events (cradle_event.kind) ------------------------------------------- */
+
+enum vg_event_kind {
+    VG_EV_FIRED = 1,      /* player; a = missiles fired */
+    VG_EV_ENEMY_DESTROYED,/* player = scorer (or none); a = points; b = enemy type */
+    VG_EV_PLAYER_HIT,     /* player; a = lives left */
+    VG_EV_PLAYER_DIED,    /* player out of lives; a = final score */
+    VG_EV_WAVE_STARTED,   /* a = wave number; b = enemies in the wave */
+    VG_EV_NEAR_MISS,      /* player; an enemy shot passed within the graze zone */
+    VG_EV_PICKUP,         /* player; a = vg_pickup_type */
+    VG_EV_GAME_OVER,      /* a = total score; b = wave reached */
+    VG_EV_RESTART,        /* player = who restarted */
+    VG_EV_ENEMY_HIT,      /* player = shooter; a = hp left; b = enemy type */
+    VG_EV_PLAYER_JOINED,  /* player */
+};
+
+/* ---- the state block -------------------------------------------------------- */
+
+typedef struct vg_player {
+    uint32_t score;
+    uint32_t ship;     /* cradle_entity of the ship, CRADLE_ENTITY_NONE when none */
+    int32_t respawn;   /* steps until the ship comes back, when it has none */
+    int32_t invulnerable; /* steps left */
+    int32_t cooldown;  /* steps until the cannon can fire */
+    int32_t rapid;     /* steps of rapid fire left */
+    uint8_t joined;    /* has a ship or lives (slot in the game) */
+    uint8_t present;   /* connected on the last step */
+    uint8_t lives;
+    uint8_t input;     /* actions of the last step (for edges) */
+} vg_player;
+
+#define VG_ECS_BYTES                                                                   \
+    (CRADLE_ECS_BASE_BYTES(VG_MAX_ENTITIES) +                                          \
+     CRADLE_ECS_COMPONENT_BYTES(VG_MAX_ENTITIES, VG_MAX_ENTITIES, sizeof(vg_motion)) + \
+     CRADLE_ECS_COMPONENT_BYTES(VG_MAX_ENTITIES, VG_MAX_ENTITIES, sizeof(vg_body)) +   \
+     CRADLE_ECS_COMPONENT_BYTES(VG_MAX_ENTITIES, VG_MAX_ENTITIES, sizeof(vg_tag)) +    \
+     CRADLE_ECS_COMPONENT_BYTES(VG_MAX_ENTITIES, VG_MAX_ENTITIES, sizeof(vg_enemy)) +  \
+     CRADLE_ECS_COMPONENT_BYTES(VG_MAX_ENTITIES, VG_MAX_ENTITIES, sizeof(vg_ttl)))
+
+#define VG_GRID_ENTRIES (4u * VG_GRID_OBJECTS)
+#define VG_GRID_BYTES \
+    CRADLE_GRID_BYTES(VG_GRID_W, VG_GRID_H, VG_GRID_CELL, VG_GRID_OBJECTS, VG_GRID_ENTRIES)
+
+#define VG_STATE_MAGIC 0x56414e31u /* "VAN1" */
+
+typedef struct vanguard_state {
+    uint32_t magic;         /* VG_STATE_MAGIC once init() ran */
+    uint32_t player_count;  /* as passed to init() */
+    uint64_t seed;
+    cradle_rng rng;
+    uint32_t tick;          /* steps since the game (re)started */
+    uint32_t wave;          /* current wave, 1-based; 0 before the first */
+    uint32_t wave_steps;    /* steps since the wave started */
+    uint32_t break_steps;   /* steps until the next wave, while between waves */
+    uint32_t spawn_steps;   /* steps until the next spawn of the wave */
+    uint32_t pending[VG_ENEMY_TYPES]; /* enemies of the wave still to come */
+    uint32_t game_over;     /* 1 once every joined player is out of lives */
+    uint32_t restarts;      /* not gameplay: kept across a restart */
+    uint32_t reloads;       /* not gameplay: hot reloads seen */
+    uint32_t refused_spawns;/* spawns refused because the world was full */
+    uint32_t dropped_hits;  /* collisions beyond VG_MAX_HITS (ignored) */
+    uint32_t reserved;
+    vg_player players[VG_MAX_PLAYERS];
+    _Alignas(64) uint8_t world[VG_ECS_BYTES];
+    _Alignas(64) uint8_t grid[VG_GRID_BYTES];
+    /* Scratch of one step (rewritten each step; deterministic all the same). */
+    uint32_t scratch[VG_MAX_ENTITIES];
+} vanguard_state;
+
+_Static_assert(sizeof(vg_motion) == 16, "vg_motion has padding");
+_Static_assert(sizeof(vg_body) == 16, "vg_body has padding");
+_Static_assert(sizeof(vg_tag) == 8, "vg_tag has padding");
+_Static_assert(sizeof(vg_enemy) == 32, "vg_enemy has padding");
+_Static_assert(sizeof(vg_player) == 28, "vg_player has padding");
+_Static_assert(_Alignof(vanguard_state) <= 64, "state alignment above 64");
+_Static_assert(offsetof(vanguard_state, world) % CRADLE_ECS_ALIGN == 0, "world misaligned");
+_Static_assert(offsetof(vanguard_state, grid) % CRADLE_GRID_ALIGN == 0, "grid misaligned");
+
+static inline cradle_ecs *vg_world(vanguard_state *s) { return cradle_ecs_of(s->world); }
+static inline const cradle_ecs *vg_world_const(const vanguard_state *s) {
+    return cradle_ecs_of_const(s->world);
+}
+static inline cradle_grid *vg_grid(vanguard_state *s) { return cradle_grid_of(s->grid); }
+
+/* ---- shared between the game's files (and the tests) ------------------------ */
+
+/* The game's contract (what cradle_game_get_contract returns). */
+const cradle_game_contract *vanguard_contract(void);
+
+/* Emits one event through the sink (NULL sink or NULL emit: dropped). */
+void vanguard_emit(const cradle_event_sink *sink, uint16_t kind, uint8_t player, int32_t x,
+                   int32_t y, int32_t a, int32_t b);
+
+/* Spawns an enemy of `type` entering towards its home (hx, hy) from (x, y),
+ * fixed point. Returns its id, or CRADLE_ENTITY_NONE when the world is full
+ * (the spawn is refused and counted in refused_spawns). */
+cradle_entity vanguard_spawn_enemy(vanguard_state *s, uint8_t type, int32_t x, int32_t y,
+                                   int32_t hx, int32_t hy);
+
+/* Spawns a pickup of `type` at (x, y); CRADLE_ENTITY_NONE when full. */
+cradle_entity vanguard_spawn_pickup(vanguard_state *s, uint8_t type, int32_t x, int32_t y);
+
+/* Spawns an enemy shot at (x, y) moving (vx, vy); CRADLE_ENTITY_NONE when full. */
+cradle_entity vanguard_spawn_enemy_shot(vanguard_state *s, int32_t x, int32_t y, int32_t vx,
+                                        int32_t vy);
+
+/* Runs the enemy FSM for one think (once per source frame). */
+void vanguard_ai_think(vanguard_state *s, const cradle_event_sink *events);
+
+/* A bot's actions (VANGUARD_* bits) for `slot` in state s at `step`. */
+uint32_t vanguard_bot_actions(const vanguard_state *s, uint32_t slot, uint64_t step);
+
+/* The gameplay checksum output() writes: players, the wave machine and every
+ * live entity's components in ECS dense order. */
+uint64_t vanguard_checksum(const vanguard_state *s);
+
+/* Integer square root of v (floor). */
+uint32_t vanguard_isqrt(uint64_t v);
+
+/* Render and react (vanguard_render.c). */
+void vanguard_render(const void *previous, const void *state, float alpha, const cradle_draw *draw);
+void vanguard_react(const void *state, const cradle_event *events, uint32_t count,
+                    const cradle_fx *fx);
+
+#endif

@@ -1,0 +1,871 @@
+/*
+ * test_vanguard: the sample game. Determinism (same seed and scripted input,
+ * same bytes), relocation of the state block, the gameplay rules on small
+ * scripted scenarios, a long 8-bot run, a full world, and render/react.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "cradle/cradle.h"
+#include "cradle/ecs.h"
+#include "vanguard_input.h"
+#include "vanguard_internal.h"
+
+/* The symbol a host looks up with dlsym; linked here from vanguard_static. */
+CRADLE_GAME_EXPORT const cradle_game_contract *cradle_game_get_contract(void);
+
+#define SNAP_SIZE (CRADLE_PRESENCE_BYTES(VG_MAX_PLAYERS) + VG_MAX_PLAYERS * VANGUARD_INPUT_BYTES)
+#define OUT_BYTES 77u
+
+/* ---- harness ------------------------------------------------------------------- */
+
+typedef struct events {
+    cradle_event list[4096];
+    uint32_t count;
+    uint32_t overflow;
+} events;
+
+static bool collect(void *context, const cradle_event *e) {
+    events *ev = context;
+    if (ev->count == sizeof ev->list / sizeof ev->list[0]) {
+        ev->overflow++;
+        return false;
+    }
+    ev->list[ev->count++] = *e;
+    return true;
+}
+
+typedef struct game {
+    const cradle_game_contract *c;
+    vanguard_state *s;
+    uint64_t step; /* next step index */
+    events ev;     /* events of the last step */
+    cradle_event_sink sink;
+} game;
+
+static vanguard_state *state_alloc(void) {
+    const cradle_game_contract *c = vanguard_contract();
+    size_t size = (c->state_size + 63u) & ~(size_t)63u;
+    vanguard_state *s = aligned_alloc(64, size);
+    assert_non_null(s);
+    memset(s, 0, size);
+    return s;
+}
+
+static void game_open(game *g, uint64_t seed, uint32_t players) {
+    memset(g, 0, sizeof *g);
+    g->c = vanguard_contract();
+    g->s = state_alloc();
+    g->sink = (cradle_event_sink){.context = &g->ev, .emit = collect};
+    assert_int_equal(g->c->init(g->s, seed, players), 0);
+}
+
+static void game_close(game *g) { free(g->s); }
+
+/* Packs per-slot actions into a snapshot; slots with presence bit set. */
+static void snapshot_build(uint8_t snap[SNAP_SIZE], uint32_t presence, const uint32_t *actions) {
+    memset(snap, 0, SNAP_SIZE);
+    for (uint32_t slot = 0; slot < VG_MAX_PLAYERS; slot++) {
+        if (!(presence >> slot & 1u)) continue;
+        snap[slot / 8] = (uint8_t)(snap[slot / 8] | (1u << (slot % 8)));
+        uint8_t *in = snap + CRADLE_PRESENCE_BYTES(VG_MAX_PLAYERS) + slot * VANGUARD_INPUT_BYTES;
+        assert_true(vanguard_input_pack(in, VANGUARD_INPUT_BYTES, actions ? actions[slot] : 0));
+    }
+}
+
+static void game_step_snapshot(game *g, const uint8_t snap[SNAP_SIZE]) {
+    cradle_game_step st = {.index = g->step,
+                           .source_frame = g->step / 3u,
+                           .phase = (uint32_t)(g->step % 3u),
+                           .snapshot_size = SNAP_SIZE,
+                           .snapshot = snap};
+    g->ev.count = 0;
+    g->c->step(g->s, &st, &g->sink);
+    g->step++;
+}
+
+/* One step where slot 0..players-1 are present with these actions. */
+static void game_step(game *g, uint32_t presence, const uint32_t *actions) {
+    uint8_t snap[SNAP_SIZE];
+    snapshot_build(snap, presence, actions);
+    game_step_snapshot(g, snap);
+}
+
+static void game_idle(game *g, uint32_t presence, uint32_t steps) {
+    for (uint32_t i = 0; i < steps; i++) game_step(g, presence, NULL);
+}
+
+static const cradle_event *find_event(const game *g, uint16_t kind) {
+    for (uint32_t i = 0; i < g->ev.count; i++)
+        if (g->ev.list[i].kind == kind) return &g->ev.list[i];
+    return NULL;
+}
+
+static vg_motion ship_motion(game *g, uint32_t slot) {
+    const vg_motion *m =
+        cradle_ecs_get_const(vg_world_const(g->s), g->s->players[slot].ship, VG_C_MOTION);
+    assert_non_null(m);
+    return *m;
+}
+
+/* Input scripts: 8 bits per slot (slot s at bits 8s..8s+7); the restart bits
+ * are pulses. */
+static uint64_t script_pulse_mask(void) {
+    uint64_t m = 0;
+    for (uint32_t slot = 0; slot < VG_MAX_PLAYERS; slot++) m |= (uint64_t)VANGUARD_RESTART << (8 * slot);
+    return m;
+}
+
+static void script_snapshot(const cradle_input_change *script, size_t n, uint64_t step,
+                            uint32_t presence, uint8_t snap[SNAP_SIZE]) {
+    uint64_t bits = 0;
+    assert_int_equal(cradle_input_at(script, n, script_pulse_mask(), step, &bits), 0);
+    uint32_t actions[VG_MAX_PLAYERS];
+    for (uint32_t slot = 0; slot < VG_MAX_PLAYERS; slot++) actions[slot] = (uint32_t)(bits >> (8 * slot)) & 0xFFu;
+    snapshot_build(snap, presence, actions);
+}
+
+/* A bot script: every slot changes its actions every 5..40 steps. */
+static size_t script_make(cradle_input_change *script, size_t cap, uint64_t seed, uint64_t steps) {
+    cradle_rng rng;
+    cradle_rng_seed(&rng, seed, 7);
+    size_t n = 0;
+    uint64_t step = 0;
+    while (step < steps && n < cap) {
+        uint64_t bits = 0;
+        for (uint32_t slot = 0; slot < VG_MAX_PLAYERS; slot++) {
+            uint32_t a = cradle_rng_next(&rng) & (VANGUARD_UP | VANGUARD_DOWN | VANGUARD_LEFT |
+                                                  VANGUARD_RIGHT | VANGUARD_FIRE);
+            if (cradle_rng_below(&rng, 4) != 0) a |= VANGUARD_FIRE; /* bots like shooting */
+            if (cradle_rng_below(&rng, 50) == 0) a |= VANGUARD_RESTART;
+            bits |= (uint64_t)a << (8 * slot);
+        }
+        script[n++] = (cradle_input_change){.step = step, .bits = bits};
+        step += 5 + cradle_rng_below(&rng, 36);
+    }
+    assert_int_equal(cradle_input_script_check(script, n), 0);
+    return n;
+}
+
+/* Runs `steps` steps from the script and appends each step's output. */
+static size_t run_script(uint64_t seed, uint32_t players, const cradle_input_change *script,
+                         size_t n, uint64_t steps, uint8_t *out) {
+    game g;
+    game_open(&g, seed, players);
+    size_t at = 0;
+    uint8_t snap[SNAP_SIZE];
+    uint32_t presence = (1u << players) - 1u;
+    for (uint64_t i = 0; i < steps; i++) {
+        script_snapshot(script, n, i, presence, snap);
+        game_step_snapshot(&g, snap);
+        size_t w = g.c->output(g.s, i, out + at, CRADLE_GAME_OUTPUT_MAX);
+        assert_int_equal(w, OUT_BYTES);
+        at += w;
+    }
+    game_close(&g);
+    return at;
+}
+
+/* ---- contract and input ---------------------------------------------------------- */
+
+static void test_contract(void **unused) {
+    (void)unused;
+    const cradle_game_contract *c = cradle_game_get_contract();
+    assert_ptr_equal(c, vanguard_contract());
+    assert_string_equal(c->name, "vanguard");
+    assert_int_equal(c->abi_major, CRADLE_ABI_MAJOR);
+    assert_int_equal(c->max_players, 8);
+    assert_int_equal(c->input_bytes, 1);
+    assert_int_equal(c->steps_per_second, 60);
+    assert_int_equal(c->source_frames_per_second, 20);
+    assert_int_equal(c->view_width, 640);
+    assert_int_equal(c->view_height, 360);
+    assert_int_equal(c->state_size, sizeof(vanguard_state));
+    assert_true(c->state_align <= 64 && (c->state_align & (c->state_align - 1)) == 0);
+    assert_true(strlen(c->build_id) >= 1 && strlen(c->build_id) <= CRADLE_GAME_BUILD_ID_MAX);
+    assert_non_null(c->init);
+    assert_non_null(c->step);
+    assert_non_null(c->output);
+    assert_non_null(c->render);
+    assert_non_null(c->react);
+    assert_non_null(c->on_reload);
+    vanguard_state *s = state_alloc();
+    assert_int_equal(c->init(s, 1, 0), CRADLE_EINVAL);
+    assert_int_equal(c->init(s, 1, 9), CRADLE_EINVAL);
+    assert_int_equal(c->init(s, 1, 8), 0);
+    assert_int_equal(cradle_ecs_max_entities(vg_world(s)), VG_MAX_ENTITIES);
+    assert_true(VG_MAX_ENTITIES >= 4096);
+    c->on_reload(s);
+    assert_int_equal(s->reloads, 1);
+    free(s);
+}
+
+static void test_input_pack(void **unused) {
+    (void)unused;
+    uint8_t b[2] = {0xFF, 0xEE};
+    assert_true(vanguard_input_pack(b, 1, VANGUARD_FIRE | VANGUARD_LEFT));
+    assert_int_equal(b[0], 0x14);
+    assert_int_equal(b[1], 0xEE); /* one byte only */
+    assert_int_equal(vanguard_input_unpack(b, 1), VANGUARD_FIRE | VANGUARD_LEFT);
+    assert_true(vanguard_input_pack(b, 1, 0xFFFFFFFFu)); /* unknown bits dropped */
+    assert_int_equal(b[0], 0x3F);
+    assert_false(vanguard_input_pack(b, 0, VANGUARD_UP));
+    assert_int_equal(vanguard_input_unpack(b, 0), 0);
+    b[0] = 0xC1; /* reserved bits are ignored */
+    assert_int_equal(vanguard_input_unpack(b, 1), VANGUARD_UP);
+    assert_int_equal(VANGUARD_UP | VANGUARD_DOWN | VANGUARD_LEFT | VANGUARD_RIGHT | VANGUARD_FIRE |
+                         VANGUARD_RESTART,
+                     0x3F);
+}
+
+/* ---- determinism and relocation ---------------------------------------------------- */
+
+static void test_same_seed_same_bytes(void **unused) {
+    (void)unused;
+    enum { STEPS = 1500 };
+    static cradle_input_change script[1024];
+    size_t n = script_make(script, 1024, 42, STEPS);
+    uint8_t *a = malloc(STEPS * OUT_BYTES), *b = malloc(STEPS * OUT_BYTES),
+            *c = malloc(STEPS * OUT_BYTES);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_non_null(c);
+    size_t la = run_script(99, 4, script, n, STEPS, a);
+    size_t lb = run_script(99, 4, script, n, STEPS, b);
+    cradle_golden_result r = cradle_golden_compare(a, la, b, lb);
+    assert_true(r.equal);
+    assert_int_equal(la, (size_t)STEPS * OUT_BYTES);
+    /* Another seed is another game. */
+    size_t lc = run_script(100, 4, script, n, STEPS, c);
+    assert_false(cradle_golden_compare(a, la, c, lc).equal);
+    free(a);
+    free(b);
+    free(c);
+}
+
+static void test_relocated_state_continues(void **unused) {
+    (void)unused;
+    enum { N = 700, M = 700 };
+    static cradle_input_change script[512];
+    size_t n = script_make(script, 512, 5, N + M);
+    uint8_t *ref = malloc((N + M) * OUT_BYTES), *got = malloc((N + M) * OUT_BYTES);
+    assert_non_null(ref);
+    assert_non_null(got);
+    size_t lref = run_script(7, 8, script, n, N + M, ref);
+
+    game g;
+    game_open(&g, 7, 8);
+    uint8_t snap[SNAP_SIZE];
+    size_t at = 0;
+    for (uint64_t i = 0; i < N; i++) {
+        script_snapshot(script, n, i, 0xFF, snap);
+        game_step_snapshot(&g, snap);
+        at += g.c->output(g.s, i, got + at, CRADLE_GAME_OUTPUT_MAX);
+    }
+    /* Move the block to another place (64-aligned, at another offset inside a
+     * bigger allocation), then wreck the original. */
+    size_t size = g.c->state_size;
+    uint8_t *raw = aligned_alloc(64, size + 4096);
+    assert_non_null(raw);
+    vanguard_state *moved = (vanguard_state *)(raw + 1024);
+    memcpy(moved, g.s, size);
+    memset(g.s, 0xA5, size);
+    vanguard_state *original = g.s;
+    g.s = moved;
+    for (uint64_t i = N; i < N + M; i++) {
+        script_snapshot(script, n, i, 0xFF, snap);
+        game_step_snapshot(&g, snap);
+        at += g.c->output(g.s, i, got + at, CRADLE_GAME_OUTPUT_MAX);
+    }
+    cradle_golden_result r = cradle_golden_compare(ref, lref, got, at);
+    assert_true(r.equal);
+    free(raw);
+    free(original);
+    free(ref);
+    free(got);
+}
+
+/* ---- gameplay rules ------------------------------------------------------------------ */
+
+static void test_missile_kills_enemy(void **unused) {
+    (void)unused;
+    game g;
+    game_open(&g, 3, 1);
+    vg_motion ship = ship_motion(&g, 0);
+    cradle_entity enemy = vanguard_spawn_enemy(g.s, VG_DRIFTER, ship.x + 70 * VG_FP, ship.y,
+                                               ship.x + 70 * VG_FP, ship.y);
+    assert_int_not_equal(enemy, CRADLE_ENTITY_NONE);
+    uint32_t fire[VG_MAX_PLAYERS] = {VANGUARD_FIRE};
+    bool fired = false, destroyed = false;
+    for (int i = 0; i < 20 && !destroyed; i++) {
+        game_step(&g, 1, fire);
+        fired |= find_event(&g, VG_EV_FIRED) != NULL;
+        const cradle_event *e = find_event(&g, VG_EV_ENEMY_DESTROYED);
+        if (e) {
+            destroyed = true;
+            assert_int_equal(e->player, 0);
+            assert_int_equal(e->a, 100);
+            assert_int_equal(e->b, VG_DRIFTER);
+        }
+    }
+    assert_true(fired);
+    assert_true(destroyed);
+    assert_false(cradle_ecs_alive(vg_world(g.s), enemy));
+    assert_int_equal(g.s->players[0].score, 100);
+    uint8_t out[CRADLE_GAME_OUTPUT_MAX];
+    assert_int_equal(g.c->output(g.s, g.step - 1, out, sizeof out), OUT_BYTES);
+    assert_int_equal(cradle_load_u32(out + 8 + 8 + 4 + 4 + 1 + 4 + 2), 100); /* slot 0 score */
+    game_close(&g);
+}
+
+static void test_shooter_takes_several_hits(void **unused) {
+    (void)unused;
+    game g;
+    game_open(&g, 3, 1);
+    vg_motion ship = ship_motion(&g, 0);
+    cradle_entity enemy = vanguard_spawn_enemy(g.s, VG_SHOOTER, ship.x + 200 * VG_FP, ship.y,
+                                               ship.x + 200 * VG_FP, ship.y);
+    uint32_t fire[VG_MAX_PLAYERS] = {VANGUARD_FIRE};
+    uint32_t hits = 0;
+    bool destroyed = false;
+    for (int i = 0; i < 120 && !destroyed; i++) {
+        g.s->players[0].invulnerable = 10; /* its shots must not stop ours */
+        game_step(&g, 1, fire);
+        if (find_event(&g, VG_EV_ENEMY_HIT)) hits++;
+        destroyed = find_event(&g, VG_EV_ENEMY_DESTROYED) != NULL;
+    }
+    assert_true(destroyed);
+    assert_int_equal(hits, 3); /* 4 hit points: three hits, then the kill */
+    assert_false(cradle_ecs_alive(vg_world(g.s), enemy));
+    assert_int_equal(g.s->players[0].score, 300);
+    game_close(&g);
+}
+
+/* Puts a motionless enemy shot on the ship. */
+static cradle_entity shoot_ship(game *g, uint32_t slot) {
+    vg_motion ship = ship_motion(g, slot);
+    cradle_entity e = vanguard_spawn_enemy_shot(g->s, ship.x, ship.y, 0, 0);
+    assert_int_not_equal(e, CRADLE_ENTITY_NONE);
+    return e;
+}
+
+static void test_collision_costs_a_life(void **unused) {
+    (void)unused;
+    game g;
+    game_open(&g, 3, 1);
+    g.s->break_steps = 1000000; /* no waves */
+    (void)shoot_ship(&g, 0);
+    game_step(&g, 1, NULL);
+    const cradle_event *e = find_event(&g, VG_EV_PLAYER_HIT);
+    assert_non_null(e);
+    assert_int_equal(e->player, 0);
+    assert_int_equal(e->a, 2);
+    assert_null(find_event(&g, VG_EV_PLAYER_DIED));
+    assert_int_equal(g.s->players[0].lives, 2);
+    assert_int_equal(g.s->players[0].ship, CRADLE_ENTITY_NONE);
+    /* The ship comes back, invulnerable for a while. */
+    game_idle(&g, 1, VG_RESPAWN_STEPS);
+    assert_int_not_equal(g.s->players[0].ship, CRADLE_ENTITY_NONE);
+    assert_true(g.s->players[0].invulnerable > 0);
+    cradle_entity harmless = shoot_ship(&g, 0);
+    game_step(&g, 1, NULL);
+    assert_null(find_event(&g, VG_EV_PLAYER_HIT));
+    assert_int_equal(g.s->players[0].lives, 2);
+    assert_true(cradle_ecs_alive(vg_world(g.s), harmless));
+    assert_int_equal(cradle_ecs_destroy(vg_world(g.s), harmless), 0);
+
+    /* Ramming an enemy costs a life too, and the enemy. */
+    game_idle(&g, 1, VG_INVULNERABLE_STEPS);
+    vg_motion ship = ship_motion(&g, 0);
+    cradle_entity chaser = vanguard_spawn_enemy(g.s, VG_CHASER, ship.x, ship.y, ship.x, ship.y);
+    game_step(&g, 1, NULL);
+    assert_non_null(find_event(&g, VG_EV_PLAYER_HIT));
+    assert_int_equal(g.s->players[0].lives, 1);
+    assert_false(cradle_ecs_alive(vg_world(g.s), chaser));
+    game_close(&g);
+}
+
+/* Hits slot 0 until it has no lives left (enemies may help); g->ev then
+ * holds the events of the step that took the last life. */
+static void lose_all_lives(game *g, uint32_t presence) {
+    while (g->s->players[0].lives > 0) {
+        if (g->s->players[0].ship == CRADLE_ENTITY_NONE || g->s->players[0].invulnerable > 0) {
+            game_idle(g, presence, 1);
+            continue;
+        }
+        (void)shoot_ship(g, 0);
+        game_step(g, presence, NULL);
+        assert_non_null(find_event(g, VG_EV_PLAYER_HIT));
+    }
+}
+
+static void test_game_over_after_last_life(void **unused) {
+    (void)unused;
+    game g;
+    game_open(&g, 3, 1);
+    lose_all_lives(&g, 1);
+    assert_non_null(find_event(&g, VG_EV_PLAYER_DIED));
+    const cradle_event *over = find_event(&g, VG_EV_GAME_OVER);
+    assert_non_null(over);
+    assert_int_equal(g.s->game_over, 1);
+    uint8_t out[CRADLE_GAME_OUTPUT_MAX];
+    assert_int_equal(g.c->output(g.s, g.step - 1, out, sizeof out), OUT_BYTES);
+    assert_int_equal(out[24], 1); /* the game-over byte */
+    assert_int_equal(out[29 + 1], 0); /* slot 0 lives */
+    /* It stays over: no ship comes back, no new wave, no second event. */
+    uint32_t wave = g.s->wave;
+    for (int i = 0; i < 600; i++) {
+        game_step(&g, 1, NULL);
+        assert_null(find_event(&g, VG_EV_GAME_OVER));
+        assert_null(find_event(&g, VG_EV_WAVE_STARTED));
+    }
+    assert_int_equal(g.s->players[0].ship, CRADLE_ENTITY_NONE);
+    assert_int_equal(g.s->wave, wave);
+    game_close(&g);
+}
+
+static void test_game_over_needs_every_player_out(void **unused) {
+    (void)unused;
+    game g;
+    game_open(&g, 3, 2);
+    g.s->break_steps = 1000000; /* no waves */
+    lose_all_lives(&g, 3);
+    assert_non_null(find_event(&g, VG_EV_PLAYER_DIED));
+    game_idle(&g, 3, 10);
+    assert_int_equal(g.s->game_over, 0);
+    assert_int_equal(g.s->players[1].lives, 3);
+    game_close(&g);
+}
+
+static void test_restart_resets(void **unused) {
+    (void)unused;
+    game g;
+    game_open(&g, 11, 1);
+    uint32_t fire[VG_MAX_PLAYERS] = {VANGUARD_FIRE};
+    for (int i = 0; i < 300; i++) {
+        game_step(&g, 1, fire);
+        g.s->players[0].invulnerable = 10;
+    }
+    g.s->players[0].invulnerable = 0;
+    uint32_t restart[VG_MAX_PLAYERS] = {VANGUARD_RESTART};
+    /* Restart does nothing while the game runs. */
+    uint32_t tick = g.s->tick;
+    game_step(&g, 1, restart);
+    assert_null(find_event(&g, VG_EV_RESTART));
+    assert_int_equal(g.s->tick, tick + 1);
+    game_idle(&g, 1, 1);
+    lose_all_lives(&g, 1);
+    assert_int_equal(g.s->game_over, 1);
+    game_idle(&g, 1, 5);
+
+    game_step(&g, 1, restart);
+    const cradle_event *e = find_event(&g, VG_EV_RESTART);
+    assert_non_null(e);
+    assert_int_equal(e->player, 0);
+    assert_int_equal(g.s->game_over, 0);
+    assert_int_equal(g.s->tick, 0);
+    assert_int_equal(g.s->wave, 0);
+    assert_int_equal(g.s->players[0].lives, VG_START_LIVES);
+    assert_int_equal(g.s->players[0].score, 0);
+    assert_int_equal(g.s->restarts, 1);
+    /* The same game as a fresh one with the same seed. */
+    vanguard_state *fresh = state_alloc();
+    assert_int_equal(g.c->init(fresh, 11, 1), 0);
+    assert_true(vanguard_checksum(fresh) == vanguard_checksum(g.s));
+    /* Holding the button does not restart again. */
+    game_step(&g, 1, restart);
+    assert_null(find_event(&g, VG_EV_RESTART));
+    assert_int_equal(g.s->tick, 1);
+    free(fresh);
+    game_close(&g);
+}
+
+static void test_near_miss(void **unused) {
+    (void)unused;
+    game g;
+    game_open(&g, 3, 1);
+    vg_motion ship = ship_motion(&g, 0);
+    /* A shot passing 14 px above the ship, right to left. */
+    cradle_entity shot = vanguard_spawn_enemy_shot(g.s, ship.x + 60 * VG_FP, ship.y - 14 * VG_FP,
+                                                   -3 * VG_FP, 0);
+    assert_int_not_equal(shot, CRADLE_ENTITY_NONE);
+    uint32_t misses = 0;
+    for (int i = 0; i < 60; i++) {
+        game_step(&g, 1, NULL);
+        assert_null(find_event(&g, VG_EV_PLAYER_HIT));
+        const cradle_event *e = find_event(&g, VG_EV_NEAR_MISS);
+        if (e) {
+            misses++;
+            assert_int_equal(e->player, 0);
+        }
+    }
+    assert_int_equal(misses, 1);
+    assert_int_equal(g.s->players[0].lives, 3);
+    game_close(&g);
+}
+
+static void test_pickups(void **unused) {
+    (void)unused;
+    game g;
+    game_open(&g, 3, 1);
+    vg_motion ship = ship_motion(&g, 0);
+    assert_int_not_equal(vanguard_spawn_pickup(g.s, VG_PICKUP_LIFE, ship.x, ship.y), CRADLE_ENTITY_NONE);
+    game_step(&g, 1, NULL);
+    const cradle_event *e = find_event(&g, VG_EV_PICKUP);
+    assert_non_null(e);
+    assert_int_equal(e->a, VG_PICKUP_LIFE);
+    assert_int_equal(g.s->players[0].lives, 4);
+    assert_int_not_equal(vanguard_spawn_pickup(g.s, VG_PICKUP_RAPID, ship.x, ship.y), CRADLE_ENTITY_NONE);
+    game_step(&g, 1, NULL);
+    assert_non_null(find_event(&g, VG_EV_PICKUP));
+    assert_true(g.s->players[0].rapid > 0);
+    /* Rapid fire: two missiles per shot. */
+    uint32_t fire[VG_MAX_PLAYERS] = {VANGUARD_FIRE};
+    game_step(&g, 1, fire);
+    e = find_event(&g, VG_EV_FIRED);
+    assert_non_null(e);
+    assert_int_equal(e->a, 2);
+    game_close(&g);
+}
+
+static void test_join_and_leave(void **unused) {
+    (void)unused;
+    game g;
+    game_open(&g, 3, 1);
+    game_step(&g, 0x3, NULL); /* slot 1 connects */
+    assert_non_null(find_event(&g, VG_EV_PLAYER_JOINED));
+    assert_int_equal(g.s->players[1].joined, 1);
+    assert_int_not_equal(g.s->players[1].ship, CRADLE_ENTITY_NONE);
+    uint8_t out[CRADLE_GAME_OUTPUT_MAX];
+    (void)g.c->output(g.s, 0, out, sizeof out);
+    assert_int_equal(out[29 + 6], 1); /* slot 1 present */
+    game_step(&g, 0x1, NULL); /* and leaves, taking its ship along */
+    assert_int_equal(g.s->players[1].ship, CRADLE_ENTITY_NONE);
+    (void)g.c->output(g.s, 1, out, sizeof out);
+    assert_int_equal(out[29 + 6], 0);
+    assert_int_equal(out[29 + 7], 3); /* keeps its lives */
+    game_step(&g, 0x3, NULL); /* comes back */
+    assert_null(find_event(&g, VG_EV_PLAYER_JOINED));
+    assert_int_not_equal(g.s->players[1].ship, CRADLE_ENTITY_NONE);
+    /* A wrong-sized snapshot reads as everyone absent, never out of bounds. */
+    uint8_t small[1] = {0xFF};
+    cradle_game_step st = {.index = g.step, .snapshot_size = 1, .snapshot = small};
+    g.c->step(g.s, &st, NULL);
+    assert_int_equal(g.s->players[0].present, 0);
+    game_close(&g);
+}
+
+static void test_waves_arrive_and_escalate(void **unused) {
+    (void)unused;
+    game g;
+    game_open(&g, 21, 1);
+    uint32_t started = 0, enemies_first = 0;
+    for (int i = 0; i < 120; i++) {
+        game_step(&g, 1, NULL);
+        const cradle_event *e = find_event(&g, VG_EV_WAVE_STARTED);
+        if (e) {
+            started++;
+            assert_int_equal(e->a, 1);
+            enemies_first = (uint32_t)e->b;
+        }
+    }
+    assert_int_equal(started, 1);
+    assert_true(enemies_first > 0);
+    assert_true(cradle_ecs_count(vg_world(g.s), VG_C_ENEMY) > 0);
+    /* Clear the screen by hand to move through waves quickly. */
+    uint32_t last_total = 0;
+    for (uint32_t w = 1; w < 11; w++) {
+        uint32_t seen_wave = g.s->wave;
+        for (int i = 0; i < 20000 && g.s->wave == seen_wave; i++) {
+            cradle_ecs *world = vg_world(g.s);
+            while (cradle_ecs_count(world, VG_C_ENEMY) > 0)
+                (void)cradle_ecs_destroy(world, cradle_ecs_entities(world, VG_C_ENEMY)[0]);
+            game_step(&g, 1, NULL);
+            const cradle_event *e = find_event(&g, VG_EV_WAVE_STARTED);
+            if (e) last_total = (uint32_t)e->b;
+            /* the player must not die while we skip through */
+            g.s->players[0].invulnerable = 10;
+        }
+        assert_int_equal(g.s->wave, seen_wave + 1);
+    }
+    assert_int_equal(g.s->wave, 11);
+    assert_true(last_total > enemies_first); /* wave 11 repeats wave 1, bigger */
+    game_close(&g);
+}
+
+static void test_boss_wave(void **unused) {
+    (void)unused;
+    game g;
+    game_open(&g, 8, 1);
+    g.s->wave = VG_BOSS_EVERY - 1;
+    g.s->break_steps = 1;
+    bool boss = false;
+    for (int i = 0; i < 2000 && !boss; i++) {
+        game_step(&g, 1, NULL);
+        g.s->players[0].invulnerable = 10;
+        cradle_ecs_query q;
+        cradle_ecs_query_begin(&q, vg_world(g.s), (const uint32_t[]){VG_C_ENEMY}, 1);
+        while (cradle_ecs_query_next(&q)) {
+            const vg_enemy *en = cradle_ecs_query_get(&q, 0);
+            if (en->type == VG_BOSS) boss = true;
+        }
+    }
+    assert_true(boss);
+    assert_int_equal(g.s->wave, VG_BOSS_EVERY);
+    game_close(&g);
+}
+
+/* The FSM walks patrol -> chase -> attack -> search -> return -> patrol. */
+static void test_enemy_fsm_cycle(void **unused) {
+    (void)unused;
+    game g;
+    game_open(&g, 3, 1);
+    g.s->break_steps = 100000; /* no waves */
+    vg_motion ship = ship_motion(&g, 0);
+    int32_t hx = ship.x + 300 * VG_FP, hy = ship.y;
+    cradle_entity e = vanguard_spawn_enemy(g.s, VG_SHOOTER, hx + 40 * VG_FP, hy, hx, hy);
+    bool seen[VG_AI_STATES] = {false};
+    uint8_t order[64];
+    uint32_t n = 0;
+    uint8_t last = 0xFF;
+    for (int i = 0; i < 3000 && n < 64; i++) {
+        game_step(&g, 1, NULL);
+        g.s->players[0].invulnerable = 10;
+        const vg_enemy *en = cradle_ecs_get_const(vg_world_const(g.s), e, VG_C_ENEMY);
+        assert_non_null(en);
+        if (en->state != last) {
+            order[n++] = en->state;
+            last = en->state;
+            seen[en->state] = true;
+        }
+    }
+    for (int st = 0; st < VG_AI_STATES; st++) assert_true(seen[st]);
+    /* Find the full cycle in the recorded transitions. */
+    bool cycle = false;
+    for (uint32_t i = 0; i + 5 < n; i++) {
+        if (order[i] == VG_PATROL && order[i + 1] == VG_CHASE && order[i + 2] == VG_ATTACK &&
+            order[i + 3] == VG_SEARCH && order[i + 4] == VG_RETURN && order[i + 5] == VG_PATROL)
+            cycle = true;
+    }
+    assert_true(cycle);
+    game_close(&g);
+}
+
+/* ---- long run, full world ------------------------------------------------------------- */
+
+/* 8 bots for `steps` steps; returns a hash of every step's output. */
+static uint64_t long_run(uint64_t seed, uint32_t steps, uint32_t *peak, uint32_t *waves,
+                         uint32_t *restarts) {
+    game g;
+    game_open(&g, seed, 8);
+    uint8_t out[CRADLE_GAME_OUTPUT_MAX];
+    uint64_t h = 0xcbf29ce484222325ull;
+    *peak = *waves = *restarts = 0;
+    for (uint64_t i = 0; i < steps; i++) {
+        uint32_t actions[VG_MAX_PLAYERS];
+        for (uint32_t slot = 0; slot < VG_MAX_PLAYERS; slot++)
+            actions[slot] = vanguard_bot_actions(g.s, slot, i);
+        game_step(&g, 0xFF, actions);
+        uint32_t live = cradle_ecs_live_count(vg_world(g.s));
+        assert_true(live <= VG_MAX_ENTITIES);
+        if (live > *peak) *peak = live;
+        if (g.s->wave > *waves) *waves = g.s->wave;
+        if (find_event(&g, VG_EV_RESTART)) (*restarts)++;
+        assert_int_equal(g.ev.overflow, 0);
+        size_t n = g.c->output(g.s, i, out, sizeof out);
+        assert_int_equal(n, OUT_BYTES);
+        for (size_t k = 0; k < n; k++) h = (h ^ out[k]) * 0x100000001b3ull;
+    }
+    game_close(&g);
+    return h;
+}
+
+static void test_long_run_eight_bots(void **unused) {
+    (void)unused;
+    enum { STEPS = 10000 };
+    uint32_t peak, waves, restarts;
+    uint64_t a = long_run(77, STEPS, &peak, &waves, &restarts);
+    print_message("long run: %d steps, peak %u entities, best wave %u, restarts %u\n", STEPS, peak,
+                  waves, restarts);
+    assert_true(peak > 40);
+    assert_true(waves >= 3);
+    uint32_t peak2, waves2, restarts2;
+    uint64_t b = long_run(77, STEPS, &peak2, &waves2, &restarts2);
+    assert_true(a == b);
+    assert_int_equal(peak, peak2);
+}
+
+static void test_full_world_refuses_spawns(void **unused) {
+    (void)unused;
+    game g;
+    game_open(&g, 3, 8);
+    uint32_t spawned = 0;
+    for (;;) {
+        int32_t x = (int32_t)(200 + spawned % 400) * VG_FP, y = (int32_t)(20 + spawned % 320) * VG_FP;
+        if (vanguard_spawn_enemy(g.s, VG_SHOOTER, x, y, x, y) == CRADLE_ENTITY_NONE) break;
+        spawned++;
+    }
+    assert_int_equal(cradle_ecs_live_count(vg_world(g.s)), VG_MAX_ENTITIES);
+    assert_int_equal(g.s->refused_spawns, 1);
+    uint32_t fire[VG_MAX_PLAYERS];
+    for (uint32_t i = 0; i < VG_MAX_PLAYERS; i++) fire[i] = VANGUARD_FIRE | VANGUARD_UP;
+    for (int i = 0; i < 200; i++) {
+        game_step(&g, 0xFF, fire);
+        assert_true(cradle_ecs_live_count(vg_world(g.s)) <= VG_MAX_ENTITIES);
+    }
+    assert_true(g.s->refused_spawns > 1);
+    game_close(&g);
+}
+
+/* ---- render and react -------------------------------------------------------------------- */
+
+typedef struct recorder {
+    uint32_t clears, rects, outlines, lines, triangles, texts;
+    bool game_over_text;
+    float first_ship_x; /* the tip of the first triangle in player 0's colour */
+    bool have_ship;
+    uint32_t bursts, shakes, sounds;
+    cradle_sound last_sound;
+} recorder;
+
+static void r_clear(void *c, uint32_t rgba) {
+    (void)rgba;
+    ((recorder *)c)->clears++;
+}
+static void r_rect(void *c, float x, float y, float w, float h, uint32_t rgba) {
+    (void)x, (void)y, (void)w, (void)h, (void)rgba;
+    ((recorder *)c)->rects++;
+}
+static void r_outline(void *c, float x, float y, float w, float h, uint32_t rgba) {
+    (void)x, (void)y, (void)w, (void)h, (void)rgba;
+    ((recorder *)c)->outlines++;
+}
+static void r_line(void *c, float x0, float y0, float x1, float y1, uint32_t rgba) {
+    (void)x0, (void)y0, (void)x1, (void)y1, (void)rgba;
+    ((recorder *)c)->lines++;
+}
+static void r_tri(void *c, float x0, float y0, float x1, float y1, float x2, float y2,
+                  uint32_t rgba) {
+    (void)y0, (void)x1, (void)y1, (void)x2, (void)y2;
+    recorder *r = c;
+    r->triangles++;
+    if (rgba == 0x4fc3f7ffu && !r->have_ship) {
+        r->have_ship = true;
+        r->first_ship_x = x0;
+    }
+}
+static void r_text(void *c, float x, float y, float scale, uint32_t rgba, const char *t) {
+    (void)x, (void)y, (void)scale, (void)rgba;
+    recorder *r = c;
+    r->texts++;
+    if (strstr(t, "GAME OVER - press R")) r->game_over_text = true;
+}
+static void r_burst(void *c, float x, float y, uint32_t n, uint32_t rgba, float speed, float life) {
+    (void)x, (void)y, (void)n, (void)rgba, (void)speed, (void)life;
+    ((recorder *)c)->bursts++;
+}
+static void r_shake(void *c, float amount) {
+    (void)amount;
+    ((recorder *)c)->shakes++;
+}
+static void r_sound(void *c, cradle_sound cue, float volume, float pitch) {
+    (void)volume, (void)pitch;
+    recorder *r = c;
+    r->sounds++;
+    r->last_sound = cue;
+}
+
+static void test_render_interpolates(void **unused) {
+    (void)unused;
+    game g;
+    game_open(&g, 3, 1);
+    game_idle(&g, 1, 2);
+    vanguard_state *prev = state_alloc();
+    memcpy(prev, g.s, g.c->state_size);
+    uint32_t right[VG_MAX_PLAYERS] = {VANGUARD_RIGHT};
+    game_step(&g, 1, right);
+    float x0 = (float)ship_motion(&g, 0).x / VG_FP - 3.0f; /* moved 3 px */
+    recorder r = {0};
+    cradle_draw d = {.context = &r, .clear = r_clear, .rect = r_rect, .rect_outline = r_outline,
+                     .line = r_line, .triangle = r_tri, .text = r_text};
+    g.c->render(prev, g.s, 0.5f, &d);
+    assert_int_equal(r.clears, 1);
+    assert_true(r.have_ship);
+    assert_true(r.rects > 100); /* the starfield */
+    assert_true(r.texts >= 2);  /* score and wave */
+    /* The ship tip is 11 px ahead of its centre; halfway through the move. */
+    assert_true(r.first_ship_x > x0 + 11.0f + 1.4f && r.first_ship_x < x0 + 11.0f + 1.6f);
+    assert_false(r.game_over_text);
+    /* Without a previous state, the ship is where it is now. */
+    recorder r2 = {0};
+    d.context = &r2;
+    g.c->render(NULL, g.s, 0.5f, &d);
+    assert_true(r2.first_ship_x > x0 + 11.0f + 2.9f && r2.first_ship_x < x0 + 11.0f + 3.1f);
+    /* A host without drawing functions is fine. */
+    cradle_draw none = {0};
+    g.c->render(prev, g.s, 0.25f, &none);
+
+    lose_all_lives(&g, 1);
+    recorder r3 = {0};
+    d.context = &r3;
+    g.c->render(NULL, g.s, 0.0f, &d);
+    assert_true(r3.game_over_text);
+    free(prev);
+    game_close(&g);
+}
+
+static void test_react(void **unused) {
+    (void)unused;
+    game g;
+    game_open(&g, 3, 1);
+    recorder r = {0};
+    cradle_fx fx = {.context = &r, .burst = r_burst, .shake = r_shake, .sound = r_sound};
+    cradle_event evs[] = {
+        {.kind = VG_EV_FIRED, .player = 0},
+        {.kind = VG_EV_ENEMY_DESTROYED, .player = 0, .a = 100, .b = VG_DRIFTER},
+        {.kind = VG_EV_PLAYER_HIT, .player = 0, .a = 2},
+        {.kind = VG_EV_NEAR_MISS, .player = 0},
+        {.kind = VG_EV_GAME_OVER},
+        {.kind = 999}, /* unknown kinds are ignored */
+    };
+    g.c->react(g.s, evs, 6, &fx);
+    assert_int_equal(r.bursts, 4);
+    assert_int_equal(r.shakes, 4);
+    assert_int_equal(r.sounds, 5);
+    assert_int_equal(r.last_sound, CRADLE_SOUND_GAME_OVER);
+    cradle_fx none = {0};
+    g.c->react(g.s, evs, 6, &none);
+    game_close(&g);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_contract),
+        cmocka_unit_test(test_input_pack),
+        cmocka_unit_test(test_same_seed_same_bytes),
+        cmocka_unit_test(test_relocated_state_continues),
+        cmocka_unit_test(test_missile_kills_enemy),
+        cmocka_unit_test(test_shooter_takes_several_hits),
+        cmocka_unit_test(test_collision_costs_a_life),
+        cmocka_unit_test(test_game_over_after_last_life),
+        cmocka_unit_test(test_game_over_needs_every_player_out),
+        cmocka_unit_test(test_restart_resets),
+        cmocka_unit_test(test_near_miss),
+        cmocka_unit_test(test_pickups),
+        cmocka_unit_test(test_join_and_leave),
+        cmocka_unit_test(test_waves_arrive_and_escalate),
+        cmocka_unit_test(test_boss_wave),
+        cmocka_unit_test(test_enemy_fsm_cycle),
+        cmocka_unit_test(test_long_run_eight_bots),
+        cmocka_unit_test(test_full_world_refuses_spawns),
+        cmocka_unit_test(test_render_interpolates),
+        cmocka_unit_test(test_react),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
