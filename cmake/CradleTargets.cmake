@@ -25,6 +25,11 @@ function(cradle_target_defaults target)
       -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
     target_link_options(${target} PRIVATE -fsanitize=address,undefined)
   endif()
+  if(CRADLE_FUZZ)
+    # Coverage instrumentation for libFuzzer in every target, so the harnesses
+    # see inside the library code they drive (the harness adds the runtime).
+    target_compile_options(${target} PRIVATE -fsanitize=fuzzer-no-link)
+  endif()
   if(CRADLE_TSAN)
     target_compile_options(${target} PRIVATE -fsanitize=thread -fno-omit-frame-pointer)
     target_link_options(${target} PRIVATE -fsanitize=thread)

@@ -28,5 +28,6 @@
 #include "cradle/grid.h"
 #include "cradle/ring.h"
 #include "cradle/events.h"
+#include "cradle/log.h"
 
 #endif

@@ -1,0 +1,493 @@
+/*
+ * cradle-record: runs a game library headless from step 0 and writes a
+ * session log (log.h), plus optionally the game's output bytes.
+ *
+ *   cradle-record --game counter.so --log run.log --seed 7 --players 3 \
+ *                 --steps 600 [--script input.txt] [--output run.out]
+ *
+ * Input script (--script): text, one change per line, sorted by step:
+ *   <step> <slot> <hex>     slot's input bytes from <step> on, exactly
+ *                           2 * input_bytes hex digits ("03", "ff", ...)
+ *   <step> <slot> leave     the slot disconnects (its input reads as zero)
+ *   <step> <slot> join      the slot connects (input zero until set)
+ *   # comment               (also after the fields; blank lines are ignored)
+ * Slots 0..players-1 are present from step 0; an input holds until the
+ * slot's next line. Errors name the line. Without a script every present
+ * slot gets pseudo-random input bytes each step (PCG32 seeded with --seed),
+ * so one command records a whole session.
+ *
+ * --reload STEP:LIB (repeatable) switches to another build of the same game
+ * before STEP runs, as a server's hot reload would, and records it.
+ * Exit status: 0 success, 1 failure, 2 usage.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cradle/cradle.h"
+
+#define MAX_RELOADS 16
+#define STATE_MIN_CAPACITY 65536u
+#define STATE_ALIGN CRADLE_RELOAD_DEFAULT_MAX_ALIGN
+
+typedef struct script_entry {
+    uint64_t step;
+    uint32_t slot;
+    int action; /* 0 set input, 1 leave, 2 join */
+    uint8_t input[CRADLE_GAME_MAX_INPUT_BYTES];
+    unsigned line;
+} script_entry;
+
+typedef struct options {
+    const char *game, *log, *script, *output;
+    uint64_t seed, steps;
+    uint32_t players, hash_interval, block_size;
+    bool force;
+    struct {
+        uint64_t step;
+        const char *path;
+    } reloads[MAX_RELOADS];
+    unsigned reload_count;
+} options;
+
+/* cradle_reload structs are large: keep them out of the stack. */
+static cradle_reload libraries[2];
+
+static void usage(FILE *to) {
+    fprintf(to,
+            "usage: cradle-record --game LIB --log FILE [options]\n"
+            "Runs a game library headless from step 0 and records a session log.\n"
+            "  --game LIB          game library (.so) to run\n"
+            "  --log FILE          session log to write (refused if it exists, see --force)\n"
+            "  --seed N            seed passed to the game's init (default 1)\n"
+            "  --players N         player count (default 1)\n"
+            "  --steps N           steps to run (default 600)\n"
+            "  --script FILE       input script: lines '<step> <slot> <hex>|leave|join'\n"
+            "                      (default: seeded random input for every present slot)\n"
+            "  --output FILE       also write the game's output bytes ('-' = stdout)\n"
+            "  --hash-interval K   record the state hash every K steps (default 60, 0 = never)\n"
+            "  --reload STEP:LIB   switch to another build of the game before STEP (repeatable)\n"
+            "  --block-size N      log block payload bytes (default 65536)\n"
+            "  --force             overwrite an existing log\n"
+            "  --help, --version\n");
+}
+
+static bool parse_u64(const char *text, uint64_t *out) {
+    if (!text || !*text || *text == '-' || *text == '+') return false;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(text, &end, 0);
+    if (errno || *end) return false;
+    *out = v;
+    return true;
+}
+
+static bool parse_u32(const char *text, uint32_t *out) {
+    uint64_t v;
+    if (!parse_u64(text, &v) || v > UINT32_MAX) return false;
+    *out = (uint32_t)v;
+    return true;
+}
+
+static int hexval(int c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+/* Reads and validates the script; returns the entries (malloc'd) or NULL
+ * after printing an error naming the line. */
+static script_entry *load_script(const char *path, uint32_t max_players, uint32_t input_bytes,
+                                 uint32_t players, size_t *count) {
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "cradle-record: cannot open script %s: %s\n", path, strerror(errno));
+        return NULL;
+    }
+    size_t cap = 64, n = 0;
+    script_entry *entries = malloc(cap * sizeof *entries);
+    bool present[CRADLE_GAME_MAX_PLAYERS] = {0};
+    for (uint32_t s = 0; s < players; s++) present[s] = true;
+    char line[1024];
+    unsigned number = 0;
+    uint64_t last_step = 0;
+    bool ok = entries != NULL;
+    while (ok && fgets(line, sizeof line, f)) {
+        number++;
+        if (!strchr(line, '\n') && !feof(f)) {
+            fprintf(stderr, "%s:%u: line longer than %zu bytes\n", path, number, sizeof line - 2);
+            ok = false;
+            break;
+        }
+        char *hash = strchr(line, '#');
+        if (hash) *hash = '\0';
+        char *fields[4];
+        int k = 0;
+        for (char *tok = strtok(line, " \t\r\n"); tok; tok = strtok(NULL, " \t\r\n")) {
+            if (k == 4) break;
+            fields[k++] = tok;
+        }
+        if (k == 0) continue;
+        if (k != 3) {
+            fprintf(stderr, "%s:%u: expected '<step> <slot> <hex>|leave|join', got %d fields\n",
+                    path, number, k);
+            ok = false;
+            break;
+        }
+        script_entry e = {.line = number};
+        if (!parse_u64(fields[0], &e.step)) {
+            fprintf(stderr, "%s:%u: bad step '%s'\n", path, number, fields[0]);
+            ok = false;
+            break;
+        }
+        if (!parse_u32(fields[1], &e.slot) || e.slot >= max_players) {
+            fprintf(stderr, "%s:%u: bad slot '%s' (the game has slots 0..%" PRIu32 ")\n", path,
+                    number, fields[1], max_players - 1);
+            ok = false;
+            break;
+        }
+        if (n > 0 && e.step < last_step) {
+            fprintf(stderr, "%s:%u: step %" PRIu64 " comes after step %" PRIu64
+                    " (lines must be sorted by step)\n", path, number, e.step, last_step);
+            ok = false;
+            break;
+        }
+        last_step = e.step;
+        if (strcmp(fields[2], "leave") == 0) {
+            e.action = 1;
+            if (!present[e.slot]) {
+                fprintf(stderr, "%s:%u: slot %" PRIu32 " leaves but is not present\n", path,
+                        number, e.slot);
+                ok = false;
+                break;
+            }
+            present[e.slot] = false;
+        } else if (strcmp(fields[2], "join") == 0) {
+            e.action = 2;
+            if (present[e.slot]) {
+                fprintf(stderr, "%s:%u: slot %" PRIu32 " joins but is already present\n", path,
+                        number, e.slot);
+                ok = false;
+                break;
+            }
+            present[e.slot] = true;
+        } else {
+            size_t len = strlen(fields[2]);
+            if (len != 2u * input_bytes) {
+                fprintf(stderr, "%s:%u: input '%s' must be exactly %" PRIu32
+                        " hex digits (%" PRIu32 " bytes)\n", path, number, fields[2],
+                        2u * input_bytes, input_bytes);
+                ok = false;
+                break;
+            }
+            for (size_t i = 0; ok && i < input_bytes; i++) {
+                int hi = hexval(fields[2][2 * i]), lo = hexval(fields[2][2 * i + 1]);
+                if (hi < 0 || lo < 0) {
+                    fprintf(stderr, "%s:%u: input '%s' is not hex\n", path, number, fields[2]);
+                    ok = false;
+                }
+                e.input[i] = (uint8_t)(hi * 16 + lo);
+            }
+            if (ok && !present[e.slot]) {
+                fprintf(stderr, "%s:%u: slot %" PRIu32 " is not present at step %" PRIu64
+                        " (add a join line first)\n", path, number, e.slot, e.step);
+                ok = false;
+            }
+            if (!ok) break;
+        }
+        if (n == cap) {
+            cap *= 2;
+            script_entry *bigger = realloc(entries, cap * sizeof *entries);
+            if (!bigger) {
+                fprintf(stderr, "cradle-record: out of memory reading %s\n", path);
+                ok = false;
+                break;
+            }
+            entries = bigger;
+        }
+        entries[n++] = e;
+    }
+    if (ok && ferror(f)) {
+        fprintf(stderr, "cradle-record: cannot read %s\n", path);
+        ok = false;
+    }
+    fclose(f);
+    if (!ok) {
+        free(entries);
+        return NULL;
+    }
+    *count = n;
+    return entries;
+}
+
+static uint64_t wall_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t mono_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int open_library(cradle_reload *r, const char *path, uint32_t capacity) {
+    const char *tmp = getenv("TMPDIR");
+    cradle_reload_config cfg = {.path = path,
+                                .copy_dir = tmp && *tmp ? tmp : "/tmp",
+                                .state_capacity = capacity};
+    char msg[CRADLE_RELOAD_MESSAGE_MAX];
+    int rc = cradle_reload_open(r, &cfg, mono_ns(), msg, sizeof msg);
+    if (rc) fprintf(stderr, "cradle-record: cannot load %s: %s\n", path, msg);
+    return rc;
+}
+
+static bool discard_event(void *context, const cradle_event *event) {
+    (void)context;
+    (void)event;
+    return true;
+}
+
+static int parse_args(int argc, char **argv, options *o) {
+    static const struct option longs[] = {
+        {"game", required_argument, NULL, 'g'},   {"log", required_argument, NULL, 'l'},
+        {"seed", required_argument, NULL, 's'},   {"players", required_argument, NULL, 'p'},
+        {"steps", required_argument, NULL, 'n'},  {"script", required_argument, NULL, 'i'},
+        {"output", required_argument, NULL, 'o'}, {"hash-interval", required_argument, NULL, 'k'},
+        {"reload", required_argument, NULL, 'r'}, {"block-size", required_argument, NULL, 'b'},
+        {"force", no_argument, NULL, 'f'},        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},      {NULL, 0, NULL, 0},
+    };
+    *o = (options){.seed = 1, .steps = 600, .players = 1, .hash_interval = 60};
+    int c;
+    while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
+        bool ok = true;
+        switch (c) {
+        case 'g': o->game = optarg; break;
+        case 'l': o->log = optarg; break;
+        case 'i': o->script = optarg; break;
+        case 'o': o->output = optarg; break;
+        case 'f': o->force = true; break;
+        case 's': ok = parse_u64(optarg, &o->seed); break;
+        case 'n': ok = parse_u64(optarg, &o->steps); break;
+        case 'p': ok = parse_u32(optarg, &o->players) && o->players >= 1; break;
+        case 'k': ok = parse_u32(optarg, &o->hash_interval); break;
+        case 'b': ok = parse_u32(optarg, &o->block_size); break;
+        case 'r': {
+            char *colon = strchr(optarg, ':');
+            if (!colon || o->reload_count == MAX_RELOADS) {
+                ok = false;
+                break;
+            }
+            *colon = '\0';
+            ok = parse_u64(optarg, &o->reloads[o->reload_count].step) && colon[1];
+            o->reloads[o->reload_count++].path = colon + 1;
+            if (ok && o->reload_count > 1 &&
+                o->reloads[o->reload_count - 1].step <= o->reloads[o->reload_count - 2].step)
+                ok = false;
+            break;
+        }
+        case 'h': usage(stdout); exit(0);
+        case 'V': printf("cradle-record %s\n", CRADLE_VERSION_STRING); exit(0);
+        default: usage(stderr); return 2;
+        }
+        if (!ok) {
+            const char *name = "?";
+            for (const struct option *l = longs; l->name; l++)
+                if (l->val == c) name = l->name;
+            fprintf(stderr, "cradle-record: bad value for --%s: '%s'%s\n", name, optarg,
+                    c == 'r' ? " (STEP:LIB, steps increasing)" : "");
+            return 2;
+        }
+    }
+    if (optind != argc) {
+        fprintf(stderr, "cradle-record: unexpected argument '%s'\n", argv[optind]);
+        return 2;
+    }
+    if (!o->game || !o->log) {
+        fprintf(stderr, "cradle-record: --game and --log are required\n");
+        usage(stderr);
+        return 2;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    options o;
+    int rc = parse_args(argc, argv, &o);
+    if (rc) return rc;
+
+    int status = 1;
+    script_entry *script = NULL;
+    size_t script_count = 0, next_entry = 0;
+    uint8_t *state = NULL;
+    FILE *out = NULL;
+    cradle_log_writer writer;
+    bool writer_open = false;
+    cradle_reload *lib = &libraries[0], *spare = &libraries[1];
+
+    if (open_library(lib, o.game, 0) != 0) return 1;
+    const cradle_game_contract *c = cradle_reload_contract(lib);
+    uint32_t capacity = c->state_size > STATE_MIN_CAPACITY ? c->state_size : STATE_MIN_CAPACITY;
+    capacity = (capacity + STATE_ALIGN - 1) / STATE_ALIGN * STATE_ALIGN;
+    /* Reopen with the capacity every later build must fit (as a server does). */
+    cradle_reload_close(lib);
+    if (open_library(lib, o.game, capacity) != 0) return 1;
+    c = cradle_reload_contract(lib);
+    if (o.players > c->max_players) {
+        fprintf(stderr, "cradle-record: --players %" PRIu32 " > the game's max players %" PRIu32
+                "\n", o.players, c->max_players);
+        status = 2;
+        goto out;
+    }
+    if (o.script) {
+        script = load_script(o.script, c->max_players, c->input_bytes, o.players, &script_count);
+        if (!script) goto out;
+    }
+    state = aligned_alloc(STATE_ALIGN, capacity);
+    if (!state) {
+        fprintf(stderr, "cradle-record: out of memory for the state\n");
+        goto out;
+    }
+    memset(state, 0, capacity);
+    if (c->init(state, o.seed, o.players) < 0) {
+        fprintf(stderr, "cradle-record: the game refused %" PRIu32 " players\n", o.players);
+        goto out;
+    }
+    if (o.output) {
+        out = strcmp(o.output, "-") == 0 ? stdout : fopen(o.output, "wb");
+        if (!out) {
+            fprintf(stderr, "cradle-record: cannot create %s: %s\n", o.output, strerror(errno));
+            goto out;
+        }
+    }
+    cradle_log_header header;
+    if (cradle_log_header_from_contract(&header, c, o.seed, o.players, wall_ns(),
+                                        o.hash_interval) != 0) {
+        fprintf(stderr, "cradle-record: the game's contract does not fit a log header\n");
+        goto out;
+    }
+    char msg[CRADLE_LOG_MESSAGE_MAX];
+    cradle_log_writer_config cfg = {.block_size = o.block_size, .overwrite = o.force};
+    if (cradle_log_writer_open(&writer, o.log, &header, &cfg, cradle_reload_copy_path(lib), msg,
+                               sizeof msg) != 0) {
+        fprintf(stderr, "cradle-record: %s\n", msg);
+        goto out;
+    }
+    writer_open = true;
+
+    const uint32_t snapshot_size = header.snapshot_size;
+    uint8_t snapshot[CRADLE_SNAPSHOT_MAX] = {0};
+    uint8_t held[CRADLE_GAME_MAX_PLAYERS][CRADLE_GAME_MAX_INPUT_BYTES] = {{0}};
+    bool present[CRADLE_GAME_MAX_PLAYERS] = {0};
+    for (uint32_t s = 0; s < o.players; s++) present[s] = true;
+    cradle_rng rng;
+    cradle_rng_seed(&rng, o.seed, 0x5eed);
+    uint8_t output[CRADLE_GAME_OUTPUT_MAX];
+    cradle_event_sink sink = {.context = NULL, .emit = discard_event};
+    const uint32_t per_frame = c->steps_per_second / c->source_frames_per_second;
+    unsigned next_reload = 0;
+
+    for (uint64_t step = 0; step < o.steps; step++) {
+        if (next_reload < o.reload_count && o.reloads[next_reload].step == step) {
+            const char *path = o.reloads[next_reload++].path;
+            if (open_library(spare, path, capacity) != 0) goto out;
+            const cradle_game_contract *nc = cradle_reload_contract(spare);
+            if (cradle_log_check_library(&header, nc->build_id, nc, msg, sizeof msg) ==
+                CRADLE_ELOG_GAME) {
+                fprintf(stderr, "cradle-record: --reload %s: %s\n", path, msg);
+                cradle_reload_close(spare);
+                goto out;
+            }
+            if (cradle_log_writer_append_reload(&writer, step, nc->build_id,
+                                                cradle_reload_copy_path(spare)) != 0) {
+                fprintf(stderr, "cradle-record: %s\n", writer.message);
+                cradle_reload_close(spare);
+                goto out;
+            }
+            cradle_reload_close(lib);
+            cradle_reload *t = lib;
+            lib = spare;
+            spare = t;
+            c = nc;
+            if (c->on_reload) c->on_reload(state);
+        }
+        /* input for this step */
+        if (script) {
+            for (; next_entry < script_count && script[next_entry].step <= step; next_entry++) {
+                const script_entry *e = &script[next_entry];
+                if (e->action == 0) memcpy(held[e->slot], e->input, c->input_bytes);
+                else memset(held[e->slot], 0, c->input_bytes);
+                present[e->slot] = e->action != 1;
+            }
+        } else {
+            for (uint32_t s = 0; s < c->max_players; s++)
+                for (uint32_t b = 0; b < c->input_bytes; b++)
+                    held[s][b] = present[s] ? (uint8_t)cradle_rng_next(&rng) : 0;
+        }
+        memset(snapshot, 0, snapshot_size);
+        for (uint32_t s = 0; s < c->max_players; s++) {
+            if (!present[s]) continue;
+            snapshot[s / 8] = (uint8_t)(snapshot[s / 8] | (1u << (s % 8)));
+            memcpy(snapshot + CRADLE_PRESENCE_BYTES(c->max_players) + s * c->input_bytes,
+                   held[s], c->input_bytes);
+        }
+        if (cradle_log_writer_append_step(&writer, step, snapshot) != 0) {
+            fprintf(stderr, "cradle-record: %s\n", writer.message);
+            goto out;
+        }
+        cradle_game_step gs = {.index = step,
+                               .source_frame = step / per_frame,
+                               .phase = (uint32_t)(step % per_frame),
+                               .snapshot_size = snapshot_size,
+                               .snapshot = snapshot};
+        c->step(state, &gs, &sink);
+        if (out && c->output) {
+            size_t n = c->output(state, step, output, sizeof output);
+            if (n > sizeof output) {
+                fprintf(stderr, "cradle-record: output() returned %zu > %zu bytes\n", n,
+                        sizeof output);
+                goto out;
+            }
+            if (fwrite(output, 1, n, out) != n) {
+                fprintf(stderr, "cradle-record: cannot write %s\n", o.output);
+                goto out;
+            }
+        }
+        if (o.hash_interval && (step + 1) % o.hash_interval == 0 &&
+            cradle_log_writer_append_hash(&writer, step, cradle_hash64(state, c->state_size)) !=
+                0) {
+            fprintf(stderr, "cradle-record: %s\n", writer.message);
+            goto out;
+        }
+        if (cradle_log_writer_maybe_sync(&writer, mono_ns()) != 0) {
+            fprintf(stderr, "cradle-record: %s\n", writer.message);
+            goto out;
+        }
+    }
+    writer_open = false;
+    if (cradle_log_writer_close(&writer, cradle_hash64(state, c->state_size)) != 0) {
+        fprintf(stderr, "cradle-record: %s\n", writer.message);
+        goto out;
+    }
+    if (out && fflush(out) != 0) {
+        fprintf(stderr, "cradle-record: cannot write %s\n", o.output);
+        goto out;
+    }
+    fprintf(stderr, "cradle-record: %" PRIu64 " steps of %s (build %s) to %s\n", o.steps,
+            header.game_name, header.build_id, o.log);
+    status = 0;
+out:
+    if (writer_open) cradle_log_writer_abandon(&writer);
+    if (out && out != stdout) fclose(out);
+    free(state);
+    free(script);
+    cradle_reload_close(lib);
+    return status;
+}
