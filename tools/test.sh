@@ -13,29 +13,38 @@ bash tools/setup.sh
 jobs=$(nproc)
 export CTEST_OUTPUT_ON_FAILURE=1
 
+# build DIR: builds quietly; shows the compiler's output only when it fails.
+build() {
+  if ! cmake --build "$1" -j"$jobs" >"$1/build.log" 2>&1; then
+    grep -E "error|warning" "$1/build.log" | head -50 || tail -50 "$1/build.log"
+    echo "build of $1 failed (full log: $1/build.log)" >&2
+    exit 1
+  fi
+}
+
 echo "== 1/4 ASan+UBSan build and full suite"
 cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DCRADLE_WERROR=ON -DCRADLE_ASAN=ON \
   -DCRADLE_BUILD_BENCH=OFF >/dev/null
-cmake --build build/asan -j"$jobs"
+build build/asan
 (cd build/asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest -j"$jobs" -LE "fuzz")
 
 echo "== 2/4 ThreadSanitizer build, threaded tests"
 CC=clang cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=Debug -DCRADLE_WERROR=ON -DCRADLE_TSAN=ON \
   -DCRADLE_BUILD_BENCH=OFF -DCRADLE_BUILD_CLIENT=OFF >/dev/null
-cmake --build build/tsan -j"$jobs"
+build build/tsan
 (cd build/tsan && TSAN_OPTIONS=halt_on_error=1 ctest -j"$jobs" -L threads --no-tests=ignore)
 
 echo "== 3/4 valgrind over the unit tests"
 cmake -S . -B build/valgrind -DCMAKE_BUILD_TYPE=Debug -DCRADLE_WERROR=ON -DCRADLE_VALGRIND=ON \
   -DCRADLE_BUILD_BENCH=OFF >/dev/null
-cmake --build build/valgrind -j"$jobs"
+build build/valgrind
 (cd build/valgrind && ctest -j"$jobs" -L unit -LE no_valgrind)
 
 echo "== 4/4 libFuzzer harnesses, short bounded runs"
 CC=clang cmake -S . -B build/fuzz -DCMAKE_BUILD_TYPE=Debug -DCRADLE_WERROR=ON -DCRADLE_ASAN=ON \
   -DCRADLE_FUZZ=ON -DCRADLE_BUILD_BENCH=OFF -DCRADLE_BUILD_CLIENT=OFF >/dev/null
-cmake --build build/fuzz -j"$jobs"
+build build/fuzz
 (cd build/fuzz && ctest -j"$jobs" -L fuzz --no-tests=ignore)
 
 echo "all test stages passed"
