@@ -1,15 +1,23 @@
 /*
  * cradle-demo: the headless demo host.
  *
- * It paces a small built-in simulation with the clock in real time (or as
- * fast as possible with --fast), drives it with a seeded input script,
- * records every step's snapshot in a session, prints its status, and at the
- * end replays the recording and checks, byte for byte with golden compare,
- * that the replay produced the same output as the live run.
+ * It steps a small built-in simulation driven by seeded bots, records every
+ * step's snapshot in a session, and at the end replays the recording and
+ * checks, byte for byte with golden compare, that the replay produced the
+ * same output as the live run.
+ *
+ * Two modes:
+ *   paced (default)  the clock paces --steps steps in real time (or as fast
+ *                    as possible with --fast); with --dev-socket, status and
+ *                    quit work while it runs.
+ *   commanded        only the dev protocol's step command advances it, over
+ *                    --dev-stdin (replies on stdout) and/or --dev-socket;
+ *                    quit (or end of stdin, SIGINT, SIGTERM) ends it.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +29,7 @@
 #define DEMO_INPUT_BYTES 1u
 #define DEMO_SNAPSHOT_SIZE (CRADLE_PRESENCE_BYTES(DEMO_PLAYERS) + DEMO_PLAYERS * DEMO_INPUT_BYTES)
 #define DEMO_OUTPUT_BYTES 16u
+#define DEMO_MAX_STEPS_LIMIT 100000000u /* 37 bytes a step: 3.7 GB */
 
 /* The built-in simulation: four dots on a ring of 1000 positions; each
  * player's input byte moves its dot. Integer-only, so every machine agrees. */
@@ -66,6 +75,35 @@ static void replay_update(void *context, uint64_t step, const uint8_t *snapshot,
     demo_world_output(&r->world, r->output + step * DEMO_OUTPUT_BYTES);
 }
 
+/* ---- the host ---- */
+
+typedef struct demo_options {
+    uint64_t steps, rate, seed, max_steps, max_count;
+    bool fast, json, commanded, dev_stdin;
+    const char *dev_socket;
+} demo_options;
+
+typedef struct demo_host {
+    demo_options opt;
+    uint64_t capacity; /* steps the session storage holds */
+    uint8_t *storage, *live_output, *replay_output;
+    cradle_session session;
+    cradle_clock clock;
+    cradle_rng bots;
+    demo_world world;
+    uint64_t dropped;
+    bool checked, replay_equal;
+    size_t first_difference;
+    cradle_transport dev;
+    bool dev_open;
+    bool dev_failed;
+    FILE *events; /* status and done lines: stderr when stdout carries replies */
+} demo_host;
+
+static volatile sig_atomic_t demo_stop_signal = 0;
+
+static void on_stop_signal(int signal_number) { demo_stop_signal = signal_number; }
+
 static uint64_t now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -74,22 +112,262 @@ static uint64_t now_ns(void) {
 
 static void sleep_ns(uint64_t ns) {
     struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000ull), .tv_nsec = (long)(ns % 1000000000ull)};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR && !demo_stop_signal) {
     }
 }
+
+static int demo_host_init(demo_host *h) {
+    h->capacity = h->opt.commanded ? h->opt.max_steps : h->opt.steps;
+    h->storage = malloc(h->capacity * DEMO_SNAPSHOT_SIZE);
+    h->live_output = malloc(h->capacity * DEMO_OUTPUT_BYTES);
+    h->replay_output = malloc(h->capacity * DEMO_OUTPUT_BYTES);
+    if (!h->storage || !h->live_output || !h->replay_output) {
+        fprintf(stderr, "cradle-demo: out of memory for %" PRIu64 " steps\n", h->capacity);
+        return CRADLE_ENOMEM;
+    }
+    int rc = cradle_session_init(&h->session, h->storage, h->capacity * DEMO_SNAPSHOT_SIZE, DEMO_SNAPSHOT_SIZE);
+    if (rc == 0) {
+        rc = cradle_clock_init(&h->clock, (cradle_clock_config){.steps_per_second = (uint32_t)h->opt.rate,
+                                                                .source_frames_per_second = (uint32_t)h->opt.rate});
+    }
+    if (rc != 0) {
+        fprintf(stderr, "cradle-demo: %s\n", cradle_strerror(rc));
+        return rc;
+    }
+    cradle_rng_seed(&h->bots, h->opt.seed, 7);
+    return 0;
+}
+
+static void demo_host_deinit(demo_host *h) {
+    if (h->dev_open) cradle_transport_close(&h->dev);
+    free(h->storage);
+    free(h->live_output);
+    free(h->replay_output);
+}
+
+/* Runs one step: the bots' input is recorded, then simulated. */
+static int demo_host_step(demo_host *h, cradle_step step) {
+    uint8_t snapshot[DEMO_SNAPSHOT_SIZE];
+    demo_bots(&h->bots, snapshot);
+    int rc = cradle_session_append(&h->session, step.index, snapshot);
+    if (rc != 0) return rc;
+    demo_world_step(&h->world, snapshot);
+    demo_world_output(&h->world, h->live_output + step.index * DEMO_OUTPUT_BYTES);
+    return 0;
+}
+
+/* Replays the recording once and compares it with the live output. */
+static bool demo_host_check(demo_host *h) {
+    if (h->checked) return h->replay_equal;
+    uint64_t steps = h->world.steps;
+    replay_ctx replay = {.world = {{0}, 0}, .output = h->replay_output};
+    cradle_session_replay(&h->session, replay_update, &replay);
+    cradle_golden_result verdict = cradle_golden_compare(h->live_output, steps * DEMO_OUTPUT_BYTES,
+                                                         h->replay_output, steps * DEMO_OUTPUT_BYTES);
+    h->checked = true;
+    h->replay_equal = verdict.equal;
+    h->first_difference = verdict.first_difference;
+    return h->replay_equal;
+}
+
+static void demo_print_status(const demo_host *h) {
+    const demo_world *w = &h->world;
+    if (h->opt.json) {
+        fprintf(h->events, "{\"event\":\"status\",\"step\":%" PRIu64 ",\"positions\":[%d,%d,%d,%d],\"dropped\":%" PRIu64 "}\n",
+                w->steps, w->position[0], w->position[1], w->position[2], w->position[3], h->dropped);
+    } else {
+        fprintf(h->events, "step %6" PRIu64 "  dots at %3d %3d %3d %3d  dropped %" PRIu64 "\n", w->steps,
+                w->position[0], w->position[1], w->position[2], w->position[3], h->dropped);
+    }
+    fflush(h->events);
+}
+
+/* ---- dev commands ---- */
+
+static bool demo_cmd_step(void *context, cradle_dev_request *request, cradle_writer *reply) {
+    demo_host *h = context;
+    uint64_t count = request->command.count;
+    if (!h->opt.commanded) {
+        cradle_dev_reply_error(reply, request, CRADLE_EDEV_STATE,
+                               "step needs commanded mode; this host is paced (start it with --commanded)");
+        return false;
+    }
+    if (count > h->capacity - h->world.steps) {
+        char message[CRADLE_DEV_MESSAGE_BYTES];
+        snprintf(message, sizeof message,
+                 "%" PRIu64 " more steps would pass the session capacity: %" PRIu64 " of %" PRIu64
+                 " steps recorded (start with a larger --max-steps)",
+                 count, h->world.steps, h->capacity);
+        cradle_dev_reply_error(reply, request, CRADLE_ESESSION_CAPACITY, message);
+        return false;
+    }
+    for (uint64_t i = 0; i < count; i++) {
+        int rc = demo_host_step(h, cradle_clock_command_step(&h->clock));
+        if (rc != 0) { /* not expected: capacity was checked and steps come in order */
+            cradle_dev_reply_error(reply, request, rc, NULL);
+            return false;
+        }
+    }
+    cradle_dev_reply_begin(reply, request);
+    cradle_dev_field_u64(reply, "step", h->world.steps);
+    cradle_dev_reply_end(reply);
+    return false;
+}
+
+static bool demo_cmd_status(void *context, cradle_dev_request *request, cradle_writer *reply) {
+    demo_host *h = context;
+    const demo_world *w = &h->world;
+    char positions[64];
+    snprintf(positions, sizeof positions, "[%d,%d,%d,%d]", w->position[0], w->position[1], w->position[2],
+             w->position[3]);
+    cradle_dev_reply_begin(reply, request);
+    cradle_dev_field_u64(reply, "step", w->steps);
+    cradle_dev_field_string(reply, "mode", h->opt.commanded ? "commanded" : "paced");
+    cradle_dev_field_u64(reply, "seed", h->opt.seed);
+    cradle_dev_field_u64(reply, "rate", h->opt.rate);
+    cradle_dev_field_raw(reply, "positions", positions);
+    cradle_dev_field_u64(reply, "capacity", h->capacity);
+    cradle_dev_field_u64(reply, "dropped", h->dropped);
+    cradle_dev_reply_end(reply);
+    return false;
+}
+
+static bool demo_cmd_quit(void *context, cradle_dev_request *request, cradle_writer *reply) {
+    demo_host *h = context;
+    bool equal = demo_host_check(h);
+    cradle_dev_reply_begin(reply, request);
+    cradle_dev_field_u64(reply, "step", h->world.steps);
+    cradle_dev_field_bool(reply, "replay_equal", equal);
+    cradle_dev_reply_end(reply);
+    return true;
+}
+
+static const cradle_dev_entry demo_commands[] = {
+    {"step", demo_cmd_step},
+    {"status", demo_cmd_status},
+    {"quit", demo_cmd_quit},
+};
+
+/* The transport's handler: one request line, one reply line. */
+static bool demo_dev_line(void *context, const char *line, size_t length, cradle_writer *reply,
+                          cradle_arena *scratch) {
+    (void)scratch;
+    demo_host *h = context;
+    cradle_dev_request request;
+    int rc = cradle_dev_parse(&request, line, length, h->opt.max_count);
+    bool quit = false;
+    const cradle_dev_entry *entry = NULL;
+    if (rc == 0 || rc == CRADLE_EDEV_UNKNOWN) {
+        entry = cradle_dev_find(demo_commands, sizeof demo_commands / sizeof demo_commands[0], request.cmd);
+    }
+    if (entry) quit = entry->handle(h, &request, reply);
+    else cradle_dev_reply_parse_error(reply, &request);
+    cradle_dev_request_deinit(&request);
+    return quit;
+}
+
+static int demo_dev_open(demo_host *h) {
+    cradle_transport_config config = {
+        .socket_path = h->opt.dev_socket,
+        .stdio = h->opt.dev_stdin,
+        .handler = demo_dev_line,
+        .context = h,
+    };
+    int rc = cradle_transport_open(&h->dev, &config);
+    if (rc != 0) {
+        fprintf(stderr, "cradle-demo: dev %s: %s", h->opt.dev_socket ? h->opt.dev_socket : "stdin",
+                cradle_strerror(rc));
+        if (rc == CRADLE_EIO) fprintf(stderr, " (%s)", strerror(h->dev.system_error));
+        fprintf(stderr, "\n");
+        return rc;
+    }
+    h->dev_open = true;
+    char event[256];
+    cradle_writer w;
+    cradle_writer_init(&w, event, sizeof event);
+    cradle_transport_listening_event(&h->dev, &w);
+    fwrite(event, 1, w.length, stdout);
+    fflush(stdout);
+    return 0;
+}
+
+/* Polls the dev transport; false once it stopped (quit, end of stdin) or
+ * failed. */
+static bool demo_dev_poll(demo_host *h, int timeout_ms) {
+    int rc = cradle_transport_poll(&h->dev, timeout_ms);
+    if (rc != 0) {
+        fprintf(stderr, "cradle-demo: dev transport: %s (%s)\n", cradle_strerror(rc), strerror(h->dev.system_error));
+        h->dev_failed = true;
+        return false;
+    }
+    return cradle_transport_state(&h->dev) == CRADLE_TRANSPORT_RUNNING;
+}
+
+/* ---- the two modes ---- */
+
+static int demo_run_paced(demo_host *h) {
+    uint64_t last = now_ns();
+    uint64_t report_every = h->opt.rate; /* one status line per simulated second */
+    uint32_t rounds = 0;
+    while (h->world.steps < h->opt.steps && !demo_stop_signal) {
+        uint64_t now = now_ns();
+        cradle_clock_plan plan = cradle_clock_offer_elapsed(&h->clock, h->opt.fast ? UINT64_MAX / 2 : now - last);
+        last = now;
+        h->dropped += h->opt.fast ? 0 : plan.dropped;
+        for (uint32_t i = 0; i < plan.steps; i++) {
+            cradle_step step = cradle_clock_next(&h->clock);
+            if (h->world.steps >= h->opt.steps) continue;
+            int rc = demo_host_step(h, step);
+            if (rc != 0) {
+                fprintf(stderr, "cradle-demo: recording step %" PRIu64 ": %s\n", step.index, cradle_strerror(rc));
+                return 1;
+            }
+            if (h->world.steps % report_every == 0 || h->world.steps == h->opt.steps) demo_print_status(h);
+        }
+        if (h->world.steps >= h->opt.steps) break;
+        uint64_t wait = h->opt.fast ? 0 : cradle_clock_ns_until_next(&h->clock);
+        if (h->dev_open) {
+            /* Fast runs look at the socket every 256 rounds, paced ones while
+             * they wait for the next step (rounded up to whole ms). */
+            if ((h->opt.fast && ++rounds % 256 != 0)) continue;
+            if (!demo_dev_poll(h, (int)((wait + 999999) / 1000000))) return h->dev_failed ? 1 : 0;
+        } else if (wait) {
+            sleep_ns(wait);
+        }
+    }
+    return 0;
+}
+
+static int demo_run_commanded(demo_host *h) {
+    while (!demo_stop_signal && demo_dev_poll(h, 1000)) {
+    }
+    return h->dev_failed ? 1 : 0;
+}
+
+/* ---- options ---- */
 
 static void usage(FILE *to) {
     fprintf(to,
             "usage: cradle-demo [options]\n"
             "Steps Cradle's built-in demo simulation with four seeded bots, records it,\n"
             "replays the recording and checks the replay's output byte for byte.\n\n"
-            "  -n, --steps N     steps to run (default 300)\n"
-            "  -r, --rate N      steps per second (default 60)\n"
-            "  -s, --seed N      seed of the bots (default 1)\n"
-            "  -f, --fast        do not pace in real time\n"
-            "  -j, --json        print status as JSON lines\n"
-            "  -h, --help        show this help\n"
-            "  -V, --version     show the version\n");
+            "  -n, --steps N         paced mode: steps to run (default 300)\n"
+            "  -r, --rate N          steps per second (default 60)\n"
+            "  -s, --seed N          seed of the bots (default 1)\n"
+            "  -f, --fast            paced mode: do not pace in real time\n"
+            "  -j, --json            print status as JSON lines\n"
+            "  -c, --commanded       only the dev command step advances the simulation;\n"
+            "                        needs --dev-stdin or --dev-socket\n"
+            "      --dev-stdin       dev protocol on stdin, replies on stdout (implies\n"
+            "                        --commanded; status lines then go to stderr)\n"
+            "      --dev-socket PATH dev protocol on a Unix socket (mode 0600); in paced\n"
+            "                        mode status and quit work while it runs\n"
+            "      --max-steps N     commanded mode: session capacity (default 1000000)\n"
+            "      --max-count N     largest step count one command may ask (default 100000)\n"
+            "  -h, --help            show this help\n"
+            "  -V, --version         show the version\n\n"
+            "Dev protocol: one JSON object per line, one reply line each:\n"
+            "  {\"cmd\":\"step\",\"count\":N}  {\"cmd\":\"status\"}  {\"cmd\":\"quit\"}\n");
 }
 
 static int parse_u64(const char *text, uint64_t min, uint64_t max, uint64_t *out) {
@@ -102,38 +380,50 @@ static int parse_u64(const char *text, uint64_t min, uint64_t max, uint64_t *out
     return 0;
 }
 
-int main(int argc, char **argv) {
-    uint64_t steps = 300, rate = 60, seed = 1;
-    bool fast = false, json = false;
+enum { OPT_DEV_STDIN = 1000, OPT_DEV_SOCKET, OPT_MAX_STEPS, OPT_MAX_COUNT };
+
+/* Fills *o from argv. Returns -1 to go on, or the exit status. */
+static int parse_options(int argc, char **argv, demo_options *o) {
     static const struct option options[] = {
-        {"steps", required_argument, NULL, 'n'}, {"rate", required_argument, NULL, 'r'},
-        {"seed", required_argument, NULL, 's'},  {"fast", no_argument, NULL, 'f'},
-        {"json", no_argument, NULL, 'j'},        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},     {NULL, 0, NULL, 0},
+        {"steps", required_argument, NULL, 'n'},      {"rate", required_argument, NULL, 'r'},
+        {"seed", required_argument, NULL, 's'},       {"fast", no_argument, NULL, 'f'},
+        {"json", no_argument, NULL, 'j'},             {"commanded", no_argument, NULL, 'c'},
+        {"dev-stdin", no_argument, NULL, OPT_DEV_STDIN}, {"dev-socket", required_argument, NULL, OPT_DEV_SOCKET},
+        {"max-steps", required_argument, NULL, OPT_MAX_STEPS}, {"max-count", required_argument, NULL, OPT_MAX_COUNT},
+        {"help", no_argument, NULL, 'h'},             {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0},
+    };
+    const struct {
+        int opt;
+        const char *flag;
+        uint64_t min, max;
+        uint64_t *out;
+    } numbers[] = {
+        {'n', "--steps", 1, 10000000, &o->steps},
+        {'r', "--rate", 1, 1000, &o->rate},
+        {'s', "--seed", 0, UINT64_MAX, &o->seed},
+        {OPT_MAX_STEPS, "--max-steps", 1, DEMO_MAX_STEPS_LIMIT, &o->max_steps},
+        {OPT_MAX_COUNT, "--max-count", 1, CRADLE_DEV_COUNT_LIMIT, &o->max_count},
     };
     int opt;
-    while ((opt = getopt_long(argc, argv, "n:r:s:fjhV", options, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "n:r:s:fjchV", options, NULL)) != -1) {
+        bool numeric = false;
+        for (size_t i = 0; i < sizeof numbers / sizeof numbers[0]; i++) {
+            if (numbers[i].opt != opt) continue;
+            numeric = true;
+            if (parse_u64(optarg, numbers[i].min, numbers[i].max, numbers[i].out) != 0) {
+                fprintf(stderr, "cradle-demo: %s must be an integer from %" PRIu64 " to %" PRIu64 ", got '%s'\n",
+                        numbers[i].flag, numbers[i].min, numbers[i].max, optarg);
+                return 2;
+            }
+        }
+        if (numeric) continue;
         switch (opt) {
-        case 'n':
-            if (parse_u64(optarg, 1, 10000000, &steps) != 0) {
-                fprintf(stderr, "cradle-demo: --steps must be an integer from 1 to 10000000, got '%s'\n", optarg);
-                return 2;
-            }
-            break;
-        case 'r':
-            if (parse_u64(optarg, 1, 1000, &rate) != 0) {
-                fprintf(stderr, "cradle-demo: --rate must be an integer from 1 to 1000, got '%s'\n", optarg);
-                return 2;
-            }
-            break;
-        case 's':
-            if (parse_u64(optarg, 0, UINT64_MAX, &seed) != 0) {
-                fprintf(stderr, "cradle-demo: --seed must be a non-negative integer, got '%s'\n", optarg);
-                return 2;
-            }
-            break;
-        case 'f': fast = true; break;
-        case 'j': json = true; break;
+        case 'f': o->fast = true; break;
+        case 'j': o->json = true; break;
+        case 'c': o->commanded = true; break;
+        case OPT_DEV_STDIN: o->dev_stdin = o->commanded = true; break;
+        case OPT_DEV_SOCKET: o->dev_socket = optarg; break;
         case 'h': usage(stdout); return 0;
         case 'V': printf("cradle-demo %s\n", CRADLE_VERSION_STRING); return 0;
         default: usage(stderr); return 2;
@@ -144,84 +434,53 @@ int main(int argc, char **argv) {
         usage(stderr);
         return 2;
     }
+    if (o->commanded && !o->dev_stdin && !o->dev_socket) {
+        fprintf(stderr, "cradle-demo: --commanded needs --dev-stdin or --dev-socket PATH (nothing could step it)\n");
+        return 2;
+    }
+    return -1;
+}
 
-    int status = 1;
-    uint8_t *storage = malloc(steps * DEMO_SNAPSHOT_SIZE);
-    uint8_t *live_output = malloc(steps * DEMO_OUTPUT_BYTES);
-    uint8_t *replay_output = malloc(steps * DEMO_OUTPUT_BYTES);
-    if (!storage || !live_output || !replay_output) {
-        fprintf(stderr, "cradle-demo: out of memory for %" PRIu64 " steps\n", steps);
-        goto out_free;
-    }
-    cradle_session session;
-    int rc = cradle_session_init(&session, storage, steps * DEMO_SNAPSHOT_SIZE, DEMO_SNAPSHOT_SIZE);
-    cradle_clock clock;
-    if (rc == 0) {
-        rc = cradle_clock_init(&clock, (cradle_clock_config){.steps_per_second = (uint32_t)rate,
-                                                             .source_frames_per_second = (uint32_t)rate});
-    }
-    if (rc != 0) {
-        fprintf(stderr, "cradle-demo: %s\n", cradle_strerror(rc));
-        goto out_free;
-    }
-    cradle_rng bots;
-    cradle_rng_seed(&bots, seed, 7);
-    demo_world world = {{0}, 0};
-    uint8_t snapshot[DEMO_SNAPSHOT_SIZE];
-    uint64_t started = now_ns(), last = started, dropped = 0;
-    uint64_t report_every = rate; /* one status line per simulated second */
-    while (world.steps < steps) {
-        uint64_t now = now_ns();
-        cradle_clock_plan plan = cradle_clock_offer_elapsed(&clock, fast ? UINT64_MAX / 2 : now - last);
-        last = now;
-        dropped += fast ? 0 : plan.dropped;
-        for (uint32_t i = 0; i < plan.steps; i++) {
-            cradle_step step = cradle_clock_next(&clock);
-            if (world.steps >= steps) continue;
-            demo_bots(&bots, snapshot);
-            rc = cradle_session_append(&session, step.index, snapshot);
-            if (rc != 0) {
-                fprintf(stderr, "cradle-demo: recording step %" PRIu64 ": %s\n", step.index, cradle_strerror(rc));
-                goto out_free;
-            }
-            demo_world_step(&world, snapshot);
-            demo_world_output(&world, live_output + step.index * DEMO_OUTPUT_BYTES);
-            if (world.steps % report_every == 0 || world.steps == steps) {
-                if (json) {
-                    printf("{\"event\":\"status\",\"step\":%" PRIu64 ",\"positions\":[%d,%d,%d,%d],\"dropped\":%" PRIu64 "}\n",
-                           world.steps, world.position[0], world.position[1], world.position[2],
-                           world.position[3], dropped);
-                } else {
-                    printf("step %6" PRIu64 "  dots at %3d %3d %3d %3d  dropped %" PRIu64 "\n", world.steps,
-                           world.position[0], world.position[1], world.position[2], world.position[3], dropped);
-                }
-                fflush(stdout);
-            }
-        }
-        if (!fast && world.steps < steps) sleep_ns(cradle_clock_ns_until_next(&clock));
-    }
+int main(int argc, char **argv) {
+    demo_host host = {.opt = {.steps = 300, .rate = 60, .seed = 1, .max_steps = 1000000, .max_count = 100000}};
+    demo_host *h = &host;
+    int status = parse_options(argc, argv, &h->opt);
+    if (status >= 0) return status;
+    status = 1;
+    h->events = h->opt.dev_stdin ? stderr : stdout;
+
+    /* A client that vanishes must not kill the host; SIGINT and SIGTERM end
+     * the run cleanly (socket removed, replay checked). */
+    signal(SIGPIPE, SIG_IGN);
+    struct sigaction stop = {.sa_handler = on_stop_signal};
+    sigemptyset(&stop.sa_mask);
+    sigaction(SIGINT, &stop, NULL);
+    sigaction(SIGTERM, &stop, NULL);
+
+    if (demo_host_init(h) != 0) goto out;
+    if ((h->opt.dev_stdin || h->opt.dev_socket) && demo_dev_open(h) != 0) goto out;
+
+    uint64_t started = now_ns();
+    if ((h->opt.commanded ? demo_run_commanded(h) : demo_run_paced(h)) != 0) goto out;
     double seconds = (double)(now_ns() - started) / 1e9;
 
-    replay_ctx replay = {.world = {{0}, 0}, .output = replay_output};
-    cradle_session_replay(&session, replay_update, &replay);
-    cradle_golden_result verdict = cradle_golden_compare(live_output, steps * DEMO_OUTPUT_BYTES,
-                                                         replay_output, steps * DEMO_OUTPUT_BYTES);
-    if (json) {
-        printf("{\"event\":\"done\",\"steps\":%" PRIu64 ",\"seconds\":%.3f,\"replay_equal\":%s}\n", steps,
-               seconds, verdict.equal ? "true" : "false");
+    bool equal = demo_host_check(h);
+    uint64_t steps = h->world.steps;
+    if (h->opt.json) {
+        fprintf(h->events, "{\"event\":\"done\",\"steps\":%" PRIu64 ",\"seconds\":%.3f,\"replay_equal\":%s}\n", steps,
+                seconds, equal ? "true" : "false");
     } else {
-        printf("ran %" PRIu64 " steps in %.2f s; replay of the recording %s\n", steps, seconds,
-               verdict.equal ? "matches the live run byte for byte" : "DIFFERS");
+        fprintf(h->events, "ran %" PRIu64 " steps in %.2f s; replay of the recording %s\n", steps, seconds,
+                equal ? "matches the live run byte for byte" : "DIFFERS");
     }
-    if (!verdict.equal) {
-        fprintf(stderr, "cradle-demo: replay differs at byte %zu (step %zu)\n", verdict.first_difference,
-                verdict.first_difference / DEMO_OUTPUT_BYTES);
-        goto out_free;
+    fflush(h->events);
+    if (!equal) {
+        fprintf(stderr, "cradle-demo: replay differs at byte %zu (step %zu)\n", h->first_difference,
+                h->first_difference / DEMO_OUTPUT_BYTES);
+        goto out;
     }
     status = 0;
-out_free:
-    free(storage);
-    free(live_output);
-    free(replay_output);
+out:
+    demo_host_deinit(h);
     return status;
 }

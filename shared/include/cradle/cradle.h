@@ -21,6 +21,8 @@
 #include "cradle/session.h"
 #include "cradle/game_abi.h"
 /* CRADLE_UMBRELLA_MODULES: helpers append their module headers below. */
+#include "cradle/dev.h"
+#include "cradle/transport.h"
 #include "cradle/settle.h"
 #include "cradle/contract.h"
 #include "cradle/reload.h"

@@ -1,0 +1,163 @@
+#ifndef CRADLE_DEV_H
+#define CRADLE_DEV_H
+/*
+ * dev: the dev protocol, one JSON object per line (seed 001).
+ *
+ * Requests:
+ *   {"cmd":"step","count":N}   1 <= N <= the maximum the host passes to parse
+ *   {"cmd":"status"}
+ *   {"cmd":"quit"}
+ *   {"cmd":"<other>", ...}     a host command: parse returns CRADLE_EDEV_UNKNOWN
+ *                              and cradle_dev_common() returns NULL; the host
+ *                              looks the name up in its own table
+ *                              (cradle_dev_find) and reads its fields from
+ *                              request.root with the cJSON API or
+ *                              cradle_dev_arg_integer().
+ * Any request may carry "id" (a string or a number); its reply echoes it.
+ *
+ * Replies, one line each:
+ *   {"ok":true[,"id":...][,fields...]}
+ *   {"ok":false[,"id":...],"error":"<cradle_error_name(code)>","message":"<what was wrong>"}
+ * Every string that reaches a reply is escaped here: control characters
+ * become \u00XX and bytes that are not valid UTF-8 become \ufffd, so a reply
+ * is valid JSON whatever bytes the request held.
+ *
+ * Memory: parsing goes through cJSON, which allocates the tree with malloc
+ * (cJSON's hooks are process-wide, so this module does not redirect them);
+ * cradle_dev_request_deinit frees it. The dev protocol is not on the step
+ * path. Replies are written into a cradle_writer over caller memory and
+ * allocate nothing.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cradle/errors.h"
+
+struct cJSON;
+
+/* The largest count a host may allow: every integer below 2^53 is exact in
+ * the double a JSON number is read into. */
+#define CRADLE_DEV_COUNT_LIMIT ((UINT64_C(1) << 53) - 1)
+
+/* ---- writer: a bounded byte buffer a reply is appended to ---- */
+
+/* Appends are all-or-nothing: one that does not fit sets overflow, leaves
+ * length unchanged, and every later append is ignored. The writer does not
+ * own its buffer. */
+typedef struct cradle_writer {
+    char *data;
+    size_t capacity;
+    size_t length;
+    bool overflow;
+} cradle_writer;
+
+void cradle_writer_init(cradle_writer *writer, void *buffer, size_t capacity);
+void cradle_writer_bytes(cradle_writer *writer, const void *bytes, size_t count);
+void cradle_writer_text(cradle_writer *writer, const char *text);
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+void cradle_writer_format(cradle_writer *writer, const char *format, ...);
+/* Appends bytes as a quoted JSON string: '"' and '\\' escaped, control
+ * characters and DEL as \n, \t ... or \u00XX, each byte of an invalid UTF-8
+ * sequence (overlong, surrogate, above U+10FFFF, truncated) as \ufffd. */
+void cradle_writer_json_string(cradle_writer *writer, const void *bytes, size_t count);
+
+/* ---- requests ---- */
+
+typedef enum cradle_dev_kind {
+    CRADLE_DEV_STEP,
+    CRADLE_DEV_STATUS,
+    CRADLE_DEV_QUIT,
+} cradle_dev_kind;
+
+/* One of the three common commands. */
+typedef struct cradle_dev_command {
+    cradle_dev_kind kind;
+    uint64_t count; /* STEP only: 1 .. the maximum given to parse */
+} cradle_dev_command;
+
+#define CRADLE_DEV_MESSAGE_BYTES 192u
+
+/* What parse learnt from one line. Pointers point into root and live until
+ * cradle_dev_request_deinit. */
+typedef struct cradle_dev_request {
+    struct cJSON *root;      /* the parsed value, NULL when the line was not JSON */
+    const struct cJSON *id;  /* "id" when it is a string or a number, else NULL */
+    const char *cmd;         /* "cmd" when it is a string, else NULL */
+    cradle_dev_command command; /* meaningful when error == 0 */
+    int error;               /* what parse returned */
+    char message[CRADLE_DEV_MESSAGE_BYTES]; /* what was wrong (raw bytes, escaped on output) */
+} cradle_dev_request;
+
+/* Parses one line (length bytes, no newline needed, no NUL needed; anything
+ * but JSON whitespace after the value is an error). max_count is the largest
+ * step count the host allows, 1 .. CRADLE_DEV_COUNT_LIMIT (asserted).
+ * Returns 0 for a valid common command, CRADLE_EDEV_UNKNOWN for a well-formed
+ * request naming another command (request->cmd and root are set), or one of:
+ *   CRADLE_EDEV_NOT_JSON     not JSON, or bytes after the value
+ *   CRADLE_EDEV_NOT_OBJECT   JSON but not an object
+ *   CRADLE_EDEV_NO_CMD       no "cmd"
+ *   CRADLE_EDEV_CMD_TYPE     "cmd" is not a string
+ *   CRADLE_EDEV_ARGUMENT     "id" is neither a string nor a number
+ *   CRADLE_EDEV_COUNT_*      step's count missing / not a number / fractional /
+ *                            negative / zero / above max_count / >= 2^53 or infinite
+ * On every return request->message says what was wrong (empty on 0) and
+ * request->id is set when the id could be read, so even an error reply
+ * echoes it. Always call cradle_dev_request_deinit afterwards. */
+int cradle_dev_parse(cradle_dev_request *request, const char *line, size_t length,
+                     uint64_t max_count);
+
+void cradle_dev_request_deinit(cradle_dev_request *request);
+
+/* The common command of a request parse accepted, or NULL for anything else
+ * (a host command or an error). */
+const cradle_dev_command *cradle_dev_common(const cradle_dev_request *request);
+
+/* Reads the optional integer field `name` of a host command into *out.
+ * Absent: *out = fallback and 0 when not required, else CRADLE_EDEV_ARGUMENT.
+ * Present but not a whole number in [min, max]: CRADLE_EDEV_ARGUMENT and
+ * request->message names the field, the range and the value got. min and max
+ * must lie within +-(2^53 - 1) (asserted). */
+int cradle_dev_arg_integer(cradle_dev_request *request, const char *name, bool required,
+                           int64_t min, int64_t max, int64_t fallback, int64_t *out);
+
+/* A host's command table: it looks a request's cmd up by exact name. */
+typedef struct cradle_dev_entry {
+    const char *name;
+    /* Writes exactly one reply line; returns true when the host should quit. */
+    bool (*handle)(void *host, cradle_dev_request *request, cradle_writer *reply);
+} cradle_dev_entry;
+
+/* The entry named name, or NULL (also for a NULL name). */
+const cradle_dev_entry *cradle_dev_find(const cradle_dev_entry *table, size_t count,
+                                        const char *name);
+
+/* ---- replies ---- */
+
+/* {"ok":true and the request's id (request may be NULL). Follow with fields
+ * and cradle_dev_reply_end. */
+void cradle_dev_reply_begin(cradle_writer *reply, const cradle_dev_request *request);
+void cradle_dev_field_u64(cradle_writer *reply, const char *key, uint64_t value);
+void cradle_dev_field_i64(cradle_writer *reply, const char *key, int64_t value);
+void cradle_dev_field_bool(cradle_writer *reply, const char *key, bool value);
+/* A NUL-terminated string value, escaped. */
+void cradle_dev_field_string(cradle_writer *reply, const char *key, const char *value);
+/* A value the caller vouches is valid JSON text (an array it built, say). */
+void cradle_dev_field_raw(cradle_writer *reply, const char *key, const char *json);
+/* Closes the object and ends the line. */
+void cradle_dev_reply_end(cradle_writer *reply);
+
+/* {"ok":true} with the id. */
+void cradle_dev_reply_ok(cradle_writer *reply, const cradle_dev_request *request);
+
+/* The whole error line for code (a negative CRADLE_E... code); message NULL
+ * means cradle_strerror(code). request may be NULL. */
+void cradle_dev_reply_error(cradle_writer *reply, const cradle_dev_request *request, int code,
+                            const char *message);
+
+/* The error line for what parse refused: request->error and request->message. */
+void cradle_dev_reply_parse_error(cradle_writer *reply, const cradle_dev_request *request);
+
+#endif

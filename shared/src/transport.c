@@ -1,0 +1,509 @@
+#include "cradle/transport.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Input space past the longest line, so one read always has room. */
+#define READ_CHUNK ((size_t)64 * 1024)
+#define DEFAULT_OUTPUT ((size_t)256 * 1024)
+#define DEFAULT_RESERVE ((size_t)64 * 1024)
+#define DEFAULT_SCRATCH ((size_t)64 * 1024)
+#define DEFAULT_LINES_PER_POLL 256u
+/* The smallest reserve that still fits a "full" or "line_too_long" error line. */
+#define MIN_RESERVE ((size_t)256)
+#define CLOSE_FLUSH_MS 1000
+
+_Static_assert(sizeof(((cradle_transport *)0)->path) == sizeof(((struct sockaddr_un *)0)->sun_path),
+               "path buffer matches sun_path");
+
+/* One client: the stdio pair or a socket (in_fd == out_fd). A free socket
+ * slot has in_fd == -1. The input buffer holds [in_start, in_len) unhandled
+ * bytes; scan is where the search for the next newline resumes. The output
+ * queue holds [out_head, out_len) unsent bytes. */
+typedef struct cradle__transport_conn {
+    int in_fd;
+    int out_fd;
+    bool stdio;
+    bool read_closed; /* the peer sent end-of-file (or reading failed) */
+    bool discarding;  /* inside an overlong line: drop bytes up to its newline */
+    bool broken;      /* writing failed: the peer is gone */
+    char *in;
+    size_t in_start, in_len, scan;
+    char *out;
+    size_t out_head, out_len;
+} conn;
+
+static size_t in_capacity(const cradle_transport *t) { return t->config.line_max + 1 + READ_CHUNK; }
+
+static size_t out_space(const cradle_transport *t, const conn *c) {
+    return t->config.output_bytes - (c->out_len - c->out_head);
+}
+
+static bool conn_active(const conn *c) { return c->in_fd >= 0; }
+
+static uint64_t monotonic_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static int set_flags(int fd) {
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) != 0) return -1;
+    return fcntl(fd, F_SETFD, FD_CLOEXEC);
+}
+
+static void make_address(struct sockaddr_un *address, const char *path) {
+    memset(address, 0, sizeof *address);
+    address->sun_family = AF_UNIX;
+    memcpy(address->sun_path, path, strlen(path) + 1);
+}
+
+/* Whatever is at the path: nothing (0), our kind of stale socket (removed,
+ * 0), a live server (LIVE), something else (FOREIGN) or an error (EIO). */
+static int clear_path(cradle_transport *t) {
+    struct stat st;
+    if (lstat(t->path, &st) != 0) {
+        if (errno == ENOENT) return 0;
+        t->system_error = errno;
+        return CRADLE_EIO;
+    }
+    if (!S_ISSOCK(st.st_mode)) return CRADLE_ETRANSPORT_FOREIGN;
+    int probe = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (probe < 0) {
+        t->system_error = errno;
+        return CRADLE_EIO;
+    }
+    struct sockaddr_un address;
+    make_address(&address, t->path);
+    int rc = connect(probe, (const struct sockaddr *)&address, sizeof address);
+    int err = errno;
+    close(probe);
+    if (rc == 0 || err == EAGAIN) return CRADLE_ETRANSPORT_LIVE;
+    if (err != ECONNREFUSED && err != ENOENT) {
+        t->system_error = err;
+        return CRADLE_EIO;
+    }
+    /* Nobody answers: a server died without removing it. */
+    if (unlink(t->path) != 0 && errno != ENOENT) {
+        t->system_error = errno;
+        return CRADLE_EIO;
+    }
+    return 0;
+}
+
+static int listen_on(cradle_transport *t) {
+    int rc = clear_path(t);
+    if (rc != 0) return rc;
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (fd < 0 || set_flags(fd) != 0) goto out_io;
+    /* On Linux bind gives the file the socket inode's mode (minus umask), so
+     * fchmod first leaves no moment at which the file is open to others;
+     * the chmod after bind covers systems where it does not. */
+    if (fchmod(fd, S_IRUSR | S_IWUSR) != 0) goto out_io;
+    struct sockaddr_un address;
+    make_address(&address, t->path);
+    if (bind(fd, (const struct sockaddr *)&address, sizeof address) != 0) {
+        if (errno == EADDRINUSE) {
+            close(fd);
+            return CRADLE_ETRANSPORT_LIVE; /* another server won the race */
+        }
+        goto out_io;
+    }
+    struct stat st;
+    if (chmod(t->path, S_IRUSR | S_IWUSR) != 0 || lstat(t->path, &st) != 0 || listen(fd, 128) != 0) {
+        int err = errno;
+        unlink(t->path);
+        errno = err;
+        goto out_io;
+    }
+    t->socket_device = (uint64_t)st.st_dev;
+    t->socket_inode = (uint64_t)st.st_ino;
+    t->listen_fd = fd;
+    return 0;
+out_io:
+    t->system_error = errno;
+    if (fd >= 0) close(fd);
+    return CRADLE_EIO;
+}
+
+static void free_buffers(cradle_transport *t) {
+    if (t->conns) free(t->conns[0].in);
+    free(t->conns);
+    free(t->pollfds);
+    free(t->poll_owner);
+    free(t->scratch_block);
+    t->conns = NULL;
+    t->pollfds = NULL;
+    t->poll_owner = NULL;
+    t->scratch_block = NULL;
+}
+
+int cradle_transport_open(cradle_transport *transport, const cradle_transport_config *config) {
+    assert(transport != NULL && config != NULL);
+    cradle_transport *t = transport;
+    *t = (cradle_transport){.listen_fd = -1, .status = CRADLE_TRANSPORT_RUNNING};
+    cradle_transport_config c = *config;
+    if (c.handler == NULL || (c.socket_path == NULL && !c.stdio)) return CRADLE_EINVAL;
+    if (c.out_fd == 0) c.out_fd = 1;
+    if (c.max_clients == 0) c.max_clients = CRADLE_TRANSPORT_DEFAULT_CLIENTS;
+    if (c.line_max == 0) c.line_max = CRADLE_TRANSPORT_LINE_MAX;
+    if (c.output_bytes == 0) c.output_bytes = DEFAULT_OUTPUT;
+    if (c.reply_reserve == 0) c.reply_reserve = DEFAULT_RESERVE < c.output_bytes ? DEFAULT_RESERVE : c.output_bytes;
+    if (c.scratch_bytes == 0) c.scratch_bytes = DEFAULT_SCRATCH;
+    if (c.lines_per_poll == 0) c.lines_per_poll = DEFAULT_LINES_PER_POLL;
+    if (c.reply_reserve < MIN_RESERVE || c.reply_reserve > c.output_bytes || c.line_max > SIZE_MAX / 4 ||
+        c.max_clients > 4096) {
+        return CRADLE_EINVAL;
+    }
+    if (c.socket_path != NULL) {
+        size_t n = strlen(c.socket_path);
+        if (n == 0 || n >= sizeof t->path) return CRADLE_ETRANSPORT_PATH;
+        memcpy(t->path, c.socket_path, n + 1);
+        c.socket_path = t->path;
+    }
+    t->config = c;
+
+    uint32_t count = (c.stdio ? 1u : 0u) + (c.socket_path ? c.max_clients : 0u);
+    size_t per_conn = in_capacity(t) + c.output_bytes;
+    if (per_conn > SIZE_MAX / count) return CRADLE_ENOMEM;
+    t->conns = calloc(count, sizeof *t->conns);
+    t->pollfds = calloc(count + 1u, sizeof *t->pollfds);
+    t->poll_owner = calloc(count + 1u, sizeof *t->poll_owner);
+    t->scratch_block = malloc(c.scratch_bytes);
+    char *block = t->conns ? malloc(per_conn * count) : NULL;
+    if (!t->conns || !t->pollfds || !t->poll_owner || !t->scratch_block || !block) {
+        free(block);
+        free_buffers(t);
+        return CRADLE_ENOMEM;
+    }
+    t->conn_count = count;
+    for (uint32_t i = 0; i < count; i++) {
+        conn *k = &t->conns[i];
+        *k = (conn){.in_fd = -1, .out_fd = -1};
+        k->in = block + (size_t)i * per_conn;
+        k->out = k->in + in_capacity(t);
+    }
+    if (c.stdio) {
+        t->conns[0].in_fd = c.in_fd;
+        t->conns[0].out_fd = c.out_fd;
+        t->conns[0].stdio = true;
+    }
+    cradle_arena_init(&t->scratch, t->scratch_block, c.scratch_bytes);
+    if (c.socket_path != NULL) {
+        int rc = listen_on(t);
+        if (rc != 0) {
+            free_buffers(t);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+/* ---- one connection ---- */
+
+static void close_conn(cradle_transport *t, conn *c) {
+    assert(!c->stdio);
+    close(c->in_fd);
+    char *in = c->in, *out = c->out;
+    *c = (conn){.in_fd = -1, .out_fd = -1, .in = in, .out = out};
+    t->stats.clients--;
+}
+
+/* Sends queued replies without blocking (sockets) or with blocking writes
+ * (stdio). A failed write marks the peer broken and drops its output. */
+static void flush_conn(conn *c) {
+    while (c->out_head < c->out_len && !c->broken) {
+        size_t left = c->out_len - c->out_head;
+        ssize_t n = c->stdio ? write(c->out_fd, c->out + c->out_head, left)
+                             : send(c->out_fd, c->out + c->out_head, left, MSG_NOSIGNAL);
+        if (n > 0) {
+            c->out_head += (size_t)n;
+        } else if (n < 0 && errno == EINTR) {
+            continue;
+        } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            if (!c->stdio) break;
+            struct pollfd p = {.fd = c->out_fd, .events = POLLOUT};
+            (void)poll(&p, 1, -1);
+        } else {
+            c->broken = true;
+        }
+    }
+    if (c->out_head == c->out_len || c->broken) c->out_head = c->out_len = 0;
+}
+
+/* Makes the free tail of the output queue as large as the queue allows. */
+static size_t out_tail(const cradle_transport *t, conn *c) {
+    if (c->out_head > 0 && t->config.output_bytes - c->out_len < t->config.reply_reserve) {
+        memmove(c->out, c->out + c->out_head, c->out_len - c->out_head);
+        c->out_len -= c->out_head;
+        c->out_head = 0;
+    }
+    return t->config.output_bytes - c->out_len;
+}
+
+static void reply_too_long(cradle_transport *t, conn *c) {
+    char message[96];
+    snprintf(message, sizeof message, "line longer than %zu bytes; it was discarded", t->config.line_max);
+    cradle_writer w;
+    cradle_writer_init(&w, c->out + c->out_len, t->config.output_bytes - c->out_len);
+    cradle_dev_reply_error(&w, NULL, CRADLE_EDEV_LINE_LONG, message);
+    c->out_len += w.length;
+    t->stats.too_long++;
+}
+
+static void run_line(cradle_transport *t, conn *c, char *line, size_t length) {
+    if (length > 0 && line[length - 1] == '\r') length--;
+    line[length] = '\0';
+    cradle_writer w;
+    cradle_writer_init(&w, c->out + c->out_len, t->config.output_bytes - c->out_len);
+    cradle_arena_reset(&t->scratch);
+    bool quit = t->config.handler(t->config.context, line, length, &w, &t->scratch);
+    t->stats.lines++;
+    if (w.overflow) {
+        t->stats.overflowed++;
+        cradle_writer_init(&w, c->out + c->out_len, t->config.output_bytes - c->out_len);
+        cradle_dev_reply_error(&w, NULL, CRADLE_EFULL, "the reply did not fit in the client's output queue");
+    }
+    c->out_len += w.length;
+    if (quit) t->status = CRADLE_TRANSPORT_QUIT;
+}
+
+/* Runs the complete lines in the input buffer while the budget and the
+ * output queue allow, then compacts the buffer. */
+static void process_conn(cradle_transport *t, conn *c) {
+    uint32_t budget = t->config.lines_per_poll;
+    while (t->status == CRADLE_TRANSPORT_RUNNING && !c->broken) {
+        char *base = c->in;
+        if (c->discarding) {
+            char *nl = memchr(base + c->in_start, '\n', c->in_len - c->in_start);
+            c->in_start = nl ? (size_t)(nl - base) + 1 : c->in_len;
+            c->scan = c->in_start;
+            if (!nl) break;
+            c->discarding = false;
+            continue;
+        }
+        char *nl = memchr(base + c->scan, '\n', c->in_len - c->scan);
+        size_t length = nl ? (size_t)(nl - base) - c->in_start : c->in_len - c->in_start;
+        if (!nl) {
+            c->scan = c->in_len;
+            bool overlong = length > t->config.line_max;
+            bool last = c->stdio && c->read_closed && length > 0;
+            if (!overlong && !last) break;
+        }
+        if (budget == 0) break; /* the next poll does not wait: see has_line */
+        if (out_tail(t, c) < t->config.reply_reserve) break; /* back-pressure */
+        if (length > t->config.line_max) {
+            reply_too_long(t, c);
+            c->discarding = nl == NULL;
+        } else {
+            run_line(t, c, base + c->in_start, length);
+        }
+        c->in_start = nl ? (size_t)(nl - base) + 1 : c->in_len;
+        c->scan = c->in_start;
+        budget--;
+    }
+    if (c->in_start == c->in_len) {
+        c->in_start = c->in_len = c->scan = 0;
+    } else if (c->in_start > 0) {
+        memmove(c->in, c->in + c->in_start, c->in_len - c->in_start);
+        c->in_len -= c->in_start;
+        c->scan -= c->in_start;
+        c->in_start = 0;
+    }
+}
+
+/* A complete line waits. No newline lies in [in_start, scan), so the search
+ * starts at scan. */
+static bool has_line(const conn *c) {
+    return !c->discarding && memchr(c->in + c->scan, '\n', c->in_len - c->scan) != NULL;
+}
+
+/* Lines wait that can run without more input: complete ones, or the stdio
+ * input's last unterminated line once the input ended. */
+static bool has_work(const conn *c) {
+    return has_line(c) || (c->stdio && c->read_closed && c->in_len > 0);
+}
+
+static void read_conn(cradle_transport *t, conn *c) {
+    size_t room = in_capacity(t) - c->in_len;
+    if (room == 0 || c->read_closed) return;
+    ssize_t n = read(c->in_fd, c->in + c->in_len, room);
+    if (n > 0) {
+        c->in_len += (size_t)n;
+    } else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+        c->read_closed = true;
+    }
+}
+
+static bool wants_read(const cradle_transport *t, const conn *c) {
+    return !c->read_closed && !c->broken && c->in_len < in_capacity(t) &&
+           out_space(t, c) >= t->config.reply_reserve;
+}
+
+/* Closes a socket client that is done; ends the stdio client's run. */
+static void finish_conn(cradle_transport *t, conn *c) {
+    if (c->stdio) {
+        if ((c->broken || (c->read_closed && c->in_len == 0)) && t->status == CRADLE_TRANSPORT_RUNNING) {
+            t->status = CRADLE_TRANSPORT_EOF;
+        }
+        return;
+    }
+    bool drained = c->out_head == c->out_len;
+    if (c->broken || (c->read_closed && drained && !has_line(c))) close_conn(t, c);
+}
+
+static void refuse_client(cradle_transport *t, int fd) {
+    char line[160];
+    char message[96];
+    snprintf(message, sizeof message, "the server has %u clients already; try again later",
+             (unsigned)t->config.max_clients);
+    cradle_writer w;
+    cradle_writer_init(&w, line, sizeof line);
+    cradle_dev_reply_error(&w, NULL, CRADLE_EFULL, message);
+    (void)send(fd, line, w.length, MSG_NOSIGNAL);
+    close(fd);
+    t->stats.refused++;
+}
+
+static void accept_clients(cradle_transport *t) {
+    uint32_t first = t->config.stdio ? 1u : 0u;
+    for (;;) {
+        int fd = accept(t->listen_fd, NULL, NULL);
+        if (fd < 0) {
+            if (errno == EINTR) continue;
+            return; /* EAGAIN: no more waiting; others (EMFILE...): try next poll */
+        }
+        if (set_flags(fd) != 0) {
+            close(fd);
+            continue;
+        }
+        conn *slot = NULL;
+        for (uint32_t i = first; i < t->conn_count && !slot; i++) {
+            if (!conn_active(&t->conns[i])) slot = &t->conns[i];
+        }
+        if (!slot) {
+            refuse_client(t, fd);
+            continue;
+        }
+        slot->in_fd = slot->out_fd = fd;
+        t->stats.accepted++;
+        t->stats.clients++;
+    }
+}
+
+/* Sends every queued reply, waiting for slow sockets at most ms in all. */
+static void flush_all(cradle_transport *t, int ms) {
+    uint64_t deadline = monotonic_ms() + (uint64_t)ms;
+    for (;;) {
+        nfds_t n = 0;
+        for (uint32_t i = 0; i < t->conn_count; i++) {
+            conn *c = &t->conns[i];
+            if (!conn_active(c)) continue;
+            flush_conn(c);
+            if (c->out_head < c->out_len) {
+                t->pollfds[n] = (struct pollfd){.fd = c->out_fd, .events = POLLOUT};
+                n++;
+            }
+        }
+        uint64_t now = monotonic_ms();
+        if (n == 0 || now >= deadline) return;
+        (void)poll(t->pollfds, n, (int)(deadline - now));
+    }
+}
+
+int cradle_transport_poll(cradle_transport *transport, int timeout_ms) {
+    cradle_transport *t = transport;
+    assert(t->conns != NULL && t->status == CRADLE_TRANSPORT_RUNNING && "transport not open or stopped");
+    nfds_t n = 0;
+    if (t->listen_fd >= 0) {
+        t->pollfds[n] = (struct pollfd){.fd = t->listen_fd, .events = POLLIN};
+        t->poll_owner[n++] = UINT32_MAX;
+    }
+    for (uint32_t i = 0; i < t->conn_count; i++) {
+        conn *c = &t->conns[i];
+        if (!conn_active(c)) continue;
+        short events = 0;
+        if (wants_read(t, c)) events |= POLLIN;
+        if (!c->stdio && c->out_head < c->out_len) events |= POLLOUT;
+        /* Lines left by the budget or by back-pressure run without waiting. */
+        if (has_work(c) && out_space(t, c) >= t->config.reply_reserve) timeout_ms = 0;
+        if (events == 0) continue;
+        t->pollfds[n] = (struct pollfd){.fd = c->in_fd, .events = events};
+        t->poll_owner[n++] = i;
+    }
+    int ready = poll(t->pollfds, n, timeout_ms);
+    if (ready < 0) {
+        if (errno == EINTR) return 0;
+        t->system_error = errno;
+        return CRADLE_EIO;
+    }
+    for (nfds_t p = 0; p < n && ready > 0; p++) {
+        short revents = t->pollfds[p].revents;
+        if (revents == 0) continue;
+        if (t->poll_owner[p] == UINT32_MAX) {
+            accept_clients(t);
+            continue;
+        }
+        conn *c = &t->conns[t->poll_owner[p]];
+        if (revents & POLLNVAL) c->read_closed = true;
+        else if (revents & (POLLIN | POLLHUP | POLLERR)) read_conn(t, c);
+        if (revents & POLLOUT) flush_conn(c);
+    }
+    for (uint32_t i = 0; i < t->conn_count && t->status == CRADLE_TRANSPORT_RUNNING; i++) {
+        conn *c = &t->conns[i];
+        if (!conn_active(c)) continue;
+        process_conn(t, c);
+        flush_conn(c);
+        finish_conn(t, c);
+    }
+    if (t->status == CRADLE_TRANSPORT_QUIT) flush_all(t, CLOSE_FLUSH_MS);
+    return 0;
+}
+
+cradle_transport_status cradle_transport_state(const cradle_transport *transport) { return transport->status; }
+
+const cradle_transport_stats *cradle_transport_get_stats(const cradle_transport *transport) {
+    return &transport->stats;
+}
+
+const char *cradle_transport_path(const cradle_transport *transport) {
+    return transport->listen_fd >= 0 ? transport->path : NULL;
+}
+
+void cradle_transport_listening_event(const cradle_transport *transport, cradle_writer *out) {
+    if (transport->listen_fd < 0) return;
+    cradle_writer_text(out, "{\"event\":\"listening\",\"path\":");
+    cradle_writer_json_string(out, transport->path, strlen(transport->path));
+    cradle_writer_text(out, "}\n");
+}
+
+void cradle_transport_close(cradle_transport *transport) {
+    cradle_transport *t = transport;
+    if (t->conns == NULL) return;
+    flush_all(t, CLOSE_FLUSH_MS);
+    for (uint32_t i = 0; i < t->conn_count; i++) {
+        if (conn_active(&t->conns[i]) && !t->conns[i].stdio) close_conn(t, &t->conns[i]);
+    }
+    if (t->listen_fd >= 0) {
+        close(t->listen_fd);
+        t->listen_fd = -1;
+        /* Remove the file only if it is still ours, not a newer server's. */
+        struct stat st;
+        if (lstat(t->path, &st) == 0 && (uint64_t)st.st_dev == t->socket_device &&
+            (uint64_t)st.st_ino == t->socket_inode) {
+            unlink(t->path);
+        }
+    }
+    free_buffers(t);
+}

@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# cradlectl end to end against the demo host: commanded mode over a Unix
+# socket and over stdin, paced mode with a socket, exit codes, socket rules.
+# usage: cradlectl.sh CRADLE_DEMO CRADLECTL
+set -euo pipefail
+demo=$1 ctl=$2
+dir=$(mktemp -d /tmp/cradlectl-test-XXXXXX)
+pid=""
+cleanup() {
+  if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; fi
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+sock=$dir/dev.sock
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# run WANT_RC CMD...: runs CMD, checks its exit status, leaves stdout in $out.
+run() {
+  local want=$1 rc
+  shift
+  set +e
+  out=$("$@" 2>"$dir/stderr")
+  rc=$?
+  set -e
+  [ "$rc" -eq "$want" ] || fail "'$*' exited $rc, wanted $want; stdout: $out; stderr: $(cat "$dir/stderr")"
+}
+
+# start_demo ARGS...: starts the demo in the background, waits for its
+# listening event.
+start_demo() {
+  "$demo" "$@" >"$dir/out" 2>"$dir/err" &
+  pid=$!
+  for _ in $(seq 200); do
+    grep -q '"event":"listening"' "$dir/out" 2>/dev/null && return 0
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.05
+  done
+  fail "demo did not listen: $(cat "$dir/err")"
+}
+
+# wait_demo WANT_RC: waits for the demo to exit with WANT_RC.
+wait_demo() {
+  local rc=0
+  wait "$pid" || rc=$?
+  pid=""
+  [ "$rc" -eq "$1" ] || fail "demo exited $rc, wanted $1: $(cat "$dir/err")"
+}
+
+echo "== commanded over a socket"
+start_demo --commanded --dev-socket "$sock" --json --max-count 1000
+grep -qxF "{\"event\":\"listening\",\"path\":\"$sock\"}" "$dir/out" || fail "listening event: $(cat "$dir/out")"
+[ "$(stat -c %a "$sock")" = 600 ] || fail "socket mode is $(stat -c %a "$sock")"
+
+run 0 "$ctl" --socket "$sock" status
+[[ $out == "ok  step=0 mode=commanded seed=1 "* ]] || fail "status: $out"
+run 0 "$ctl" --socket "$sock" step 10
+[ "$out" = "ok  step=10" ] || fail "step: $out"
+run 0 "$ctl" -s "$sock" --json status   # status does not advance
+[[ $out == '{"ok":true,"step":10,"mode":"commanded",'* ]] || fail "json status: $out"
+out=$(CRADLE_SOCKET=$sock "$ctl" status)
+[[ $out == "ok  step=10 "* ]] || fail "CRADLE_SOCKET: $out"
+run 0 "$ctl" -s "$sock" --json '{"cmd":"step","count":5,"id":"r1"}'
+[ "$out" = '{"ok":true,"id":"r1","step":15}' ] || fail "raw JSON: $out"
+
+echo "== server errors exit 1"
+run 1 "$ctl" -s "$sock" step 0
+[[ $out == "error  count_zero: "* ]] || fail "step 0: $out"
+run 1 "$ctl" -s "$sock" step 1.5
+[[ $out == *count_not_whole*"got 1.5"* ]] || fail "step 1.5: $out"
+run 1 "$ctl" -s "$sock" step 1001
+[[ $out == *count_above_maximum* ]] || fail "step 1001: $out"
+run 1 "$ctl" -s "$sock" step 1e300
+[[ $out == *count_too_large* ]] || fail "step 1e300: $out"
+run 1 "$ctl" -s "$sock" step
+[[ $out == *count_missing* ]] || fail "step: $out"
+run 1 "$ctl" -s "$sock" fly speed=3 name=x
+[[ $out == 'error  unknown_command: unknown command "fly"' ]] || fail "fly: $out"
+run 1 "$ctl" -s "$sock" --json '{"cmd":"status"'
+[[ $out == '{"ok":false,"error":"not_json",'* ]] || fail "broken JSON: $out"
+
+echo "== usage errors exit 2"
+run 2 env -u CRADLE_SOCKET "$ctl" status
+run 2 "$ctl" --bogus
+run 2 "$ctl" -s "$sock" step 1 2
+run 2 "$ctl" -s "$sock" --timeout zero status
+run 2 "$ctl" -s "$sock" --file /nonexistent/script
+"$ctl" --help | grep -q usage
+"$ctl" --version | grep -q cradlectl
+
+echo "== script mode"
+printf 'status\n# a comment\n\nstep 5\n{"cmd":"step","count":1.5}\nstatus\n' >"$dir/script"
+run 1 "$ctl" -s "$sock" <"$dir/script"
+[ "$(echo "$out" | wc -l)" -eq 4 ] || fail "script replies: $out"
+[[ $(echo "$out" | tail -n 1) == "ok  step=20 "* ]] || fail "script end: $out"
+printf 'step 2\nstatus\n' >"$dir/good"
+run 0 "$ctl" -s "$sock" --json --file "$dir/good"
+[[ $(echo "$out" | head -n 1) == '{"ok":true,"step":22}' ]] || fail "--file: $out"
+
+echo "== no server, live and stale sockets"
+run 1 "$ctl" -s "$dir/none.sock" status
+grep -q "no server listens at $dir/none.sock" "$dir/stderr" || fail "no server message: $(cat "$dir/stderr")"
+run 1 "$demo" --commanded --dev-socket "$sock"
+grep -q "already listening" "$dir/stderr" || fail "live socket message: $(cat "$dir/stderr")"
+run 0 "$ctl" -s "$sock" status  # the first host is unharmed
+
+echo "== quit"
+run 0 "$ctl" -s "$sock" quit
+[ "$out" = "ok  step=22 replay_equal=true" ] || fail "quit: $out"
+wait_demo 0
+grep -q '"event":"done","steps":22,' "$dir/out" || fail "done line: $(cat "$dir/out")"
+[ ! -e "$sock" ] || fail "socket not removed"
+
+echo "== stale socket replaced, SIGTERM removes it"
+start_demo --commanded --dev-socket "$sock"
+kill -KILL "$pid"
+wait "$pid" 2>/dev/null || true
+pid=""
+[ -S "$sock" ] || fail "killed host left no socket (test assumption)"
+start_demo --commanded --dev-socket "$sock"
+run 0 "$ctl" -s "$sock" step 3
+kill -TERM "$pid"
+wait_demo 0
+[ ! -e "$sock" ] || fail "socket not removed after SIGTERM"
+
+echo "== a file that is not a socket is refused"
+touch "$sock"
+run 1 "$demo" --commanded --dev-socket "$sock"
+grep -q "not our socket" "$dir/stderr" || fail "foreign file message: $(cat "$dir/stderr")"
+rm -f "$sock"
+
+echo "== commanded over stdin"
+out=$(printf '{"cmd":"status"}\n{"cmd":"step","count":7,"id":1}\n{"cmd":"nope"}\n{"cmd":"quit"}\n' |
+  "$demo" --dev-stdin --json 2>"$dir/err")
+[ "$(echo "$out" | wc -l)" -eq 4 ] || fail "stdin replies: $out"
+[ "$(echo "$out" | sed -n 2p)" = '{"ok":true,"id":1,"step":7}' ] || fail "stdin step: $out"
+[[ $(echo "$out" | sed -n 3p) == '{"ok":false,"error":"unknown_command",'* ]] || fail "stdin unknown: $out"
+[ "$(echo "$out" | sed -n 4p)" = '{"ok":true,"step":7,"replay_equal":true}' ] || fail "stdin quit: $out"
+grep -q '"event":"done","steps":7,' "$dir/err" || fail "stdin done line: $(cat "$dir/err")"
+# End of input ends the host as quit does.
+out=$(printf '{"cmd":"step","count":2}' | "$demo" --dev-stdin 2>/dev/null)
+[ "$out" = '{"ok":true,"step":2}' ] || fail "stdin EOF: $out"
+run 2 "$demo" --commanded
+
+echo "== paced mode with a socket"
+start_demo --steps 6000 --rate 60 --json --dev-socket "$sock"
+run 0 "$ctl" -s "$sock" status
+[[ $out == *"mode=paced"* ]] || fail "paced status: $out"
+run 1 "$ctl" -s "$sock" step 1
+[[ $out == "error  wrong_state: "* ]] || fail "paced step: $out"
+run 0 "$ctl" -s "$sock" quit
+wait_demo 0
+grep -q '"replay_equal":true' "$dir/out" || fail "paced done: $(cat "$dir/out")"
+[ ! -e "$sock" ] || fail "paced socket not removed"
+
+echo "cradlectl ok"

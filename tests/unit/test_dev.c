@@ -1,0 +1,391 @@
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cradle/cradle.h"
+
+#define MAX_COUNT 1000u
+
+/* True when bytes[0..n) is valid UTF-8 (RFC 3629). */
+static bool valid_utf8(const unsigned char *s, size_t n) {
+    size_t i = 0;
+    while (i < n) {
+        unsigned char c = s[i];
+        size_t len;
+        uint32_t cp;
+        if (c < 0x80) {
+            i++;
+            continue;
+        } else if ((c & 0xE0) == 0xC0) {
+            len = 2, cp = c & 0x1Fu;
+        } else if ((c & 0xF0) == 0xE0) {
+            len = 3, cp = c & 0x0Fu;
+        } else if ((c & 0xF8) == 0xF0) {
+            len = 4, cp = c & 0x07u;
+        } else {
+            return false;
+        }
+        if (i + len > n) return false;
+        for (size_t k = 1; k < len; k++) {
+            if ((s[i + k] & 0xC0) != 0x80) return false;
+            cp = (cp << 6) | (s[i + k] & 0x3Fu);
+        }
+        if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000)) return false;
+        if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+        i += len;
+    }
+    return true;
+}
+
+/* Checks that a reply is one line of valid UTF-8 JSON, an object with a
+ * boolean "ok", and returns the parsed object (caller deletes it). */
+static cJSON *check_reply(const cradle_writer *w) {
+    assert_false(w->overflow);
+    assert_true(w->length >= 2);
+    assert_int_equal(w->data[w->length - 1], '\n');
+    assert_null(memchr(w->data, '\n', w->length - 1));
+    assert_true(valid_utf8((const unsigned char *)w->data, w->length));
+    for (size_t i = 0; i + 1 < w->length; i++) assert_true((unsigned char)w->data[i] >= 0x20);
+    cJSON *root = cJSON_ParseWithLength(w->data, w->length);
+    assert_non_null(root);
+    assert_true(cJSON_IsObject(root));
+    assert_true(cJSON_IsBool(cJSON_GetObjectItemCaseSensitive(root, "ok")));
+    return root;
+}
+
+/* Parses a line and writes the reply a host would: ok with "kind" for a
+ * common command, the parse error otherwise. Returns parse's code. */
+static int round_trip(const char *line, size_t length, char *buffer, size_t capacity, cJSON **reply) {
+    cradle_dev_request request;
+    int rc = cradle_dev_parse(&request, line, length, MAX_COUNT);
+    cradle_writer w;
+    cradle_writer_init(&w, buffer, capacity);
+    const cradle_dev_command *common = cradle_dev_common(&request);
+    if (common) {
+        assert_int_equal(rc, 0);
+        cradle_dev_reply_begin(&w, &request);
+        cradle_dev_field_u64(&w, "kind", (uint64_t)common->kind);
+        cradle_dev_field_u64(&w, "count", common->count);
+        cradle_dev_reply_end(&w);
+    } else {
+        assert_int_not_equal(rc, 0);
+        assert_true(request.message[0] != '\0');
+        cradle_dev_reply_parse_error(&w, &request);
+    }
+    *reply = check_reply(&w);
+    cradle_dev_request_deinit(&request);
+    return rc;
+}
+
+static int parse_text(const char *line, cJSON **reply) {
+    static char buffer[4096];
+    return round_trip(line, strlen(line), buffer, sizeof buffer, reply);
+}
+
+static const char *field_string(const cJSON *reply, const char *name) {
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(reply, name);
+    return cJSON_IsString(item) ? item->valuestring : NULL;
+}
+
+static void test_common_commands(void **state) {
+    (void)state;
+    cradle_dev_request r;
+    assert_int_equal(cradle_dev_parse(&r, "{\"cmd\":\"status\"}", 16, MAX_COUNT), 0);
+    assert_non_null(cradle_dev_common(&r));
+    assert_int_equal(cradle_dev_common(&r)->kind, CRADLE_DEV_STATUS);
+    assert_string_equal(r.cmd, "status");
+    assert_null(r.id);
+    cradle_dev_request_deinit(&r);
+
+    const char *quit = " \t{ \"cmd\" : \"quit\" }\r\n ";
+    assert_int_equal(cradle_dev_parse(&r, quit, strlen(quit), MAX_COUNT), 0);
+    assert_int_equal(cradle_dev_common(&r)->kind, CRADLE_DEV_QUIT);
+    cradle_dev_request_deinit(&r);
+
+    const char *step = "{\"count\":10,\"cmd\":\"step\",\"extra\":[1,2]}";
+    assert_int_equal(cradle_dev_parse(&r, step, strlen(step), MAX_COUNT), 0);
+    assert_int_equal(cradle_dev_common(&r)->kind, CRADLE_DEV_STEP);
+    assert_int_equal(cradle_dev_common(&r)->count, 10);
+    cradle_dev_request_deinit(&r);
+
+    /* The bounds and a whole number written with a fraction part. */
+    const char *edges[] = {"{\"cmd\":\"step\",\"count\":1}", "{\"cmd\":\"step\",\"count\":1000}",
+                           "{\"cmd\":\"step\",\"count\":2.0}", "{\"cmd\":\"step\",\"count\":1e2}"};
+    const uint64_t want[] = {1, 1000, 2, 100};
+    for (size_t i = 0; i < 4; i++) {
+        assert_int_equal(cradle_dev_parse(&r, edges[i], strlen(edges[i]), MAX_COUNT), 0);
+        assert_int_equal(cradle_dev_common(&r)->count, want[i]);
+        cradle_dev_request_deinit(&r);
+    }
+    /* The line need not be NUL-terminated: only length bytes are read. */
+    char unterminated[16];
+    memcpy(unterminated, "{\"cmd\":\"quit\"}XX", 16);
+    assert_int_equal(cradle_dev_parse(&r, unterminated, 14, MAX_COUNT), 0);
+    cradle_dev_request_deinit(&r);
+}
+
+typedef struct error_case {
+    const char *line;
+    int code;
+    const char *message_part;
+} error_case;
+
+static void test_every_error_kind(void **state) {
+    (void)state;
+    static const error_case cases[] = {
+        {"", CRADLE_EDEV_NOT_JSON, "empty"},
+        {"   ", CRADLE_EDEV_NOT_JSON, "empty"},
+        {"status", CRADLE_EDEV_NOT_JSON, "not valid JSON"},
+        {"{\"cmd\":\"status\"", CRADLE_EDEV_NOT_JSON, "not valid JSON"},
+        {"{\"cmd\":\"status\"} {}", CRADLE_EDEV_NOT_JSON, "after the value"},
+        {"[1,2]", CRADLE_EDEV_NOT_OBJECT, "got an array"},
+        {"42", CRADLE_EDEV_NOT_OBJECT, "got 42"},
+        {"\"status\"", CRADLE_EDEV_NOT_OBJECT, "got a string"},
+        {"null", CRADLE_EDEV_NOT_OBJECT, "got null"},
+        {"{}", CRADLE_EDEV_NO_CMD, "no \"cmd\""},
+        {"{\"CMD\":\"status\"}", CRADLE_EDEV_NO_CMD, "no \"cmd\""},
+        {"{\"cmd\":7}", CRADLE_EDEV_CMD_TYPE, "got 7"},
+        {"{\"cmd\":null}", CRADLE_EDEV_CMD_TYPE, "got null"},
+        {"{\"cmd\":[\"step\"]}", CRADLE_EDEV_CMD_TYPE, "got an array"},
+        {"{\"cmd\":\"fly\"}", CRADLE_EDEV_UNKNOWN, "unknown command \"fly\""},
+        {"{\"cmd\":\"STATUS\"}", CRADLE_EDEV_UNKNOWN, "STATUS"},
+        {"{\"cmd\":\"step\"}", CRADLE_EDEV_COUNT_MISSING, "from 1 to 1000"},
+        {"{\"cmd\":\"step\",\"count\":\"10\"}", CRADLE_EDEV_COUNT_TYPE, "got a string"},
+        {"{\"cmd\":\"step\",\"count\":true}", CRADLE_EDEV_COUNT_TYPE, "got true"},
+        {"{\"cmd\":\"step\",\"count\":null}", CRADLE_EDEV_COUNT_TYPE, "got null"},
+        {"{\"cmd\":\"step\",\"count\":{}}", CRADLE_EDEV_COUNT_TYPE, "got an object"},
+        {"{\"cmd\":\"step\",\"count\":1.5}", CRADLE_EDEV_COUNT_FLOAT, "from 1 to 1000, got 1.5"},
+        {"{\"cmd\":\"step\",\"count\":-0.5}", CRADLE_EDEV_COUNT_FLOAT, "got -0.5"},
+        {"{\"cmd\":\"step\",\"count\":-3}", CRADLE_EDEV_COUNT_NEG, "got -3"},
+        {"{\"cmd\":\"step\",\"count\":-1e300}", CRADLE_EDEV_COUNT_NEG, "got -1e+300"},
+        {"{\"cmd\":\"step\",\"count\":0}", CRADLE_EDEV_COUNT_ZERO, "got 0"},
+        {"{\"cmd\":\"step\",\"count\":-0}", CRADLE_EDEV_COUNT_ZERO, "got -0"},
+        {"{\"cmd\":\"step\",\"count\":1001}", CRADLE_EDEV_COUNT_MAX, "got 1001 (above the maximum)"},
+        {"{\"cmd\":\"step\",\"count\":9007199254740991}", CRADLE_EDEV_COUNT_MAX, "above the maximum"},
+        {"{\"cmd\":\"step\",\"count\":9007199254740992}", CRADLE_EDEV_COUNT_HUGE, "absurdly large"},
+        {"{\"cmd\":\"step\",\"count\":1e300}", CRADLE_EDEV_COUNT_HUGE, "got 1e+300 (absurdly large"},
+        {"{\"cmd\":\"step\",\"count\":1e999}", CRADLE_EDEV_COUNT_HUGE, "absurdly large"},
+        {"{\"cmd\":\"status\",\"id\":{}}", CRADLE_EDEV_ARGUMENT, "\"id\" must be a string or a number, got an object"},
+        {"{\"cmd\":\"status\",\"id\":true}", CRADLE_EDEV_ARGUMENT, "got true"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cJSON *reply = NULL;
+        int rc = parse_text(cases[i].line, &reply);
+        if (rc != cases[i].code || !strstr(field_string(reply, "message"), cases[i].message_part)) {
+            print_error("case %zu %s: rc %d, message %s\n", i, cases[i].line, rc, field_string(reply, "message"));
+        }
+        assert_int_equal(rc, cases[i].code);
+        assert_true(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(reply, "ok")));
+        assert_string_equal(field_string(reply, "error"), cradle_error_name(cases[i].code));
+        assert_non_null(strstr(field_string(reply, "message"), cases[i].message_part));
+        cJSON_Delete(reply);
+    }
+}
+
+static void test_unknown_command_goes_to_host_table(void **state) {
+    (void)state;
+    cradle_dev_request r;
+    const char *line = "{\"cmd\":\"kick\",\"player\":2,\"id\":\"k1\"}";
+    assert_int_equal(cradle_dev_parse(&r, line, strlen(line), MAX_COUNT), CRADLE_EDEV_UNKNOWN);
+    assert_null(cradle_dev_common(&r));
+    assert_string_equal(r.cmd, "kick");
+    assert_non_null(r.root);
+    static const cradle_dev_entry table[] = {{"pause", NULL}, {"kick", NULL}};
+    assert_ptr_equal(cradle_dev_find(table, 2, r.cmd), &table[1]);
+    assert_null(cradle_dev_find(table, 2, "kic"));
+    assert_null(cradle_dev_find(table, 2, NULL));
+
+    int64_t player = -1;
+    assert_int_equal(cradle_dev_arg_integer(&r, "player", true, 0, 3, 0, &player), 0);
+    assert_int_equal(player, 2);
+    int64_t reason = -1;
+    assert_int_equal(cradle_dev_arg_integer(&r, "reason", false, 0, 9, 7, &reason), 0);
+    assert_int_equal(reason, 7);
+    assert_int_equal(cradle_dev_arg_integer(&r, "reason", true, 0, 9, 7, &reason), CRADLE_EDEV_ARGUMENT);
+    assert_non_null(strstr(r.message, "kick needs \"reason\""));
+    assert_int_equal(cradle_dev_arg_integer(&r, "player", true, 3, 5, 0, &player), CRADLE_EDEV_ARGUMENT);
+    assert_non_null(strstr(r.message, "\"player\" must be an integer from 3 to 5, got 2 (below the minimum)"));
+
+    char buffer[256];
+    cradle_writer w;
+    cradle_writer_init(&w, buffer, sizeof buffer);
+    cradle_dev_reply_error(&w, &r, CRADLE_EDEV_ARGUMENT, r.message);
+    cJSON *reply = check_reply(&w);
+    assert_string_equal(field_string(reply, "id"), "k1");
+    assert_string_equal(field_string(reply, "error"), "bad_argument");
+    cJSON_Delete(reply);
+    cradle_dev_request_deinit(&r);
+}
+
+static void test_ids_are_echoed(void **state) {
+    (void)state;
+    cJSON *reply = NULL;
+    assert_int_equal(parse_text("{\"id\":\"abc\",\"cmd\":\"status\"}", &reply), 0);
+    assert_string_equal(field_string(reply, "id"), "abc");
+    cJSON_Delete(reply);
+
+    static char buffer[256];
+    const char *number_ids[] = {"42", "-7", "12.5", "0.1", "9007199254740993", "1e300"};
+    const char *echoed[] = {"\"id\":42,", "\"id\":-7,", "\"id\":12.5,", "\"id\":0.1,", "\"id\":9007199254740992,",
+                            "\"id\":1e+300,"};
+    for (size_t i = 0; i < 6; i++) {
+        char line[128];
+        snprintf(line, sizeof line, "{\"cmd\":\"status\",\"id\":%s}", number_ids[i]);
+        assert_int_equal(round_trip(line, strlen(line), buffer, sizeof buffer, &reply), 0);
+        assert_non_null(strstr(buffer, echoed[i]));
+        cJSON_Delete(reply);
+    }
+    /* Errors echo the id too, once the line was an object with a valid id. */
+    assert_int_equal(parse_text("{\"id\":9,\"cmd\":\"step\",\"count\":0}", &reply), CRADLE_EDEV_COUNT_ZERO);
+    assert_int_equal(cJSON_GetObjectItemCaseSensitive(reply, "id")->valueint, 9);
+    cJSON_Delete(reply);
+    assert_int_equal(parse_text("{\"id\":\"x\",\"cmd\":\"nope\"}", &reply), CRADLE_EDEV_UNKNOWN);
+    assert_string_equal(field_string(reply, "id"), "x");
+    cJSON_Delete(reply);
+    /* An id with quotes and escapes comes back equal. */
+    assert_int_equal(parse_text("{\"id\":\"a\\\"b\\\\c\\n\\u00e9\",\"cmd\":\"quit\"}", &reply), 0);
+    assert_string_equal(field_string(reply, "id"), "a\"b\\c\n\xc3\xa9");
+    cJSON_Delete(reply);
+}
+
+static void test_hostile_bytes_give_valid_replies(void **state) {
+    (void)state;
+    static char buffer[8192];
+    cJSON *reply = NULL;
+    /* Invalid UTF-8 and raw control characters in cmd and id. */
+    const char line[] = "{\"id\":\"\x01\xff\xc3\x28\xed\xa0\x80\xf4\x90\x80\x80\x7f\",\"cmd\":\"\x1b[31m\xc0\xaf\x80\"}";
+    int rc = round_trip(line, sizeof line - 1, buffer, sizeof buffer, &reply);
+    assert_int_equal(rc, CRADLE_EDEV_UNKNOWN);
+    const char *id = field_string(reply, "id");
+    assert_non_null(id);
+    /* Control bytes come back as themselves (escaped on the wire), each
+     * invalid byte as U+FFFD. */
+    assert_int_equal(id[0], 1);
+    assert_memory_equal(id + 1, "\xef\xbf\xbd\xef\xbf\xbd(", 7);
+    assert_non_null(strstr(field_string(reply, "message"), "\x1b[31m\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"));
+    cJSON_Delete(reply);
+
+    /* A long command name is cut in the message, which stays valid. */
+    char long_line[600];
+    int n = snprintf(long_line, sizeof long_line, "{\"cmd\":\"");
+    for (int i = 0; i < 500; i++) long_line[n++] = (char)(i % 2 ? '\xc3' : '\xa9');
+    memcpy(long_line + n, "\"}", 3);
+    assert_int_equal(round_trip(long_line, strlen(long_line), buffer, sizeof buffer, &reply), CRADLE_EDEV_UNKNOWN);
+    cJSON_Delete(reply);
+
+    /* NUL bytes inside and after the value. */
+    const char nul[] = "{\"cmd\":\"st\0atus\"}\0";
+    assert_int_equal(round_trip(nul, sizeof nul - 1, buffer, sizeof buffer, &reply), CRADLE_EDEV_NOT_JSON);
+    cJSON_Delete(reply);
+
+    /* Deep nesting is refused, not a stack overflow. */
+    static char deep[20002];
+    memset(deep, '[', 10000);
+    memset(deep + 10000, ']', 10000);
+    assert_int_equal(round_trip(deep, 20000, buffer, sizeof buffer, &reply), CRADLE_EDEV_NOT_JSON);
+    cJSON_Delete(reply);
+
+    /* Random bytes, and random bytes inside a string field. */
+    cradle_rng rng;
+    cradle_rng_seed(&rng, 4, 4);
+    char random_line[256];
+    for (int round = 0; round < 3000; round++) {
+        size_t length = (size_t)cradle_rng_range(&rng, 0, 200);
+        size_t at = 0;
+        if (round % 2) at = (size_t)snprintf(random_line, sizeof random_line, "{\"cmd\":\"");
+        for (size_t i = 0; i < length; i++) random_line[at + i] = (char)cradle_rng_range(&rng, 0, 255);
+        at += length;
+        if (round % 2) {
+            char fake_id[9];
+            memcpy(fake_id, random_line + 8, sizeof fake_id);
+            at += (size_t)snprintf(random_line + at, sizeof random_line - at, "\",\"id\":\"%.*s\"}",
+                                   (int)(length % 9), fake_id);
+        }
+        round_trip(random_line, at, buffer, sizeof buffer, &reply);
+        cJSON_Delete(reply);
+    }
+}
+
+static void test_writer(void **state) {
+    (void)state;
+    char buffer[16];
+    cradle_writer w;
+    cradle_writer_init(&w, buffer, sizeof buffer);
+    cradle_writer_text(&w, "0123456789");
+    cradle_writer_format(&w, "%d", 12345); /* 15 bytes + NUL fit exactly */
+    assert_false(w.overflow);
+    assert_int_equal(w.length, 15);
+    cradle_writer_format(&w, "%d", 12); /* no room: all or nothing */
+    assert_true(w.overflow);
+    assert_int_equal(w.length, 15);
+    cradle_writer_text(&w, "");
+    assert_int_equal(w.length, 15);
+
+    char big[64];
+    cradle_writer_init(&w, big, sizeof big);
+    cradle_writer_json_string(&w, "a\"\\\t\x01\x7f\xe2\x82\xac", 9);
+    assert_false(w.overflow);
+    assert_int_equal(w.length, strlen("\"a\\\"\\\\\\t\\u0001\\u007f\xe2\x82\xac\""));
+    assert_memory_equal(big, "\"a\\\"\\\\\\t\\u0001\\u007f\xe2\x82\xac\"", w.length);
+
+    /* A string that does not fit leaves nothing behind. */
+    cradle_writer_init(&w, big, 10);
+    cradle_writer_text(&w, "ab");
+    cradle_writer_json_string(&w, "\x01\x02", 2);
+    assert_true(w.overflow);
+    assert_int_equal(w.length, 2);
+
+    /* An error reply that does not fit overflows instead of being cut. */
+    cradle_writer_init(&w, big, sizeof big);
+    cradle_dev_reply_error(&w, NULL, CRADLE_EDEV_UNKNOWN, "a message far too long for sixty-four bytes of room");
+    assert_true(w.overflow);
+}
+
+static void test_reply_fields(void **state) {
+    (void)state;
+    char buffer[256];
+    cradle_writer w;
+    cradle_writer_init(&w, buffer, sizeof buffer);
+    cradle_dev_reply_begin(&w, NULL);
+    cradle_dev_field_u64(&w, "step", UINT64_MAX);
+    cradle_dev_field_i64(&w, "delta", -5);
+    cradle_dev_field_bool(&w, "paused", false);
+    cradle_dev_field_string(&w, "mode", "commanded");
+    cradle_dev_field_raw(&w, "positions", "[1,2,3]");
+    cradle_dev_reply_end(&w);
+    const char *want = "{\"ok\":true,\"step\":18446744073709551615,\"delta\":-5,\"paused\":false,"
+                       "\"mode\":\"commanded\",\"positions\":[1,2,3]}\n";
+    assert_int_equal(w.length, strlen(want));
+    assert_memory_equal(buffer, want, w.length);
+    cJSON_Delete(check_reply(&w));
+
+    cradle_writer_init(&w, buffer, sizeof buffer);
+    cradle_dev_reply_ok(&w, NULL);
+    assert_int_equal(w.length, 12);
+    assert_memory_equal(buffer, "{\"ok\":true}\n", 12);
+
+    cradle_writer_init(&w, buffer, sizeof buffer);
+    cradle_dev_reply_error(&w, NULL, CRADLE_EDEV_STATE, NULL);
+    const char *want_error = "{\"ok\":false,\"error\":\"wrong_state\",\"message\":\"command not allowed in this state\"}\n";
+    assert_int_equal(w.length, strlen(want_error));
+    assert_memory_equal(buffer, want_error, w.length);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_common_commands),
+        cmocka_unit_test(test_every_error_kind),
+        cmocka_unit_test(test_unknown_command_goes_to_host_table),
+        cmocka_unit_test(test_ids_are_echoed),
+        cmocka_unit_test(test_hostile_bytes_give_valid_replies),
+        cmocka_unit_test(test_writer),
+        cmocka_unit_test(test_reply_fields),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

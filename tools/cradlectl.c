@@ -1,0 +1,461 @@
+/*
+ * cradlectl: sends dev-protocol commands to a Cradle host's Unix socket and
+ * prints the replies.
+ *
+ *   cradlectl --socket PATH status            one command, from the arguments
+ *   cradlectl --socket PATH step 10
+ *   cradlectl --socket PATH '{"cmd":"step","count":3,"id":7}'   raw JSON
+ *   cradlectl --socket PATH --file script.txt one command per line
+ *   cradlectl --socket PATH < script.txt      the same from stdin
+ *   cradlectl --socket PATH                   a prompt, when stdin is a terminal
+ *
+ * Exit status: 0 when every reply was ok, 1 when the server answered
+ * ok:false (or could not be reached, or did not reply in time), 2 on a usage
+ * error.
+ */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "cradle/cradle.h"
+
+#define REQUEST_MAX (CRADLE_TRANSPORT_LINE_MAX + 2)
+#define REPLY_MAX ((size_t)64 << 20)
+
+enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
+
+typedef struct ctl {
+    const char *socket_path;
+    bool json;
+    double timeout_s;
+    int fd;
+    char *reply;      /* received bytes: [0, reply_length) */
+    size_t reply_length, reply_capacity;
+    char *request;    /* REQUEST_MAX bytes */
+} ctl;
+
+static void usage(FILE *to) {
+    fprintf(to,
+            "usage: cradlectl [options] [COMMAND [ARG...]]\n"
+            "Sends dev-protocol commands to a Cradle host and prints the replies.\n\n"
+            "  -s, --socket PATH     the host's dev socket (default: $CRADLE_SOCKET)\n"
+            "  -f, --file FILE       run the commands in FILE, one per line ('-': stdin)\n"
+            "  -j, --json            print each reply as the raw JSON line\n"
+            "  -t, --timeout SECS    connect and reply timeout (default 5)\n"
+            "  -h, --help            show this help\n"
+            "  -V, --version         show the version\n\n"
+            "Commands:\n"
+            "  status                the host's step, mode and state\n"
+            "  step N                advance N steps (commanded hosts)\n"
+            "  quit                  stop the host\n"
+            "  WORD [KEY=VALUE...]   any other command: {\"cmd\":WORD,KEY:VALUE,...}\n"
+            "                        (VALUE goes as a number/true/false/null when it is\n"
+            "                        one, else as a string)\n"
+            "  '{...}'               a raw JSON request, sent as is\n\n"
+            "Without COMMAND the commands come from stdin, one per line (blank lines\n"
+            "and lines starting with '#' are skipped), or from a prompt when stdin is\n"
+            "a terminal.\n\n"
+            "Exit status: 0 all replies ok, 1 a reply was ok:false or the host could not\n"
+            "be reached, 2 usage error.\n");
+}
+
+/* ---- building requests ---- */
+
+/* A JSON number, true, false or null: sent unquoted. */
+static bool json_literal(const char *s) {
+    if (!strcmp(s, "true") || !strcmp(s, "false") || !strcmp(s, "null")) return true;
+    const char *p = s;
+    if (*p == '-') p++;
+    if (*p == '0') p++;
+    else if (*p >= '1' && *p <= '9') while (*p >= '0' && *p <= '9') p++;
+    else return false;
+    if (*p == '.') {
+        p++;
+        if (!(*p >= '0' && *p <= '9')) return false;
+        while (*p >= '0' && *p <= '9') p++;
+    }
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        if (*p == '+' || *p == '-') p++;
+        if (!(*p >= '0' && *p <= '9')) return false;
+        while (*p >= '0' && *p <= '9') p++;
+    }
+    return *p == '\0';
+}
+
+static void put_value(cradle_writer *w, const char *value) {
+    if (json_literal(value)) cradle_writer_text(w, value);
+    else cradle_writer_json_string(w, value, strlen(value));
+}
+
+/* Turns command words into one request line (with its newline) in
+ * c->request. Returns its length, or 0 after writing why into error. */
+static size_t build_request(ctl *c, char **words, int count, char *error, size_t error_size) {
+    cradle_writer w;
+    cradle_writer_init(&w, c->request, REQUEST_MAX);
+    if (words[0][0] == '{') {
+        if (count > 1) {
+            snprintf(error, error_size, "a raw JSON request must be a single argument (quote it)");
+            return 0;
+        }
+        if (strchr(words[0], '\n')) {
+            snprintf(error, error_size, "a raw JSON request must be one line");
+            return 0;
+        }
+        cradle_writer_text(&w, words[0]);
+    } else {
+        bool step = strcmp(words[0], "step") == 0, have_count = false;
+        cradle_writer_text(&w, "{\"cmd\":");
+        cradle_writer_json_string(&w, words[0], strlen(words[0]));
+        for (int i = 1; i < count; i++) {
+            const char *eq = strchr(words[i], '=');
+            if (eq && eq != words[i]) {
+                cradle_writer_text(&w, ",");
+                cradle_writer_json_string(&w, words[i], (size_t)(eq - words[i]));
+                cradle_writer_text(&w, ":");
+                put_value(&w, eq + 1);
+                have_count = have_count || (eq - words[i] == 5 && !strncmp(words[i], "count", 5));
+            } else if (step && !have_count) {
+                cradle_writer_text(&w, ",\"count\":");
+                put_value(&w, words[i]);
+                have_count = true;
+            } else {
+                snprintf(error, error_size, "unexpected argument '%s' for '%s' (arguments are KEY=VALUE)", words[i],
+                         words[0]);
+                return 0;
+            }
+        }
+        cradle_writer_text(&w, "}");
+    }
+    cradle_writer_text(&w, "\n");
+    if (w.overflow) {
+        snprintf(error, error_size, "the request is longer than a line may be (1 MiB)");
+        return 0;
+    }
+    return w.length;
+}
+
+/* ---- the connection ---- */
+
+static int connect_host(ctl *c) {
+    struct sockaddr_un address = {.sun_family = AF_UNIX};
+    if (strlen(c->socket_path) >= sizeof address.sun_path) {
+        fprintf(stderr, "cradlectl: socket path is longer than %zu bytes: %s\n", sizeof address.sun_path - 1,
+                c->socket_path);
+        return EXIT_FAILED;
+    }
+    memcpy(address.sun_path, c->socket_path, strlen(c->socket_path) + 1);
+    c->fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (c->fd < 0) {
+        fprintf(stderr, "cradlectl: socket: %s\n", strerror(errno));
+        return EXIT_FAILED;
+    }
+    /* The timeouts bound connect (a full backlog), each send and each wait
+     * for a reply, so no state of the host can hang cradlectl. */
+    struct timeval tv = {.tv_sec = (time_t)c->timeout_s,
+                         .tv_usec = (suseconds_t)((c->timeout_s - (double)(time_t)c->timeout_s) * 1e6)};
+    setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    if (connect(c->fd, (const struct sockaddr *)&address, sizeof address) != 0) {
+        int err = errno;
+        if (err == ENOENT || err == ECONNREFUSED) {
+            fprintf(stderr, "cradlectl: no server listens at %s (%s)\n", c->socket_path, strerror(err));
+        } else if (err == EAGAIN || err == EINPROGRESS || err == ETIMEDOUT) {
+            fprintf(stderr, "cradlectl: the server at %s did not accept within %g s\n", c->socket_path, c->timeout_s);
+        } else {
+            fprintf(stderr, "cradlectl: cannot connect to %s: %s\n", c->socket_path, strerror(err));
+        }
+        close(c->fd);
+        c->fd = -1;
+        return EXIT_FAILED;
+    }
+    return EXIT_OK;
+}
+
+static int send_all(ctl *c, const char *data, size_t length) {
+    while (length > 0) {
+        ssize_t n = send(c->fd, data, length, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                fprintf(stderr, "cradlectl: the server took no input for %g s\n", c->timeout_s);
+            } else {
+                fprintf(stderr, "cradlectl: sending to %s: %s\n", c->socket_path, strerror(errno));
+            }
+            return EXIT_FAILED;
+        }
+        data += n;
+        length -= (size_t)n;
+    }
+    return EXIT_OK;
+}
+
+/* Reads until a whole line is buffered; *line_length excludes the newline. */
+static int read_reply(ctl *c, size_t *line_length) {
+    for (;;) {
+        char *nl = memchr(c->reply, '\n', c->reply_length);
+        if (nl) {
+            *line_length = (size_t)(nl - c->reply);
+            return EXIT_OK;
+        }
+        if (c->reply_length == c->reply_capacity) {
+            if (c->reply_capacity >= REPLY_MAX) {
+                fprintf(stderr, "cradlectl: reply longer than %zu bytes\n", REPLY_MAX);
+                return EXIT_FAILED;
+            }
+            char *grown = realloc(c->reply, c->reply_capacity * 2);
+            if (!grown) {
+                fprintf(stderr, "cradlectl: out of memory\n");
+                return EXIT_FAILED;
+            }
+            c->reply = grown;
+            c->reply_capacity *= 2;
+        }
+        ssize_t n = recv(c->fd, c->reply + c->reply_length, c->reply_capacity - c->reply_length, 0);
+        if (n > 0) {
+            c->reply_length += (size_t)n;
+        } else if (n == 0) {
+            fprintf(stderr, "cradlectl: the server closed the connection without a reply\n");
+            return EXIT_FAILED;
+        } else if (errno != EINTR) {
+            if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                fprintf(stderr, "cradlectl: no reply within %g s\n", c->timeout_s);
+            } else {
+                fprintf(stderr, "cradlectl: reading from %s: %s\n", c->socket_path, strerror(errno));
+            }
+            return EXIT_FAILED;
+        }
+    }
+}
+
+/* ---- printing replies ---- */
+
+/* Prints text with control characters shown as '?', so a reply cannot
+ * drive the terminal. */
+static void print_clean(const char *text) {
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++) putchar(*p < 0x20 || *p == 0x7f ? '?' : *p);
+}
+
+static void print_value(const cJSON *item) {
+    if (cJSON_IsString(item)) {
+        print_clean(item->valuestring);
+    } else if (cJSON_IsNumber(item)) {
+        double d = item->valuedouble;
+        if (d > -9007199254740992.0 && d < 9007199254740992.0 && d == (double)(int64_t)d) printf("%" PRId64, (int64_t)d);
+        else printf("%.17g", d);
+    } else {
+        char *text = cJSON_PrintUnformatted(item);
+        print_clean(text ? text : "?");
+        cJSON_free(text);
+    }
+}
+
+/* Prints one reply line; returns EXIT_OK for ok:true, else EXIT_FAILED. */
+static int show_reply(const ctl *c, const char *line, size_t length) {
+    cJSON *root = cJSON_ParseWithLength(line, length);
+    const cJSON *ok = cJSON_GetObjectItemCaseSensitive(root, "ok");
+    int verdict = cJSON_IsTrue(ok) ? EXIT_OK : EXIT_FAILED;
+    if (c->json) {
+        fwrite(line, 1, length, stdout);
+        putchar('\n');
+    } else if (!cJSON_IsObject(root) || !cJSON_IsBool(ok)) {
+        printf("? ");
+        fwrite(line, 1, length, stdout);
+        putchar('\n');
+        fprintf(stderr, "cradlectl: the reply is not a dev-protocol reply\n");
+    } else if (verdict == EXIT_OK) {
+        fputs("ok ", stdout);
+        for (const cJSON *item = root->child; item; item = item->next) {
+            if (!strcmp(item->string, "ok")) continue;
+            printf(" %s=", item->string);
+            print_value(item);
+        }
+        putchar('\n');
+    } else {
+        const cJSON *error = cJSON_GetObjectItemCaseSensitive(root, "error");
+        const cJSON *message = cJSON_GetObjectItemCaseSensitive(root, "message");
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(root, "id");
+        fputs("error  ", stdout);
+        print_clean(cJSON_IsString(error) ? error->valuestring : "?");
+        if (cJSON_IsString(message)) {
+            fputs(": ", stdout);
+            print_clean(message->valuestring);
+        }
+        if (id) {
+            fputs("  id=", stdout);
+            print_value(id);
+        }
+        putchar('\n');
+    }
+    fflush(stdout);
+    cJSON_Delete(root);
+    return verdict;
+}
+
+/* Sends one request (length bytes in c->request) and prints its reply. */
+static int round_trip(ctl *c, size_t length) {
+    int rc = send_all(c, c->request, length);
+    size_t line_length = 0;
+    if (rc == EXIT_OK) rc = read_reply(c, &line_length);
+    if (rc != EXIT_OK) return -1;
+    rc = show_reply(c, c->reply, line_length);
+    c->reply_length -= line_length + 1;
+    memmove(c->reply, c->reply + line_length + 1, c->reply_length);
+    return rc;
+}
+
+/* ---- modes ---- */
+
+/* Splits a script line into words at blanks (no quoting), in place. */
+static int split_words(char *line, char **words, int max) {
+    int n = 0;
+    for (char *p = line; *p && n < max;) {
+        while (*p == ' ' || *p == '\t') p++;
+        if (!*p) break;
+        words[n++] = p;
+        while (*p && *p != ' ' && *p != '\t') p++;
+        if (*p) *p++ = '\0';
+    }
+    return n;
+}
+
+/* Runs the commands in `in` one line at a time; returns the exit status. */
+static int run_lines(ctl *c, FILE *in, const char *name, bool interactive) {
+    int status = EXIT_OK;
+    char *line = NULL;
+    size_t capacity = 0;
+    unsigned long number = 0;
+    for (;;) {
+        if (interactive) {
+            fputs("cradle> ", stdout);
+            fflush(stdout);
+        }
+        ssize_t got = getline(&line, &capacity, in);
+        if (got < 0) break;
+        number++;
+        while (got > 0 && (line[got - 1] == '\n' || line[got - 1] == '\r')) line[--got] = '\0';
+        char *start = line;
+        while (*start == ' ' || *start == '\t') start++;
+        if (*start == '\0' || *start == '#') continue;
+        if (interactive && (!strcmp(start, "exit") || !strcmp(start, "help"))) {
+            if (!strcmp(start, "exit")) break;
+            usage(stdout);
+            continue;
+        }
+        char *words[64];
+        int count = 1;
+        if (*start == '{') words[0] = start; /* raw JSON: blanks belong to it */
+        else count = split_words(start, words, 64);
+        char error[256];
+        size_t length = build_request(c, words, count, error, sizeof error);
+        if (length == 0) {
+            fprintf(stderr, "cradlectl: %s:%lu: %s\n", name, number, error);
+            status = EXIT_FAILED;
+            continue;
+        }
+        int rc = round_trip(c, length);
+        if (rc < 0) {
+            status = EXIT_FAILED;
+            break;
+        }
+        if (rc != EXIT_OK && !interactive) status = EXIT_FAILED;
+        /* quit ends the host; later lines would find no server. */
+        if (interactive && !strncmp(c->request, "{\"cmd\":\"quit\"", 13)) break;
+    }
+    free(line);
+    return status;
+}
+
+int main(int argc, char **argv) {
+    ctl c = {.socket_path = getenv("CRADLE_SOCKET"), .timeout_s = 5.0, .fd = -1};
+    const char *file = NULL;
+    static const struct option options[] = {
+        {"socket", required_argument, NULL, 's'}, {"file", required_argument, NULL, 'f'},
+        {"json", no_argument, NULL, 'j'},         {"timeout", required_argument, NULL, 't'},
+        {"help", no_argument, NULL, 'h'},         {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0},
+    };
+    int opt;
+    /* '+': options end at the first command word, so "step -1" reaches the host. */
+    while ((opt = getopt_long(argc, argv, "+s:f:jt:hV", options, NULL)) != -1) {
+        switch (opt) {
+        case 's': c.socket_path = optarg; break;
+        case 'f': file = optarg; break;
+        case 'j': c.json = true; break;
+        case 't': {
+            char *end = NULL;
+            c.timeout_s = strtod(optarg, &end);
+            if (end == optarg || *end != '\0' || !(c.timeout_s > 0 && c.timeout_s <= 86400)) {
+                fprintf(stderr, "cradlectl: --timeout must be a number of seconds above 0 and up to 86400, got '%s'\n",
+                        optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        }
+        case 'h': usage(stdout); return EXIT_OK;
+        case 'V': printf("cradlectl %s\n", CRADLE_VERSION_STRING); return EXIT_OK;
+        default: usage(stderr); return EXIT_USAGE;
+        }
+    }
+    if (c.socket_path == NULL || c.socket_path[0] == '\0') {
+        fprintf(stderr, "cradlectl: no socket: pass --socket PATH or set CRADLE_SOCKET\n");
+        return EXIT_USAGE;
+    }
+    if (file && optind < argc) {
+        fprintf(stderr, "cradlectl: give either --file or a command, not both\n");
+        return EXIT_USAGE;
+    }
+    c.request = malloc(REQUEST_MAX);
+    c.reply_capacity = 4096;
+    c.reply = malloc(c.reply_capacity);
+    if (!c.request || !c.reply) {
+        fprintf(stderr, "cradlectl: out of memory\n");
+        return EXIT_FAILED;
+    }
+
+    int status = EXIT_OK;
+    size_t one_shot = 0;
+    if (optind < argc) {
+        char error[256];
+        one_shot = build_request(&c, argv + optind, argc - optind, error, sizeof error);
+        if (one_shot == 0) {
+            fprintf(stderr, "cradlectl: %s\n", error);
+            status = EXIT_USAGE;
+            goto out;
+        }
+    }
+    FILE *script = NULL;
+    if (file && strcmp(file, "-") != 0) {
+        script = fopen(file, "r");
+        if (!script) {
+            fprintf(stderr, "cradlectl: cannot open %s: %s\n", file, strerror(errno));
+            status = EXIT_USAGE;
+            goto out;
+        }
+    }
+    status = connect_host(&c);
+    if (status == EXIT_OK) {
+        if (one_shot) {
+            int rc = round_trip(&c, one_shot);
+            status = rc < 0 ? EXIT_FAILED : rc;
+        } else if (script) {
+            status = run_lines(&c, script, file, false);
+        } else {
+            status = run_lines(&c, stdin, "stdin", !file && isatty(STDIN_FILENO));
+        }
+    }
+    if (script) fclose(script);
+out:
+    if (c.fd >= 0) close(c.fd);
+    free(c.request);
+    free(c.reply);
+    return status;
+}
