@@ -23,6 +23,7 @@
 /* CRADLE_UMBRELLA_MODULES: helpers append their module headers below. */
 #include "cradle/dev.h"
 #include "cradle/transport.h"
+#include "cradle/wire.h"
 #include "cradle/settle.h"
 #include "cradle/contract.h"
 #include "cradle/reload.h"

@@ -1,0 +1,898 @@
+#include "host.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cradle/contract.h"
+#include "cradle/dev.h"
+#include "cradle/hash.h"
+#include "cradle/wire.h"
+
+#define RELOAD_POLL_NS 200000000ull
+#define HELLO_TIMEOUT_NS 5000000000ull
+#define IDLE_SLEEP_NS 2000000ull
+#define OUT_PUSH_PATIENCE_NS 2000000000ull
+#define STEPS_HEADER_BYTES (CRADLE_WIRE_HEADER_BYTES + 8u + 1u + 2u + 1u)
+
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t wall_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_ns(uint64_t ns) {
+    struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000ull), .tv_nsec = (long)(ns % 1000000000ull)};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+}
+
+void cradle_server_say(const cradle_server_host *host, const char *level, const char *event,
+                       const char *format, ...) {
+    char message[512];
+    va_list ap;
+    va_start(ap, format);
+    vsnprintf(message, sizeof message, format, ap);
+    va_end(ap);
+    if (host && host->options->log_json) {
+        char line[1024];
+        cradle_writer w;
+        cradle_writer_init(&w, line, sizeof line - 1);
+        cradle_writer_text(&w, "{\"level\":");
+        cradle_writer_json_string(&w, level, strlen(level));
+        cradle_writer_text(&w, ",\"event\":");
+        cradle_writer_json_string(&w, event, strlen(event));
+        cradle_writer_format(&w, ",\"step\":%" PRIu64 ",\"message\":", host->next_step);
+        cradle_writer_json_string(&w, message, strlen(message));
+        cradle_writer_text(&w, "}\n");
+        fwrite(line, 1, w.length, stderr);
+    } else {
+        fprintf(stderr, "cradle-server: %s: %s\n", level, message);
+    }
+}
+
+/* ---- outbound --------------------------------------------------------------- */
+
+/* Queues host->out_scratch. Waits only for the network thread to make room
+ * (it drains every millisecond); gives up and counts after two seconds. */
+static void push_out(cradle_server_host *host) {
+    if (cradle_ring_push(&host->net->out, &host->out_scratch)) {
+        cradle_server_net_wake(host->net);
+        return;
+    }
+    uint64_t start = now_ns();
+    while (!cradle_ring_push(&host->net->out, &host->out_scratch)) {
+        cradle_server_net_wake(host->net);
+        if (now_ns() - start > OUT_PUSH_PATIENCE_NS) {
+            host->dropped_out++;
+            return;
+        }
+        sleep_ns(100000);
+    }
+    cradle_server_net_wake(host->net);
+}
+
+/* Encodes m into the outbound slot and queues it for peer (or broadcast). */
+static void send_message(cradle_server_host *host, uint16_t peer, uint32_t generation,
+                         const cradle_wire_message *m, uint8_t flags) {
+    cradle_server_out *out = &host->out_scratch;
+    size_t n = 0;
+    int rc = cradle_wire_encode(out->bytes, sizeof out->bytes, &n, m);
+    assert(rc == 0); /* the host builds only valid messages that fit a slot */
+    (void)rc;
+    out->peer = peer;
+    out->generation = generation;
+    out->flags = flags;
+    out->length = (uint32_t)n;
+    push_out(host);
+}
+
+static void send_to_peer(cradle_server_host *host, uint16_t peer, const cradle_wire_message *m,
+                         uint8_t flags) {
+    send_message(host, peer, host->peers[peer].generation, m, flags);
+}
+
+static void disconnect_peer(cradle_server_host *host, uint16_t peer) {
+    cradle_server_out *out = &host->out_scratch;
+    out->peer = peer;
+    out->generation = host->peers[peer].generation;
+    out->flags = CRADLE_SERVER_OUT_CONTROL | CRADLE_SERVER_OUT_DISCONNECT;
+    out->length = 0;
+    push_out(host);
+}
+
+/* Sends the STEPS being packed to every admitted peer. */
+static void flush_steps(cradle_server_host *host) {
+    if (host->pending_count == 0) return;
+    cradle_wire_message m = {.type = CRADLE_WIRE_STEPS};
+    m.as.steps.first_step = host->pending_first;
+    m.as.steps.count = (uint8_t)host->pending_count;
+    m.as.steps.snapshot_size = (uint16_t)host->snapshot_size;
+    m.as.steps.snapshots = host->pending;
+    m.as.steps.hash_count = (uint8_t)host->pending_hash_count;
+    memcpy(m.as.steps.hashes, host->pending_hashes, host->pending_hash_count * sizeof(cradle_wire_hash));
+    if (host->sent_ns) {
+        uint64_t t = now_ns();
+        for (uint32_t i = 0; i < host->pending_count; i++)
+            atomic_store(&host->sent_ns[(host->pending_first + i) & host->sent_mask], t);
+    }
+    send_message(host, CRADLE_SERVER_BROADCAST, 0, &m, CRADLE_SERVER_OUT_RELIABLE);
+    host->pending_count = 0;
+    host->pending_hash_count = 0;
+}
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 4, 5)))
+#endif
+static void refuse(cradle_server_host *host, uint16_t peer, cradle_wire_refusal reason,
+                   const char *format, ...);
+static void refuse(cradle_server_host *host, uint16_t peer, cradle_wire_refusal reason, const char *format,
+                   ...) {
+    cradle_wire_message m = {.type = CRADLE_WIRE_REFUSE};
+    m.as.refuse.reason = (uint8_t)reason;
+    char text[CRADLE_WIRE_TEXT_MAX + 1];
+    va_list ap;
+    va_start(ap, format);
+    vsnprintf(text, sizeof text, format, ap);
+    va_end(ap);
+    cradle_wire_set_text(m.as.refuse.text, sizeof m.as.refuse.text, text);
+    send_to_peer(host, peer, &m, CRADLE_SERVER_OUT_RELIABLE | CRADLE_SERVER_OUT_DISCONNECT);
+    host->peers[peer].state = CRADLE_SERVER_PEER_CLOSING; /* until its disconnect arrives */
+    host->refusals++;
+    cradle_server_say(host, "info", "refused", "peer %u refused (%s): %s", (unsigned)peer,
+                      cradle_wire_refusal_name((int)reason), text);
+}
+
+/* ---- the step ----------------------------------------------------------------- */
+
+static bool count_event(void *context, const cradle_event *event) {
+    (void)event;
+    ((cradle_server_host *)context)->events++;
+    return true;
+}
+
+static void build_snapshot(cradle_server_host *host, uint64_t step) {
+    uint8_t *snap = host->snapshot;
+    memset(snap, 0, host->snapshot_size);
+    for (uint32_t s = 0; s < host->players; s++) {
+        cradle_server_slot *slot = &host->slots[s];
+        if (!slot->occupied || slot->joined_step > step) continue;
+        snap[s / 8u] = (uint8_t)(snap[s / 8u] | (1u << (s % 8u)));
+        uint8_t *dst = snap + CRADLE_PRESENCE_BYTES(host->max_players) + s * host->input_bytes;
+        uint32_t w = (uint32_t)(step % CRADLE_SERVER_INPUT_WINDOW);
+        if (slot->window_step[w] == step) {
+            memcpy(slot->last, slot->window[w], host->input_bytes);
+            slot->on_time++;
+            slot->has_input = true;
+        } else if (slot->has_input) {
+            slot->late++; /* its last input is repeated */
+        }
+        memcpy(dst, slot->last, host->input_bytes);
+    }
+}
+
+static void report_log_error(cradle_server_host *host, int rc) {
+    if (rc == 0 || host->log_failed) return;
+    host->log_failed = true;
+    cradle_server_say(host, "error", "log", "session log write failed (%s): %s; retrying",
+                      cradle_strerror(rc), host->log.message);
+}
+
+static void run_step(cradle_server_host *host) {
+    uint64_t s = host->next_step;
+    build_snapshot(host, s);
+    if (host->log_open) report_log_error(host, cradle_log_writer_append_step(&host->log, s, host->snapshot));
+    uint32_t per_frame = host->contract->steps_per_second / host->contract->source_frames_per_second;
+    cradle_game_step step = {
+        .index = s,
+        .source_frame = s / per_frame,
+        .phase = (uint32_t)(s % per_frame),
+        .snapshot_size = host->snapshot_size,
+        .snapshot = host->snapshot,
+    };
+    cradle_event_sink sink = {.context = host, .emit = count_event};
+    host->contract->step(host->state, &step, &sink);
+    host->next_step = s + 1;
+
+    if (host->pending_count == host->steps_per_message) flush_steps(host);
+    if (host->pending_count == 0) host->pending_first = s;
+    memcpy(host->pending + (size_t)host->pending_count * host->snapshot_size, host->snapshot,
+           host->snapshot_size);
+    host->pending_count++;
+    if ((s + 1) % host->options->hash_interval == 0) {
+        uint64_t h = cradle_hash64(host->state, host->contract->state_size);
+        host->pending_hashes[host->pending_hash_count++] = (cradle_wire_hash){s, h};
+        host->last_hash_step = s;
+        host->last_hash = h;
+        if (host->log_open) report_log_error(host, cradle_log_writer_append_hash(&host->log, s, h));
+    }
+}
+
+/* ---- joining ---------------------------------------------------------------------- */
+
+static uint16_t input_delay_for(const cradle_server_host *host, const cradle_server_peer *peer) {
+    if (host->options->input_delay != CRADLE_SERVER_INPUT_DELAY_AUTO)
+        return (uint16_t)host->options->input_delay;
+    /* One-way trip in steps, rounded up, plus one step of slack. */
+    uint64_t rate = host->contract->steps_per_second;
+    uint64_t delay = ((uint64_t)peer->lowest_rtt_ms * rate + 1999u) / 2000u + 1u;
+    return (uint16_t)(delay > CRADLE_SERVER_MAX_INPUT_DELAY ? CRADLE_SERVER_MAX_INPUT_DELAY : delay);
+}
+
+/* Sends WELCOME and starts the state stream; the peer becomes a player or a
+ * spectator from step next_step on. */
+static void admit(cradle_server_host *host, uint16_t p) {
+    cradle_server_peer *peer = &host->peers[p];
+    flush_steps(host); /* earlier steps are not this peer's */
+    uint64_t start = host->next_step;
+    cradle_wire_message m = {.type = CRADLE_WIRE_WELCOME};
+    cradle_wire_welcome *w = &m.as.welcome;
+    w->slot = peer->spectator ? (uint8_t)CRADLE_WIRE_SPECTATOR : peer->slot;
+    w->players = (uint8_t)host->players;
+    w->max_players = (uint8_t)host->max_players;
+    w->input_bytes = (uint8_t)host->input_bytes;
+    w->state_size = host->contract->state_size;
+    w->steps_per_second = host->contract->steps_per_second;
+    w->source_frames_per_second = host->contract->source_frames_per_second;
+    w->seed = host->options->seed;
+    w->input_delay = input_delay_for(host, peer);
+    w->hash_interval = host->options->hash_interval;
+    w->start_step = start;
+    w->state_follows = start > 0;
+    cradle_wire_set_text(w->game, sizeof w->game, host->contract->name);
+    cradle_wire_set_text(w->build_id, sizeof w->build_id, host->contract->build_id);
+    send_to_peer(host, p, &m, CRADLE_SERVER_OUT_RELIABLE);
+    if (w->state_follows) {
+        host->join_size = host->contract->state_size;
+        memcpy(host->join_state, host->state, host->join_size);
+        host->join_active = true;
+        host->join_peer = p;
+        host->join_generation = peer->generation;
+        host->join_offset = 0;
+        host->join_step = start;
+        host->join_hash = cradle_hash64(host->join_state, host->join_size);
+    }
+    if (peer->spectator) {
+        peer->state = CRADLE_SERVER_PEER_SPECTATOR;
+    } else {
+        peer->state = CRADLE_SERVER_PEER_PLAYER;
+        cradle_server_slot *slot = &host->slots[peer->slot];
+        slot->joined_step = start;
+    }
+    host->joins++;
+    char as[32];
+    if (peer->spectator)
+        snprintf(as, sizeof as, "a spectator");
+    else
+        snprintf(as, sizeof as, "the player in slot %u", (unsigned)peer->slot);
+    cradle_server_say(host, "info", "join", "peer %u joined as %s at step %" PRIu64 "%s (input delay %u)",
+                      (unsigned)p, as, start, w->state_follows ? ", state block follows" : "",
+                      (unsigned)w->input_delay);
+}
+
+/* Streams the join state while the outbound ring has room; admits the next
+ * waiting peer once the stream is done. */
+static void stream_join(cradle_server_host *host) {
+    while (host->join_active) {
+        if (cradle_ring_count(&host->net->out) + 8u >= cradle_ring_capacity(&host->net->out)) return;
+        uint32_t left = host->join_size - host->join_offset;
+        uint16_t length = (uint16_t)(left < CRADLE_WIRE_STATE_CHUNK_MAX ? left : CRADLE_WIRE_STATE_CHUNK_MAX);
+        cradle_wire_message m = {.type = CRADLE_WIRE_STATE};
+        m.as.state = (cradle_wire_state){.step = host->join_step,
+                                         .hash = host->join_hash,
+                                         .total = host->join_size,
+                                         .offset = host->join_offset,
+                                         .length = length,
+                                         .bytes = host->join_state + host->join_offset};
+        send_message(host, host->join_peer, host->join_generation, &m, CRADLE_SERVER_OUT_RELIABLE);
+        host->join_offset += length;
+        if (host->join_offset == host->join_size) host->join_active = false;
+    }
+    /* The next waiting peer, in arrival order. */
+    uint16_t next = CRADLE_SERVER_BROADCAST;
+    for (uint16_t p = 0; p < CRADLE_SERVER_MAX_PEERS; p++) {
+        if (host->peers[p].state != CRADLE_SERVER_PEER_WAITING) continue;
+        if (next == CRADLE_SERVER_BROADCAST || host->peers[p].wait_order < host->peers[next].wait_order)
+            next = p;
+    }
+    if (next != CRADLE_SERVER_BROADCAST) admit(host, next);
+}
+
+static void on_hello(cradle_server_host *host, uint16_t p, const cradle_wire_message *m, int rc) {
+    cradle_server_peer *peer = &host->peers[p];
+    if (peer->state != CRADLE_SERVER_PEER_CONNECTED) return; /* a repeated HELLO: ignore */
+    if (rc == CRADLE_ENET_VERSION) {
+        refuse(host, p, CRADLE_WIRE_REFUSE_PROTOCOL, "protocol version differs: server %u, client %u",
+               CRADLE_WIRE_VERSION, (unsigned)m->version);
+        return;
+    }
+    const cradle_wire_hello *h = &m->as.hello;
+    if (strcmp(h->game, host->contract->name) != 0) {
+        refuse(host, p, CRADLE_WIRE_REFUSE_GAME, "server hosts game '%s', client has '%s'",
+               host->contract->name, h->game);
+        return;
+    }
+    if (strcmp(h->build_id, host->contract->build_id) != 0) {
+        refuse(host, p, CRADLE_WIRE_REFUSE_BUILD, "server runs build '%s', client has '%s'",
+               host->contract->build_id, h->build_id);
+        return;
+    }
+    /* The Security layer checks h->credential here; until then any is accepted. */
+    if (h->spectator) {
+        if (host->spectator_count >= host->options->spectators) {
+            refuse(host, p, CRADLE_WIRE_REFUSE_FULL, "no spectator place left (%u)",
+                   host->options->spectators);
+            return;
+        }
+        host->spectator_count++;
+        peer->spectator = true;
+    } else {
+        uint32_t slot = CRADLE_WIRE_ANY_SLOT;
+        if (h->requested_slot != CRADLE_WIRE_ANY_SLOT) {
+            if (h->requested_slot >= host->players) {
+                refuse(host, p, CRADLE_WIRE_REFUSE_FULL, "slot %u is beyond the %u player slots",
+                       (unsigned)h->requested_slot, host->players);
+                return;
+            }
+            if (host->slots[h->requested_slot].occupied) {
+                refuse(host, p, CRADLE_WIRE_REFUSE_FULL, "slot %u is taken", (unsigned)h->requested_slot);
+                return;
+            }
+            slot = h->requested_slot;
+        } else {
+            for (uint32_t s = 0; s < host->players && slot == CRADLE_WIRE_ANY_SLOT; s++)
+                if (!host->slots[s].occupied) slot = s;
+            if (slot == CRADLE_WIRE_ANY_SLOT) {
+                refuse(host, p, CRADLE_WIRE_REFUSE_FULL, "all %u player slots are taken", host->players);
+                return;
+            }
+        }
+        cradle_server_slot *sl = &host->slots[slot];
+        memset(sl, 0, sizeof *sl);
+        for (uint32_t i = 0; i < CRADLE_SERVER_INPUT_WINDOW; i++) sl->window_step[i] = UINT64_MAX;
+        sl->occupied = true;
+        sl->peer = p;
+        sl->joined_step = UINT64_MAX;
+        peer->slot = (uint8_t)slot;
+        peer->spectator = false;
+    }
+    peer->state = CRADLE_SERVER_PEER_WAITING;
+    peer->wait_order = host->wait_counter++;
+    if (!host->join_active) stream_join(host);
+}
+
+static void release_peer(cradle_server_host *host, uint16_t p, const char *why) {
+    cradle_server_peer *peer = &host->peers[p];
+    bool had_slot = peer->state == CRADLE_SERVER_PEER_PLAYER ||
+                    (peer->state == CRADLE_SERVER_PEER_WAITING && !peer->spectator);
+    bool was_spectator = peer->state == CRADLE_SERVER_PEER_SPECTATOR ||
+                         (peer->state == CRADLE_SERVER_PEER_WAITING && peer->spectator);
+    if (had_slot) {
+        host->slots[peer->slot].occupied = false;
+        host->leaves++;
+        cradle_server_say(host, "info", "leave", "player in slot %u left (%s); the slot is free",
+                          (unsigned)peer->slot, why);
+    }
+    if (was_spectator) {
+        host->spectator_count--;
+        cradle_server_say(host, "info", "leave", "spectator (peer %u) left (%s)", (unsigned)p, why);
+    }
+    if (host->join_active && host->join_peer == p) host->join_active = false;
+    peer->state = CRADLE_SERVER_PEER_CLOSING;
+}
+
+static void on_input(cradle_server_host *host, uint16_t p, const cradle_wire_input *in) {
+    cradle_server_peer *peer = &host->peers[p];
+    if (peer->state != CRADLE_SERVER_PEER_PLAYER || in->input_bytes != host->input_bytes) return;
+    cradle_server_slot *slot = &host->slots[peer->slot];
+    for (uint32_t i = 0; i < in->count; i++) {
+        uint64_t step = in->first_step + i;
+        if (step < host->next_step || step >= host->next_step + CRADLE_SERVER_INPUT_WINDOW) continue;
+        uint32_t w = (uint32_t)(step % CRADLE_SERVER_INPUT_WINDOW);
+        slot->window_step[w] = step;
+        memcpy(slot->window[w], in->inputs + (size_t)i * in->input_bytes, in->input_bytes);
+    }
+}
+
+static void on_event(cradle_server_host *host, const cradle_server_in *in) {
+    if (in->peer >= CRADLE_SERVER_MAX_PEERS) return;
+    cradle_server_peer *peer = &host->peers[in->peer];
+    if (in->kind == CRADLE_SERVER_IN_CONNECT) {
+        memset(peer, 0, sizeof *peer);
+        peer->state = CRADLE_SERVER_PEER_CONNECTED;
+        peer->generation = in->generation;
+        peer->address = in->address;
+        peer->port = in->port;
+        peer->rtt_ms = in->rtt_ms;
+        peer->lowest_rtt_ms = in->lowest_rtt_ms;
+        peer->connected_ns = now_ns();
+        return;
+    }
+    if (peer->state == CRADLE_SERVER_PEER_FREE || peer->generation != in->generation) return;
+    peer->rtt_ms = in->rtt_ms;
+    peer->lowest_rtt_ms = in->lowest_rtt_ms;
+    if (in->kind == CRADLE_SERVER_IN_DISCONNECT) {
+        release_peer(host, in->peer, "disconnected");
+        peer->state = CRADLE_SERVER_PEER_FREE;
+        return;
+    }
+    cradle_wire_message m;
+    int rc = cradle_wire_decode(&m, in->bytes, in->length);
+    if (rc != 0 && rc != CRADLE_ENET_VERSION) return; /* the network thread validated it */
+    if (rc == CRADLE_ENET_VERSION || m.type == CRADLE_WIRE_HELLO) {
+        if (rc == CRADLE_ENET_VERSION && m.type != CRADLE_WIRE_HELLO) return;
+        on_hello(host, in->peer, &m, rc);
+        return;
+    }
+    switch (m.type) {
+    case CRADLE_WIRE_INPUT: on_input(host, in->peer, &m.as.input); break;
+    case CRADLE_WIRE_DESYNC:
+        peer->desyncs++;
+        host->desyncs++;
+        cradle_server_say(host, "warning", "desync",
+                          "peer %u reports a desync at step %" PRIu64 ": its hash %016" PRIx64
+                          ", server's %016" PRIx64,
+                          (unsigned)in->peer, m.as.desync.step, m.as.desync.hash, m.as.desync.expected);
+        break;
+    case CRADLE_WIRE_BYE:
+        release_peer(host, in->peer, cradle_wire_bye_name(m.as.bye.reason));
+        disconnect_peer(host, in->peer);
+        break;
+    default: break; /* server-to-client types from a client: ignored */
+    }
+}
+
+/* Sends away peers that connected but said no HELLO in time: a connection
+ * slot is not free to hold. */
+static void expire_silent_peers(cradle_server_host *host, uint64_t now) {
+    for (uint16_t p = 0; p < CRADLE_SERVER_MAX_PEERS; p++) {
+        cradle_server_peer *peer = &host->peers[p];
+        if (peer->state != CRADLE_SERVER_PEER_CONNECTED || now - peer->connected_ns < HELLO_TIMEOUT_NS)
+            continue;
+        cradle_wire_message m = {.type = CRADLE_WIRE_BYE};
+        m.as.bye.reason = CRADLE_WIRE_BYE_TIMEOUT;
+        cradle_wire_set_text(m.as.bye.text, sizeof m.as.bye.text, "no HELLO within 5 s");
+        send_to_peer(host, p, &m, CRADLE_SERVER_OUT_RELIABLE | CRADLE_SERVER_OUT_DISCONNECT);
+        peer->state = CRADLE_SERVER_PEER_CLOSING;
+        cradle_server_say(host, "info", "timeout", "peer %u sent no HELLO within 5 s", (unsigned)p);
+    }
+}
+
+static void drain_in(cradle_server_host *host) {
+    while (cradle_ring_pop(&host->net->in, &host->in_scratch)) on_event(host, &host->in_scratch);
+}
+
+/* ---- reload ------------------------------------------------------------------------ */
+
+static void after_reload(cradle_server_host *host, const cradle_reload_result *r) {
+    if (r->kind == CRADLE_RELOAD_SWAPPED) {
+        host->contract = r->contract;
+        host->reloads++;
+        snprintf(host->last_reload, sizeof host->last_reload, "swapped to build %s at step %" PRIu64,
+                 host->contract->build_id, host->next_step);
+        flush_steps(host);
+        if (host->log_open)
+            report_log_error(host, cradle_log_writer_append_reload(&host->log, host->next_step,
+                                                                   host->contract->build_id,
+                                                                   cradle_reload_copy_path(&host->reload)));
+        cradle_wire_message m = {.type = CRADLE_WIRE_RELOAD};
+        m.as.reload.at_step = host->next_step;
+        cradle_wire_set_text(m.as.reload.build_id, sizeof m.as.reload.build_id, host->contract->build_id);
+        send_message(host, CRADLE_SERVER_BROADCAST, 0, &m, CRADLE_SERVER_OUT_RELIABLE);
+        cradle_server_say(host, "info", "reload", "%s", host->last_reload);
+    } else if (r->kind == CRADLE_RELOAD_REFUSED) {
+        host->reload_refusals++;
+        snprintf(host->last_reload, sizeof host->last_reload, "refused (%s): %s", cradle_error_name(r->error),
+                 r->message);
+        cradle_server_say(host, "error", "reload", "new library %s; the session keeps running the old build",
+                          host->last_reload);
+    }
+}
+
+/* ---- driving the host ---------------------------------------------------------------- */
+
+void cradle_server_host_poll(cradle_server_host *host) {
+    drain_in(host);
+    stream_join(host);
+    flush_steps(host);
+}
+
+void cradle_server_host_advance(cradle_server_host *host, uint64_t count) {
+    drain_in(host); /* inputs that arrived count for these steps */
+    for (uint64_t i = 0; i < count; i++) {
+        (void)cradle_clock_command_step(&host->clock);
+        run_step(host);
+    }
+    flush_steps(host);
+}
+
+/* ---- dev protocol ------------------------------------------------------------------- */
+
+static void write_hash_field(cradle_writer *reply, const char *key, uint64_t hash) {
+    char hex[17];
+    snprintf(hex, sizeof hex, "%016" PRIx64, hash);
+    cradle_dev_field_string(reply, key, hex);
+}
+
+static void dev_status(cradle_server_host *host, const cradle_dev_request *req, cradle_writer *reply) {
+    cradle_dev_reply_begin(reply, req);
+    cradle_dev_field_u64(reply, "step", host->next_step);
+    cradle_dev_field_string(reply, "mode",
+                            host->options->mode == CRADLE_SERVER_PACED ? "paced" : "commanded");
+    cradle_dev_field_bool(reply, "paused", host->paused);
+    cradle_writer_text(reply, ",\"players\":[");
+    bool first = true;
+    for (uint32_t s = 0; s < host->players; s++) {
+        const cradle_server_slot *slot = &host->slots[s];
+        if (!slot->occupied) continue;
+        const cradle_server_peer *peer = &host->peers[slot->peer];
+        cradle_writer_format(reply,
+                             "%s{\"slot\":%u,\"peer\":%u,\"rtt_ms\":%u,\"late\":%" PRIu64
+                             ",\"on_time\":%" PRIu64 ",\"desyncs\":%" PRIu64 ",\"joined\":%s}",
+                             first ? "" : ",", s, (unsigned)slot->peer, peer->rtt_ms, slot->late,
+                             slot->on_time, peer->desyncs,
+                             slot->joined_step == UINT64_MAX ? "false" : "true");
+        first = false;
+    }
+    cradle_writer_text(reply, "]");
+    cradle_dev_field_u64(reply, "player_limit", host->players);
+    cradle_dev_field_u64(reply, "spectators", host->spectator_count);
+    cradle_dev_field_u64(reply, "bytes_in", atomic_load(&host->net->stats.bytes_in));
+    cradle_dev_field_u64(reply, "bytes_out", atomic_load(&host->net->stats.bytes_out));
+    cradle_dev_field_u64(reply, "packets_in", atomic_load(&host->net->stats.packets_in));
+    cradle_dev_field_u64(reply, "packets_out", atomic_load(&host->net->stats.packets_out));
+    cradle_dev_field_u64(reply, "dropped_malformed", atomic_load(&host->net->stats.dropped_malformed));
+    cradle_dev_field_string(reply, "game", host->contract->name);
+    cradle_dev_field_string(reply, "build", host->contract->build_id);
+    if (host->log_open)
+        cradle_dev_field_string(reply, "log", host->options->log);
+    else
+        cradle_dev_field_raw(reply, "log", "null");
+    cradle_dev_field_u64(reply, "uptime_ms", (now_ns() - host->started_ns) / 1000000u);
+    cradle_dev_field_string(reply, "last_reload", host->last_reload[0] ? host->last_reload : "none");
+    cradle_dev_field_u64(reply, "joins", host->joins);
+    cradle_dev_field_u64(reply, "refusals", host->refusals);
+    cradle_dev_field_u64(reply, "desyncs", host->desyncs);
+    cradle_dev_field_u64(reply, "dropped_steps", host->dropped_steps);
+    cradle_dev_reply_end(reply);
+}
+
+static bool dev_players(void *context, cradle_dev_request *req, cradle_writer *reply) {
+    cradle_server_host *host = context;
+    cradle_dev_reply_begin(reply, req);
+    cradle_writer_text(reply, ",\"players\":[");
+    bool first = true;
+    for (uint32_t s = 0; s < host->players; s++) {
+        const cradle_server_slot *slot = &host->slots[s];
+        if (!slot->occupied) continue;
+        const cradle_server_peer *peer = &host->peers[slot->peer];
+        cradle_writer_format(
+            reply, "%s{\"slot\":%u,\"address\":\"%u.%u.%u.%u:%u\",\"rtt_ms\":%u,\"late\":%" PRIu64 "}",
+            first ? "" : ",", s, peer->address & 0xffu, (peer->address >> 8) & 0xffu,
+            (peer->address >> 16) & 0xffu, peer->address >> 24, (unsigned)peer->port, peer->rtt_ms,
+            slot->late);
+        first = false;
+    }
+    cradle_writer_text(reply, "]");
+    cradle_dev_field_u64(reply, "spectators", host->spectator_count);
+    cradle_dev_reply_end(reply);
+    return false;
+}
+
+static bool dev_kick(void *context, cradle_dev_request *req, cradle_writer *reply) {
+    cradle_server_host *host = context;
+    int64_t slot = 0;
+    int rc = cradle_dev_arg_integer(req, "slot", true, 0, CRADLE_GAME_MAX_PLAYERS - 1, 0, &slot);
+    if (rc != 0) {
+        cradle_dev_reply_error(reply, req, rc, req->message);
+        return false;
+    }
+    if ((uint32_t)slot >= host->players || !host->slots[slot].occupied) {
+        cradle_dev_reply_error(reply, req, CRADLE_EDEV_ARGUMENT, "no player in that slot");
+        return false;
+    }
+    uint16_t p = host->slots[slot].peer;
+    cradle_wire_message m = {.type = CRADLE_WIRE_BYE};
+    m.as.bye.reason = CRADLE_WIRE_BYE_KICKED;
+    cradle_wire_set_text(m.as.bye.text, sizeof m.as.bye.text, "kicked by the operator");
+    flush_steps(host);
+    send_to_peer(host, p, &m, CRADLE_SERVER_OUT_RELIABLE | CRADLE_SERVER_OUT_DISCONNECT);
+    release_peer(host, p, "kicked");
+    cradle_dev_reply_ok(reply, req);
+    return false;
+}
+
+static bool dev_pause(void *context, cradle_dev_request *req, cradle_writer *reply) {
+    cradle_server_host *host = context;
+    host->paused = true;
+    cradle_dev_reply_ok(reply, req);
+    return false;
+}
+
+static bool dev_resume(void *context, cradle_dev_request *req, cradle_writer *reply) {
+    cradle_server_host *host = context;
+    host->paused = false;
+    host->last_offer_ns = now_ns(); /* no burst of owed steps */
+    cradle_dev_reply_ok(reply, req);
+    return false;
+}
+
+static bool dev_hash(void *context, cradle_dev_request *req, cradle_writer *reply) {
+    cradle_server_host *host = context;
+    cradle_dev_reply_begin(reply, req);
+    cradle_dev_field_u64(reply, "step", host->next_step);
+    write_hash_field(reply, "hash", cradle_hash64(host->state, host->contract->state_size));
+    if (host->last_hash_step != UINT64_MAX) {
+        cradle_dev_field_u64(reply, "last_hash_step", host->last_hash_step);
+        write_hash_field(reply, "last_hash", host->last_hash);
+    }
+    cradle_dev_reply_end(reply);
+    return false;
+}
+
+static bool dev_reload(void *context, cradle_dev_request *req, cradle_writer *reply) {
+    cradle_server_host *host = context;
+    cradle_reload_result r = cradle_reload_now(&host->reload, host->state);
+    after_reload(host, &r);
+    if (r.kind == CRADLE_RELOAD_REFUSED) {
+        cradle_dev_reply_error(reply, req, r.error, r.message);
+        return false;
+    }
+    cradle_dev_reply_begin(reply, req);
+    cradle_dev_field_bool(reply, "swapped", r.kind == CRADLE_RELOAD_SWAPPED);
+    cradle_dev_field_string(reply, "build", host->contract->build_id);
+    cradle_dev_reply_end(reply);
+    return false;
+}
+
+static bool dev_flush(void *context, cradle_dev_request *req, cradle_writer *reply) {
+    cradle_server_host *host = context;
+    if (!host->log_open) {
+        cradle_dev_reply_error(reply, req, CRADLE_EDEV_STATE, "no session log (start with --log PATH)");
+        return false;
+    }
+    int rc = cradle_log_writer_flush(&host->log, now_ns());
+    if (rc != 0) {
+        cradle_dev_reply_error(reply, req, rc, host->log.message);
+        return false;
+    }
+    cradle_dev_reply_begin(reply, req);
+    cradle_dev_field_u64(reply, "durable_steps", cradle_log_writer_durable_steps(&host->log));
+    cradle_dev_reply_end(reply);
+    return false;
+}
+
+static const cradle_dev_entry dev_table[] = {
+    {"players", dev_players}, {"kick", dev_kick},     {"pause", dev_pause}, {"resume", dev_resume},
+    {"hash", dev_hash},       {"reload", dev_reload}, {"flush", dev_flush},
+};
+
+static bool dev_line(void *context, const char *line, size_t length, cradle_writer *reply,
+                     cradle_arena *scratch) {
+    (void)scratch;
+    cradle_server_host *host = context;
+    cradle_dev_request req;
+    int rc = cradle_dev_parse(&req, line, length, CRADLE_SERVER_MAX_STEP_COMMAND);
+    bool quit = false;
+    const cradle_dev_command *common = cradle_dev_common(&req);
+    if (common) {
+        switch (common->kind) {
+        case CRADLE_DEV_STATUS: dev_status(host, &req, reply); break;
+        case CRADLE_DEV_QUIT:
+            cradle_dev_reply_ok(reply, &req);
+            host->quit = true;
+            quit = true;
+            break;
+        case CRADLE_DEV_STEP:
+            if (host->options->mode != CRADLE_SERVER_COMMANDED) {
+                cradle_dev_reply_error(reply, &req, CRADLE_EDEV_STATE, "step needs --mode commanded");
+                break;
+            }
+            cradle_server_host_advance(host, common->count);
+            cradle_dev_reply_begin(reply, &req);
+            cradle_dev_field_u64(reply, "step", host->next_step);
+            cradle_dev_reply_end(reply);
+            break;
+        }
+    } else if (rc == CRADLE_EDEV_UNKNOWN) {
+        const cradle_dev_entry *e =
+            cradle_dev_find(dev_table, sizeof dev_table / sizeof dev_table[0], req.cmd);
+        if (e)
+            quit = e->handle(host, &req, reply);
+        else
+            cradle_dev_reply_parse_error(reply, &req);
+    } else {
+        cradle_dev_reply_parse_error(reply, &req);
+    }
+    cradle_dev_request_deinit(&req);
+    return quit;
+}
+
+/* ---- life cycle -------------------------------------------------------------------------- */
+
+int cradle_server_host_init(cradle_server_host *host, const cradle_server_options *options,
+                            cradle_server_net *net, volatile const int *signalled) {
+    memset(host, 0, sizeof *host);
+    host->options = options;
+    host->net = net;
+    host->signalled = signalled;
+    host->last_hash_step = UINT64_MAX;
+    host->started_ns = now_ns();
+    char message[CRADLE_RELOAD_MESSAGE_MAX];
+
+    cradle_reload_config rc_config = {.path = options->game};
+    int rc = cradle_reload_open(&host->reload, &rc_config, now_ns(), message, sizeof message);
+    if (rc != 0) {
+        fprintf(stderr, "cradle-server: --game '%s': %s: %s\n", options->game, cradle_strerror(rc), message);
+        return rc;
+    }
+    host->contract = cradle_reload_contract(&host->reload);
+    const cradle_game_contract *c = host->contract;
+    host->max_players = c->max_players;
+    host->input_bytes = c->input_bytes;
+    host->players = options->players ? options->players : c->max_players;
+    if (host->players > c->max_players) {
+        fprintf(stderr, "cradle-server: --players must be from 1 to %u (game '%s'), got %u\n", c->max_players,
+                c->name, host->players);
+        return CRADLE_ERANGE;
+    }
+    host->snapshot_size = cradle_snapshot_size(c->max_players, c->input_bytes);
+    uint32_t room = CRADLE_SERVER_OUT_BYTES - STEPS_HEADER_BYTES - CRADLE_WIRE_STEPS_MAX * 16u;
+    host->steps_per_message = room / host->snapshot_size;
+    if (host->steps_per_message > CRADLE_WIRE_STEPS_MAX) host->steps_per_message = CRADLE_WIRE_STEPS_MAX;
+    if (c->state_size > CRADLE_WIRE_STATE_MAX) {
+        fprintf(stderr, "cradle-server: game state of %u bytes exceeds the wire's %u\n", c->state_size,
+                CRADLE_WIRE_STATE_MAX);
+        return CRADLE_EINVAL;
+    }
+    host->state_capacity = host->reload.state_capacity;
+    size_t align = host->reload.max_state_align;
+    size_t bytes = ((size_t)host->state_capacity + align - 1u) / align * align;
+    host->state = aligned_alloc(align, bytes);
+    host->join_state = malloc(host->state_capacity);
+    if (!host->state || !host->join_state) {
+        fprintf(stderr, "cradle-server: out of memory for a %u-byte state block\n", host->state_capacity);
+        return CRADLE_ENOMEM;
+    }
+    memset(host->state, 0, bytes);
+    if (c->init(host->state, options->seed, host->players) != 0) {
+        fprintf(stderr, "cradle-server: game '%s' refused %u players\n", c->name, host->players);
+        return CRADLE_EINVAL;
+    }
+    rc = cradle_clock_init(&host->clock,
+                           (cradle_clock_config){.steps_per_second = c->steps_per_second,
+                                                 .source_frames_per_second = c->source_frames_per_second});
+    if (rc != 0) return rc;
+
+    if (options->log[0]) {
+        cradle_log_header header;
+        rc = cradle_log_header_from_contract(&header, c, options->seed, host->players, wall_ns(),
+                                             options->hash_interval);
+        if (rc == 0) {
+            cradle_log_writer_config lc = {0};
+            char log_message[CRADLE_LOG_MESSAGE_MAX] = "";
+            rc = cradle_log_writer_open(&host->log, options->log, &header, &lc,
+                                        cradle_reload_copy_path(&host->reload), log_message,
+                                        sizeof log_message);
+            if (rc != 0) {
+                fprintf(stderr, "cradle-server: --log '%s': %s: %s\n", options->log, cradle_strerror(rc),
+                        log_message);
+                return rc;
+            }
+            host->log_open = true;
+        }
+        if (rc != 0) return rc;
+    }
+
+    if (options->dev_socket[0] || options->dev_stdin) {
+        cradle_transport_config tc = {
+            .socket_path = options->dev_socket[0] ? options->dev_socket : NULL,
+            .stdio = options->dev_stdin,
+            .handler = dev_line,
+            .context = host,
+        };
+        rc = cradle_transport_open(&host->transport, &tc);
+        if (rc != 0) {
+            fprintf(stderr, "cradle-server: --dev-socket '%s': %s%s%s\n", options->dev_socket,
+                    cradle_strerror(rc), rc == CRADLE_EIO ? ": " : "",
+                    rc == CRADLE_EIO ? strerror(host->transport.system_error) : "");
+            return rc;
+        }
+        host->transport_open = true;
+    }
+    return 0;
+}
+
+int cradle_server_host_run(cradle_server_host *host) {
+    uint64_t last = now_ns();
+    host->last_offer_ns = last;
+    host->last_reload_poll_ns = last;
+    while (!host->quit && !*host->signalled) {
+        drain_in(host);
+        if (host->transport_open) {
+            int rc = cradle_transport_poll(&host->transport, 0);
+            if (rc != 0 && !host->transport_failed) {
+                host->transport_failed = true;
+                cradle_server_say(host, "error", "dev", "dev protocol transport: %s: %s", cradle_strerror(rc),
+                                  strerror(host->transport.system_error));
+            }
+            /* The end of --dev-stdin's input stops the server, as quit does. */
+            if (cradle_transport_state(&host->transport) == CRADLE_TRANSPORT_EOF) host->quit = true;
+            if (host->quit) break;
+        }
+        uint64_t now = now_ns();
+        if (now - host->last_reload_poll_ns >= RELOAD_POLL_NS) {
+            host->last_reload_poll_ns = now;
+            cradle_reload_result r = cradle_reload_poll(&host->reload, now, host->state);
+            after_reload(host, &r);
+            expire_silent_peers(host, now);
+        }
+        if (host->options->mode == CRADLE_SERVER_PACED && !host->paused) {
+            cradle_clock_plan plan = cradle_clock_offer_elapsed(&host->clock, now - host->last_offer_ns);
+            host->last_offer_ns = now;
+            host->dropped_steps += plan.dropped;
+            for (uint32_t i = 0; i < plan.steps; i++) {
+                (void)cradle_clock_next(&host->clock);
+                run_step(host);
+            }
+        } else {
+            host->last_offer_ns = now;
+        }
+        stream_join(host);
+        flush_steps(host);
+        if (host->log_open) report_log_error(host, cradle_log_writer_maybe_sync(&host->log, now));
+        uint64_t wait = IDLE_SLEEP_NS;
+        if (host->options->mode == CRADLE_SERVER_PACED && !host->paused) {
+            uint64_t until = cradle_clock_ns_until_next(&host->clock);
+            if (until < wait) wait = until;
+        }
+        if (host->join_active) wait = 0;
+        if (wait) sleep_ns(wait);
+    }
+    return 0;
+}
+
+int cradle_server_host_finish(cradle_server_host *host) {
+    flush_steps(host);
+    cradle_wire_message m = {.type = CRADLE_WIRE_BYE};
+    m.as.bye.reason = CRADLE_WIRE_BYE_SHUTDOWN;
+    cradle_wire_set_text(m.as.bye.text, sizeof m.as.bye.text, "the server is stopping");
+    send_message(host, CRADLE_SERVER_BROADCAST, 0, &m, CRADLE_SERVER_OUT_RELIABLE);
+    int rc = 0;
+    if (host->log_open) {
+        uint64_t final_hash = cradle_hash64(host->state, host->contract->state_size);
+        rc = cradle_log_writer_close(&host->log, final_hash);
+        host->log_open = false;
+        if (rc != 0)
+            cradle_server_say(host, "error", "log", "closing the session log failed: %s",
+                              cradle_strerror(rc));
+        else
+            cradle_server_say(host, "info", "log",
+                              "session log closed after %" PRIu64 " steps, final hash %016" PRIx64,
+                              host->next_step, final_hash);
+    }
+    return rc;
+}
+
+void cradle_server_host_deinit(cradle_server_host *host) {
+    if (host->transport_open) cradle_transport_close(&host->transport);
+    host->transport_open = false;
+    if (host->log_open) cradle_log_writer_abandon(&host->log);
+    host->log_open = false;
+    cradle_reload_close(&host->reload);
+    free(host->state);
+    free(host->join_state);
+    host->state = NULL;
+    host->join_state = NULL;
+}

@@ -1,0 +1,178 @@
+#ifndef CRADLE_SERVER_HOST_H
+#define CRADLE_SERVER_HOST_H
+/*
+ * host: cradle-server's game thread. It owns the game library (reload.h), the
+ * state block, the clock, the session log and the dev protocol, and talks to
+ * the network thread only through net.h's rings.
+ *
+ * Every step: build the snapshot (presence mask + each present slot's input
+ * for that step; a slot whose input has not arrived repeats its last input
+ * and the step is counted late for that player), append it to the log, run
+ * the game's step, add the snapshot to the STEPS message being packed (as
+ * many steps per message as fit and are ready), and after every K-th step
+ * (step s with (s + 1) % K == 0) add the state hash. The server never waits
+ * for a client; the only wait on this thread is for ring space from its own
+ * network thread, which drains the ring every millisecond.
+ *
+ * Join in progress: a player or spectator admitted at step N > 0 is sent
+ * WELCOME(start_step N, state follows), then the state block at the start of
+ * step N in STATE chunks, then the same STEPS stream as everyone from N on.
+ * The block is copied once at admission into a buffer allocated at start-up,
+ * so the cost depends on the state size, never on the session's length; one
+ * join streams at a time, later joiners wait their turn in order.
+ *
+ * Memory: cradle_server_host_init allocates everything; the step path
+ * allocates nothing.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cradle/clock.h"
+#include "cradle/log.h"
+#include "cradle/reload.h"
+#include "cradle/transport.h"
+
+#include "net.h"
+#include "options.h"
+
+#define CRADLE_SERVER_INPUT_WINDOW 128u /* steps ahead an input may be for */
+#define CRADLE_SERVER_MAX_STEP_COMMAND 100000u
+
+typedef enum cradle_server_peer_state {
+    CRADLE_SERVER_PEER_FREE = 0,
+    CRADLE_SERVER_PEER_CONNECTED, /* awaiting HELLO */
+    CRADLE_SERVER_PEER_WAITING, /* accepted, waits for the join stream */
+    CRADLE_SERVER_PEER_PLAYER,
+    CRADLE_SERVER_PEER_SPECTATOR,
+    CRADLE_SERVER_PEER_CLOSING, /* refused, kicked or leaving: its messages are ignored */
+} cradle_server_peer_state;
+
+typedef struct cradle_server_peer {
+    cradle_server_peer_state state;
+    uint32_t generation;
+    uint32_t rtt_ms, lowest_rtt_ms;
+    uint32_t address;
+    uint16_t port;
+    uint8_t slot; /* PLAYER (and WAITING for a player): its slot */
+    bool spectator; /* WAITING: joins as a spectator */
+    uint64_t desyncs; /* DESYNC reports received */
+    uint64_t wait_order; /* WAITING: admission order */
+    uint64_t connected_ns; /* when the connect arrived (a HELLO is due within 5 s) */
+} cradle_server_peer;
+
+typedef struct cradle_server_slot {
+    bool occupied;
+    uint16_t peer;
+    uint64_t joined_step; /* first step the slot is present in; UINT64_MAX while waiting */
+    bool has_input; /* an input arrived since it joined */
+    uint8_t last[CRADLE_GAME_MAX_INPUT_BYTES];
+    uint64_t late; /* steps run with a repeated input */
+    uint64_t on_time; /* steps run with the input sent for them */
+    uint64_t window_step[CRADLE_SERVER_INPUT_WINDOW];
+    uint8_t window[CRADLE_SERVER_INPUT_WINDOW][CRADLE_GAME_MAX_INPUT_BYTES];
+} cradle_server_slot;
+
+typedef struct cradle_server_host {
+    const cradle_server_options *options;
+    cradle_server_net *net;
+    cradle_reload reload;
+    const cradle_game_contract *contract;
+    void *state;
+    uint32_t state_capacity;
+    uint32_t players; /* this session's player limit */
+    uint32_t max_players; /* the contract's */
+    uint32_t input_bytes;
+    uint32_t snapshot_size;
+    uint32_t steps_per_message;
+    cradle_clock clock;
+    uint64_t next_step; /* the step that runs next */
+    bool paused;
+    bool quit;
+    volatile const int *signalled; /* set by the program's signal handler */
+    uint64_t started_ns, last_offer_ns, last_reload_poll_ns;
+    uint8_t snapshot[CRADLE_SNAPSHOT_MAX];
+
+    /* the STEPS message being packed */
+    uint8_t pending[CRADLE_SERVER_OUT_BYTES];
+    uint64_t pending_first;
+    uint32_t pending_count;
+    uint32_t pending_hash_count;
+    cradle_wire_hash pending_hashes[CRADLE_WIRE_STEPS_MAX];
+    uint64_t last_hash_step, last_hash; /* last_hash_step == UINT64_MAX: none yet */
+
+    cradle_server_peer peers[CRADLE_SERVER_MAX_PEERS];
+    cradle_server_slot slots[CRADLE_GAME_MAX_PLAYERS];
+    uint32_t spectator_count;
+    uint64_t wait_counter;
+
+    /* join in progress: one state block streaming at a time */
+    uint8_t *join_state;
+    bool join_active;
+    uint16_t join_peer;
+    uint32_t join_generation;
+    uint32_t join_size, join_offset;
+    uint64_t join_step, join_hash;
+
+    /* session log */
+    cradle_log_writer log;
+    bool log_open;
+    bool log_failed; /* a write failed: reported once, retried by the writer */
+
+    /* dev protocol */
+    cradle_transport transport;
+    bool transport_open;
+    bool transport_failed; /* a poll error was reported (once) */
+
+    /* counters */
+    uint64_t events; /* game events emitted (discarded by the server) */
+    uint64_t dropped_steps; /* steps the clock dropped (the host fell behind) */
+    uint64_t dropped_out; /* messages dropped: the outbound ring stayed full */
+    uint64_t refusals, joins, leaves, desyncs;
+    uint64_t reloads, reload_refusals;
+    char last_reload[CRADLE_RELOAD_MESSAGE_MAX + 64];
+
+    /* Benchmark hook (NULL in the server): when set, flushing a STEPS message
+     * stores the time (CLOCK_MONOTONIC ns) into sent_ns[step & sent_mask] for
+     * each of its steps, so a bot can measure delivery latency. */
+    _Atomic uint64_t *sent_ns;
+    uint64_t sent_mask;
+
+    cradle_server_in in_scratch;
+    cradle_server_out out_scratch;
+} cradle_server_host;
+
+/* Opens the game library, allocates and initialises the state block, opens
+ * the session log and the dev transport. Prints what failed on stderr and
+ * returns a negative code (CRADLE_ERANGE: --players exceeds the game's
+ * maximum, a usage error); on failure call cradle_server_host_deinit. */
+int cradle_server_host_init(cradle_server_host *host, const cradle_server_options *options,
+                            cradle_server_net *net, volatile const int *signalled);
+
+/* Handles what the network thread delivered (connects, HELLO, INPUT, ...),
+ * streams a pending join and sends the steps packed so far. One iteration of
+ * the loop's work that does not depend on time. */
+void cradle_server_host_poll(cradle_server_host *host);
+
+/* Runs count steps now (the commanded path: inputs that arrived are taken
+ * first) and sends them. Allocates nothing. */
+void cradle_server_host_advance(cradle_server_host *host, uint64_t count);
+
+/* Runs the game loop until quit (dev protocol) or a signal. Returns 0. */
+int cradle_server_host_run(cradle_server_host *host);
+
+/* Tells the clients the server stops (BYE shutdown) and closes the log with
+ * its trailer. Call after run and before stopping the network thread.
+ * Returns 0 or the log's error. */
+int cradle_server_host_finish(cradle_server_host *host);
+
+/* Releases everything init acquired. Safe after a failed init. */
+void cradle_server_host_deinit(cradle_server_host *host);
+
+/* Logs a line on stderr in the format the options chose. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 4, 5)))
+#endif
+void cradle_server_say(const cradle_server_host *host, const char *level, const char *event,
+                       const char *format, ...);
+
+#endif

@@ -1,0 +1,136 @@
+#ifndef CRADLE_SERVER_NET_H
+#define CRADLE_SERVER_NET_H
+/*
+ * net: cradle-server's network thread. It owns the ENet host: it receives
+ * datagrams, validates every message with the wire codec (a malformed one is
+ * counted and dropped; PING is answered here), and hands the rest to the game
+ * thread through the inbound SPSC ring; it sends whatever the game thread
+ * queues on the outbound ring. It keeps servicing peers whatever the game
+ * thread does (paused, commanded, busy reloading), so nobody times out.
+ *
+ * Ring slots are fixed-size (ring.h copies whole elements). Peers are named by
+ * their ENet peer index plus a generation that changes on every connect, so
+ * a message the game thread queued for a peer that has since left never
+ * reaches the next peer at that index.
+ *
+ * A peer becomes "admitted" when a WELCOME is sent to it; broadcasts (STEPS,
+ * RELOAD, BYE) go to admitted peers only, in ring order, so a joiner receives
+ * exactly the stream that follows its WELCOME.
+ *
+ * Output leaves as soon as the game thread queues it (a pipe wakes the
+ * thread); input is read in batches at most 4 ms apart.
+ *
+ * Memory: cradle_server_net_open allocates everything (rings, slots); the
+ * thread allocates nothing of its own (ENet allocates its packets).
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <enet/enet.h>
+
+#include "cradle/ring.h"
+#include "cradle/wire.h"
+
+#define CRADLE_SERVER_IN_BYTES 1024u /* largest inbound message accepted */
+#define CRADLE_SERVER_OUT_BYTES 8192u /* largest outbound message */
+#define CRADLE_SERVER_IN_SLOTS 1024u
+#define CRADLE_SERVER_OUT_SLOTS 256u
+#define CRADLE_SERVER_MAX_PEERS 128u
+#define CRADLE_SERVER_BROADCAST 0xFFFFu
+
+_Static_assert(CRADLE_SERVER_OUT_BYTES >= CRADLE_SNAPSHOT_MAX + 64u, "one snapshot per STEPS");
+_Static_assert(CRADLE_SERVER_IN_BYTES >= 2u + 10u + CRADLE_WIRE_INPUT_STEPS_MAX * CRADLE_GAME_MAX_INPUT_BYTES,
+               "a full INPUT fits an inbound slot");
+
+typedef enum cradle_server_in_kind {
+    CRADLE_SERVER_IN_CONNECT = 1,
+    CRADLE_SERVER_IN_DISCONNECT = 2,
+    CRADLE_SERVER_IN_MESSAGE = 3, /* bytes hold one message that decoded (or had another version) */
+} cradle_server_in_kind;
+
+/* net -> game. */
+typedef struct cradle_server_in {
+    uint16_t peer;
+    uint8_t kind;
+    uint8_t reserved;
+    uint32_t generation;
+    uint32_t rtt_ms; /* ENet's smoothed round-trip time of the peer now */
+    uint32_t lowest_rtt_ms; /* the lowest it measured */
+    uint32_t address; /* IPv4, network order (CONNECT) */
+    uint16_t port; /* host order (CONNECT) */
+    uint16_t length;
+    uint8_t bytes[CRADLE_SERVER_IN_BYTES];
+} cradle_server_in;
+
+#define CRADLE_SERVER_OUT_RELIABLE 0x01u
+#define CRADLE_SERVER_OUT_DISCONNECT 0x02u /* disconnect the peer after this message */
+#define CRADLE_SERVER_OUT_CONTROL 0x04u /* no message: only the flags apply */
+
+/* game -> net. */
+typedef struct cradle_server_out {
+    uint16_t peer; /* or CRADLE_SERVER_BROADCAST */
+    uint8_t flags;
+    uint8_t reserved;
+    uint32_t generation;
+    uint32_t length;
+    uint8_t bytes[CRADLE_SERVER_OUT_BYTES];
+} cradle_server_out;
+
+typedef struct cradle_server_net_config {
+    const char *bind_address; /* NULL or "" = any */
+    uint16_t port;
+    uint32_t max_peers; /* 1..CRADLE_SERVER_MAX_PEERS */
+    uint32_t timeout_ms; /* peer timeout; 0 = 5000 */
+} cradle_server_net_config;
+
+typedef struct cradle_server_net_stats {
+    atomic_uint_fast64_t bytes_in, bytes_out, packets_in, packets_out;
+    atomic_uint_fast64_t dropped_malformed; /* messages that failed to decode */
+    atomic_uint_fast64_t dropped_in_full; /* the inbound ring was full */
+    atomic_uint_fast64_t dropped_stale; /* queued for a peer that had left */
+} cradle_server_net_stats;
+
+typedef struct cradle_server_net {
+    cradle_ring in; /* net produces, game consumes */
+    cradle_ring out; /* game produces, net consumes */
+    void *in_storage, *out_storage;
+    ENetHost *host;
+    pthread_t thread;
+    bool thread_started;
+    atomic_bool stop;
+    int wake_fd[2]; /* pipe: the game thread writes a byte after queuing output */
+    uint32_t timeout_ms;
+    /* net thread only */
+    uint32_t generation[CRADLE_SERVER_MAX_PEERS];
+    bool admitted[CRADLE_SERVER_MAX_PEERS];
+    cradle_server_in scratch_in;
+    cradle_server_out scratch_out;
+    cradle_server_net_stats stats;
+} cradle_server_net;
+
+/* Zeroes net and allocates its two rings, without any socket (a test drives
+ * the rings itself). Returns 0 or CRADLE_ENOMEM. */
+int cradle_server_net_init_rings(cradle_server_net *net);
+
+/* Allocates the rings and binds the ENet host. Returns 0, CRADLE_ENOMEM,
+ * CRADLE_EINVAL (bad address) or CRADLE_ENET_INIT (the port could not be
+ * bound). net must be aligned to CRADLE_RING_CACHE_LINE (aligned_alloc). */
+int cradle_server_net_open(cradle_server_net *net, const cradle_server_net_config *config);
+
+/* Game thread: wakes the network thread after queuing output, so it leaves
+ * at once instead of at the next millisecond tick. */
+void cradle_server_net_wake(cradle_server_net *net);
+
+/* Starts the thread. Returns 0 or CRADLE_ENET_INIT. */
+int cradle_server_net_start(cradle_server_net *net);
+
+/* Asks the thread to send what is queued, disconnect every peer politely
+ * (waiting at most linger_ms for them to acknowledge), and end; joins it. */
+void cradle_server_net_stop(cradle_server_net *net, uint32_t linger_ms);
+
+/* Frees everything (after stop). Safe on a zeroed struct. */
+void cradle_server_net_close(cradle_server_net *net);
+
+#endif

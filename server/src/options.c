@@ -1,0 +1,300 @@
+#include "options.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cradle/game_abi.h"
+#include "cradle/version.h"
+#include "cradle/wire.h"
+
+#define CONFIG_FILE_MAX (1u << 20)
+
+static const struct option long_options[] = {
+    {"game", required_argument, NULL, 'g'},
+    {"bind", required_argument, NULL, 'b'},
+    {"port", required_argument, NULL, 'p'},
+    {"dev-socket", required_argument, NULL, 'd'},
+    {"dev-stdin", no_argument, NULL, 'i'},
+    {"log", required_argument, NULL, 'l'},
+    {"seed", required_argument, NULL, 's'},
+    {"players", required_argument, NULL, 'n'},
+    {"input-delay", required_argument, NULL, 'D'},
+    {"mode", required_argument, NULL, 'm'},
+    {"config", required_argument, NULL, 'c'},
+    {"log-format", required_argument, NULL, 'F'},
+    {"hash-interval", required_argument, NULL, 'k'},
+    {"spectators", required_argument, NULL, 'S'},
+    {"timeout", required_argument, NULL, 'T'},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
+    {NULL, 0, NULL, 0},
+};
+static const char short_options[] = "g:b:p:d:il:s:n:D:m:c:F:k:S:T:hV";
+
+static void usage(FILE *to) {
+    fprintf(to, "usage: cradle-server --game LIBRARY [options]\n"
+                "Hosts one session of a Cradle game over ENet (UDP).\n\n"
+                "  -g, --game PATH           game library (.so) to host (required)\n"
+                "  -b, --bind ADDR           IPv4 address to listen on (default: all)\n"
+                "  -p, --port N              UDP port, 1..65535 (default 7777)\n"
+                "  -d, --dev-socket PATH     serve the dev protocol on a Unix socket\n"
+                "  -i, --dev-stdin           serve the dev protocol on stdin/stdout\n"
+                "  -l, --log PATH            record the session log to PATH\n"
+                "  -s, --seed N              session seed, 0..2^64-1 (default 1)\n"
+                "  -n, --players N           player slots, 1..the game's maximum (default: its maximum)\n"
+                "  -D, --input-delay N|auto  steps of input delay, 0..60, or auto from round-trip time\n"
+                "                            (default 3)\n"
+                "  -m, --mode paced|commanded  real time (default), or only the dev protocol's step\n"
+                "  -c, --config FILE         JSON object of these options (keys: the long names);\n"
+                "                            command-line flags override it\n"
+                "  -F, --log-format text|json  stderr log lines (default text)\n"
+                "  -k, --hash-interval K     send the state hash every K steps, 1..65535 (default 30)\n"
+                "  -S, --spectators N        spectators at once, 0..64 (default 8)\n"
+                "  -T, --timeout MS          drop a silent peer after MS, 100..600000 (default 5000)\n"
+                "  -h, --help                show this help\n"
+                "  -V, --version             show the version\n");
+}
+
+static const char *flag_name(int opt) {
+    for (const struct option *o = long_options; o->name; o++)
+        if (o->val == opt) return o->name;
+    return "?";
+}
+
+static bool parse_u64(const char *text, uint64_t min, uint64_t max, uint64_t *out) {
+    char *end = NULL;
+    if (!text || text[0] < '0' || text[0] > '9') return false;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (errno || end == text || *end != '\0' || v < min || v > max) return false;
+    *out = v;
+    return true;
+}
+
+static bool copy_path(char *field, size_t capacity, const char *text) {
+    size_t n = strlen(text);
+    if (n == 0 || n >= capacity) return false;
+    memcpy(field, text, n + 1);
+    return true;
+}
+
+/* Applies one setting. `where` is "--flag" or "config key \"flag\"" for the
+ * message. Returns false after printing what is allowed. */
+static bool apply(cradle_server_options *o, int opt, const char *value, const char *where) {
+    uint64_t v = 0;
+    switch (opt) {
+    case 'g':
+        if (copy_path(o->game, sizeof o->game, value)) return true;
+        fprintf(stderr, "cradle-server: %s must be a path of 1..4095 bytes\n", where);
+        return false;
+    case 'b':
+        if (strlen(value) < sizeof o->bind) {
+            memcpy(o->bind, value, strlen(value) + 1);
+            return true;
+        }
+        fprintf(stderr, "cradle-server: %s must be an IPv4 address, got '%s'\n", where, value);
+        return false;
+    case 'p':
+        if (parse_u64(value, 1, 65535, &v)) {
+            o->port = (uint16_t)v;
+            return true;
+        }
+        fprintf(stderr, "cradle-server: %s must be an integer from 1 to 65535, got '%s'\n", where, value);
+        return false;
+    case 'd':
+        if (copy_path(o->dev_socket, 108, value)) return true;
+        fprintf(stderr, "cradle-server: %s must be a path of 1..107 bytes\n", where);
+        return false;
+    case 'i':
+        if (strcmp(value, "true") == 0 || strcmp(value, "false") == 0) {
+            o->dev_stdin = strcmp(value, "true") == 0;
+            return true;
+        }
+        fprintf(stderr, "cradle-server: %s must be true or false, got '%s'\n", where, value);
+        return false;
+    case 'l':
+        if (copy_path(o->log, sizeof o->log, value)) return true;
+        fprintf(stderr, "cradle-server: %s must be a path of 1..4095 bytes\n", where);
+        return false;
+    case 's':
+        if (parse_u64(value, 0, UINT64_MAX, &v)) {
+            o->seed = v;
+            return true;
+        }
+        fprintf(stderr, "cradle-server: %s must be an integer from 0 to 18446744073709551615, got '%s'\n",
+                where, value);
+        return false;
+    case 'n':
+        if (parse_u64(value, 1, 64, &v)) {
+            o->players = (uint32_t)v;
+            return true;
+        }
+        fprintf(stderr,
+                "cradle-server: %s must be an integer from 1 to the game's maximum (at most 64), got '%s'\n",
+                where, value);
+        return false;
+    case 'D':
+        if (strcmp(value, "auto") == 0) {
+            o->input_delay = CRADLE_SERVER_INPUT_DELAY_AUTO;
+            return true;
+        }
+        if (parse_u64(value, 0, CRADLE_SERVER_MAX_INPUT_DELAY, &v)) {
+            o->input_delay = (uint32_t)v;
+            return true;
+        }
+        fprintf(stderr, "cradle-server: %s must be an integer from 0 to 60 or 'auto', got '%s'\n", where,
+                value);
+        return false;
+    case 'm':
+        if (strcmp(value, "paced") == 0 || strcmp(value, "commanded") == 0) {
+            o->mode = value[0] == 'p' ? CRADLE_SERVER_PACED : CRADLE_SERVER_COMMANDED;
+            return true;
+        }
+        fprintf(stderr, "cradle-server: %s must be 'paced' or 'commanded', got '%s'\n", where, value);
+        return false;
+    case 'F':
+        if (strcmp(value, "text") == 0 || strcmp(value, "json") == 0) {
+            o->log_json = value[0] == 'j';
+            return true;
+        }
+        fprintf(stderr, "cradle-server: %s must be 'text' or 'json', got '%s'\n", where, value);
+        return false;
+    case 'k':
+        if (parse_u64(value, 1, 65535, &v)) {
+            o->hash_interval = (uint32_t)v;
+            return true;
+        }
+        fprintf(stderr, "cradle-server: %s must be an integer from 1 to 65535, got '%s'\n", where, value);
+        return false;
+    case 'S':
+        if (parse_u64(value, 0, 64, &v)) {
+            o->spectators = (uint32_t)v;
+            return true;
+        }
+        fprintf(stderr, "cradle-server: %s must be an integer from 0 to 64, got '%s'\n", where, value);
+        return false;
+    case 'T':
+        if (parse_u64(value, 100, 600000, &v)) {
+            o->timeout_ms = (uint32_t)v;
+            return true;
+        }
+        fprintf(stderr, "cradle-server: %s must be an integer from 100 to 600000, got '%s'\n", where, value);
+        return false;
+    default: return false;
+    }
+}
+
+/* Reads the config file and applies every key. Returns false after printing. */
+static bool load_config(cradle_server_options *o, const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "cradle-server: --config: cannot open '%s': %s\n", path, strerror(errno));
+        return false;
+    }
+    static char text[CONFIG_FILE_MAX + 1];
+    size_t n = fread(text, 1, CONFIG_FILE_MAX + 1, f);
+    bool read_error = ferror(f) != 0;
+    fclose(f);
+    if (read_error || n > CONFIG_FILE_MAX) {
+        fprintf(stderr, "cradle-server: --config: '%s' is unreadable or larger than 1 MiB\n", path);
+        return false;
+    }
+    cJSON *root = cJSON_ParseWithLength(text, n);
+    if (!root || !cJSON_IsObject(root)) {
+        fprintf(stderr, "cradle-server: --config: '%s' is not a JSON object\n", path);
+        cJSON_Delete(root);
+        return false;
+    }
+    bool ok = true;
+    for (const cJSON *item = root->child; item && ok; item = item->next) {
+        const struct option *opt = NULL;
+        for (const struct option *o2 = long_options; o2->name; o2++)
+            if (item->string && strcmp(o2->name, item->string) == 0) opt = o2;
+        char where[96];
+        snprintf(where, sizeof where, "config key \"%s\"", item->string ? item->string : "");
+        if (!opt || opt->val == 'c' || opt->val == 'h' || opt->val == 'V') {
+            fprintf(stderr, "cradle-server: --config: unknown %s (keys are the long option names)\n", where);
+            ok = false;
+            break;
+        }
+        char value[CRADLE_SERVER_PATH_MAX];
+        if (cJSON_IsString(item)) {
+            snprintf(value, sizeof value, "%s", item->valuestring);
+        } else if (cJSON_IsBool(item)) {
+            snprintf(value, sizeof value, "%s", cJSON_IsTrue(item) ? "true" : "false");
+        } else if (cJSON_IsNumber(item) && item->valuedouble >= 0 && item->valuedouble < 9007199254740992.0 &&
+                   floor(item->valuedouble) == item->valuedouble) {
+            snprintf(value, sizeof value, "%llu", (unsigned long long)item->valuedouble);
+        } else {
+            fprintf(stderr, "cradle-server: --config: %s must be a string, a boolean or a whole number\n",
+                    where);
+            ok = false;
+            break;
+        }
+        ok = apply(o, opt->val, value, where);
+    }
+    cJSON_Delete(root);
+    return ok;
+}
+
+cradle_server_parse cradle_server_options_parse(cradle_server_options *o, int argc, char **argv) {
+    memset(o, 0, sizeof *o);
+    o->port = CRADLE_SERVER_DEFAULT_PORT;
+    o->seed = 1;
+    o->input_delay = CRADLE_SERVER_DEFAULT_INPUT_DELAY;
+    o->hash_interval = CRADLE_SERVER_DEFAULT_HASH_INTERVAL;
+    o->spectators = CRADLE_SERVER_DEFAULT_SPECTATORS;
+    o->timeout_ms = 5000;
+
+    /* Pass 1: help, version, unknown flags and --config. */
+    const char *config = NULL;
+    int opt;
+    opterr = 0;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, short_options, long_options, NULL)) != -1) {
+        if (opt == 'h') {
+            usage(stdout);
+            return CRADLE_SERVER_EXIT_OK;
+        }
+        if (opt == 'V') {
+            printf("cradle-server %s (wire protocol %u, game ABI %u.%u)\n", CRADLE_VERSION_STRING,
+                   CRADLE_WIRE_VERSION, CRADLE_ABI_MAJOR, CRADLE_ABI_MINOR);
+            return CRADLE_SERVER_EXIT_OK;
+        }
+        if (opt == '?' || opt == ':') {
+            if (optopt && optopt != '?')
+                fprintf(stderr, "cradle-server: option -%c is unknown or needs a value\n", optopt);
+            else
+                fprintf(stderr, "cradle-server: unknown option or missing value in '%s'\n", argv[optind - 1]);
+            usage(stderr);
+            return CRADLE_SERVER_EXIT_USAGE;
+        }
+        if (opt == 'c') config = optarg;
+    }
+    if (optind != argc) {
+        fprintf(stderr, "cradle-server: unexpected argument '%s'\n", argv[optind]);
+        usage(stderr);
+        return CRADLE_SERVER_EXIT_USAGE;
+    }
+    if (config && !load_config(o, config)) return CRADLE_SERVER_EXIT_USAGE;
+
+    /* Pass 2: the flags, over the config file's values. */
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, short_options, long_options, NULL)) != -1) {
+        if (opt == 'c') continue;
+        char where[48];
+        snprintf(where, sizeof where, "--%s", flag_name(opt));
+        if (!apply(o, opt, opt == 'i' ? "true" : optarg, where)) return CRADLE_SERVER_EXIT_USAGE;
+    }
+    if (o->game[0] == '\0') {
+        fprintf(stderr, "cradle-server: --game is required: the path of a game library (.so)\n");
+        usage(stderr);
+        return CRADLE_SERVER_EXIT_USAGE;
+    }
+    return CRADLE_SERVER_RUN;
+}

@@ -1,0 +1,52 @@
+#ifndef CRADLE_SERVER_OPTIONS_H
+#define CRADLE_SERVER_OPTIONS_H
+/*
+ * options: cradle-server's settings, from a JSON config file (--config) and
+ * the command line, the command line winning. A bad value is reported with
+ * the flag (or config key) and what is allowed; the program exits 2.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CRADLE_SERVER_PATH_MAX 4096u
+#define CRADLE_SERVER_DEFAULT_PORT 7777u
+#define CRADLE_SERVER_DEFAULT_HASH_INTERVAL 30u
+#define CRADLE_SERVER_DEFAULT_SPECTATORS 8u
+#define CRADLE_SERVER_DEFAULT_INPUT_DELAY 3u
+#define CRADLE_SERVER_MAX_INPUT_DELAY 60u
+#define CRADLE_SERVER_INPUT_DELAY_AUTO 0xFFFFu
+
+typedef enum cradle_server_mode {
+    CRADLE_SERVER_PACED = 0, /* real time: the clock paces the steps */
+    CRADLE_SERVER_COMMANDED = 1, /* only the dev protocol's step advances */
+} cradle_server_mode;
+
+typedef struct cradle_server_options {
+    char game[CRADLE_SERVER_PATH_MAX]; /* game library path (required) */
+    char bind[64]; /* "" = any address */
+    uint16_t port;
+    char dev_socket[CRADLE_SERVER_PATH_MAX]; /* "" = none */
+    bool dev_stdin;
+    char log[CRADLE_SERVER_PATH_MAX]; /* "" = no session log */
+    uint64_t seed;
+    uint32_t players; /* 0 = the contract's maximum */
+    uint32_t input_delay; /* steps, or CRADLE_SERVER_INPUT_DELAY_AUTO */
+    cradle_server_mode mode;
+    bool log_json; /* --log-format json */
+    uint32_t hash_interval; /* K */
+    uint32_t spectators; /* most spectators at once */
+    uint32_t timeout_ms; /* peer timeout */
+} cradle_server_options;
+
+typedef enum cradle_server_parse {
+    CRADLE_SERVER_RUN = 0,
+    CRADLE_SERVER_EXIT_OK = 1, /* --help or --version printed */
+    CRADLE_SERVER_EXIT_USAGE = 2, /* a message was printed on stderr */
+} cradle_server_parse;
+
+/* Parses argv (and the --config file it names) into *options. Prints help,
+ * version or the usage error itself. */
+cradle_server_parse cradle_server_options_parse(cradle_server_options *options, int argc, char **argv);
+
+#endif

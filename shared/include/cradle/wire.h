@@ -1,0 +1,252 @@
+#ifndef CRADLE_WIRE_H
+#define CRADLE_WIRE_H
+/*
+ * wire: the messages cradle-server and its clients exchange, and their codec.
+ *
+ * The codec is pure: it turns a message struct into plaintext bytes and back,
+ * through the bounds-checked little-endian cursor of input.h. It knows nothing
+ * of ENet or of encryption. The Security layer later wraps each encoded
+ * message in an AEAD envelope (nonce, ciphertext, tag) and unwraps it before
+ * cradle_wire_decode(); this layer does not change for it. HELLO carries an
+ * opaque credential field for the join token that layer will check.
+ *
+ * Every message starts with a 2-byte header:
+ *
+ *   u8 type      CRADLE_WIRE_HELLO .. CRADLE_WIRE_DESYNC
+ *   u8 version   CRADLE_WIRE_VERSION (the protocol version)
+ *
+ * followed by the type's fields, all little-endian, no padding:
+ *
+ *   HELLO   c->s  u8 flags (bit 0: spectator; other bits 0), u8 requested_slot
+ *                 (CRADLE_WIRE_ANY_SLOT or a slot to rejoin), str8 game name,
+ *                 str8 build id, u16 credential length + bytes (<= CREDENTIAL_MAX)
+ *   WELCOME s->c  u8 slot (or CRADLE_WIRE_SPECTATOR), u8 players (limit of this
+ *                 session), u8 max_players, u8 input_bytes, u32 state_size,
+ *                 u32 steps_per_second, u32 source_frames_per_second, u64 seed,
+ *                 u16 input_delay, u32 hash_interval, u64 start_step,
+ *                 u8 flags (bit 0: a state block follows in STATE messages),
+ *                 str8 game name, str8 build id
+ *   REFUSE  s->c  u8 reason (cradle_wire_refusal), str8 text
+ *   INPUT   c->s  u64 first_step, u8 count (1..INPUT_STEPS_MAX), u8 input_bytes,
+ *                 count * input_bytes bytes (step first_step + i at i * input_bytes)
+ *   STEPS   s->c  u64 first_step, u8 count (1..STEPS_MAX), u16 snapshot_size,
+ *                 count * snapshot_size bytes (<= STEPS_BYTES_MAX),
+ *                 u8 hash_count (0..count), then hash_count * (u64 step, u64 hash)
+ *                 with steps strictly increasing inside [first_step, first_step + count)
+ *   STATE   s->c  u64 step, u64 hash, u32 total, u32 offset, u16 length, bytes;
+ *                 offset + length <= total, length >= 1, total <= STATE_MAX
+ *   RELOAD  s->c  u64 at_step, str8 build id
+ *   PING    both  u64 echo
+ *   PONG    both  u64 echo (the PING's value, returned unchanged)
+ *   BYE     both  u8 reason (cradle_wire_bye), str8 text
+ *   DESYNC  c->s  u64 step, u64 hash (the client's), u64 expected (the server's)
+ *
+ * str8 is a u8 length then that many bytes of printable ASCII (0x20..0x7e),
+ * no NUL. A message is exactly as long as its fields: trailing bytes are an
+ * error. Hashes are cradle_hash64 of the state block after the step ran, so
+ * the hash of step s is the state that step s + 1 starts from. A STATE block
+ * is the state at the start of `step` (steps 0..step-1 have run).
+ *
+ * Decoding validates every field and never asserts: a bad one returns
+ * CRADLE_ENET_MESSAGE (CRADLE_ENET_VERSION for a version other than
+ * CRADLE_WIRE_VERSION) and sets message->problem to a static sentence naming
+ * the field. Encoding checks the same rules and returns CRADLE_EINVAL for a
+ * message that would not decode, or CRADLE_EFULL when out is too small, so
+ * whatever encodes also decodes.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cradle/errors.h"
+#include "cradle/game_abi.h"
+#include "cradle/input.h"
+
+#define CRADLE_WIRE_VERSION 1u
+#define CRADLE_WIRE_HEADER_BYTES 2u
+
+#define CRADLE_WIRE_ANY_SLOT 0xFFu      /* HELLO: any free slot */
+#define CRADLE_WIRE_SPECTATOR 0xFFu     /* WELCOME: no slot, watching */
+#define CRADLE_WIRE_CREDENTIAL_MAX 256u /* bytes of the opaque join credential */
+#define CRADLE_WIRE_TEXT_MAX 200u       /* bytes of a REFUSE or BYE text */
+#define CRADLE_WIRE_INPUT_STEPS_MAX 16u /* steps of one INPUT (redundancy window) */
+#define CRADLE_WIRE_STEPS_MAX 64u       /* snapshots in one STEPS */
+#define CRADLE_WIRE_STEPS_BYTES_MAX 16384u /* snapshot bytes in one STEPS */
+#define CRADLE_WIRE_STATE_CHUNK_MAX 1024u /* bytes of state per STATE: one UDP datagram */
+#define CRADLE_WIRE_STATE_MAX (256u * 1024u * 1024u) /* largest state block accepted */
+
+/* The largest encoded message: a full STEPS with a hash for every step.
+ * Receivers drop anything longer before decoding. */
+#define CRADLE_WIRE_MESSAGE_MAX                                                 \
+    (CRADLE_WIRE_HEADER_BYTES + 8u + 1u + 2u + CRADLE_WIRE_STEPS_BYTES_MAX + 1u + \
+     CRADLE_WIRE_STEPS_MAX * 16u)
+
+typedef enum cradle_wire_type {
+    CRADLE_WIRE_HELLO = 1,
+    CRADLE_WIRE_WELCOME = 2,
+    CRADLE_WIRE_REFUSE = 3,
+    CRADLE_WIRE_INPUT = 4,
+    CRADLE_WIRE_STEPS = 5,
+    CRADLE_WIRE_STATE = 6,
+    CRADLE_WIRE_RELOAD = 7,
+    CRADLE_WIRE_PING = 8,
+    CRADLE_WIRE_PONG = 9,
+    CRADLE_WIRE_BYE = 10,
+    CRADLE_WIRE_DESYNC = 11,
+} cradle_wire_type;
+
+#define CRADLE_WIRE_TYPE_FIRST CRADLE_WIRE_HELLO
+#define CRADLE_WIRE_TYPE_LAST CRADLE_WIRE_DESYNC
+
+typedef enum cradle_wire_refusal {
+    CRADLE_WIRE_REFUSE_FULL = 1,     /* no free slot (or the requested one is taken) */
+    CRADLE_WIRE_REFUSE_PROTOCOL = 2, /* protocol version differs */
+    CRADLE_WIRE_REFUSE_GAME = 3,     /* another game */
+    CRADLE_WIRE_REFUSE_BUILD = 4,    /* another build of the game */
+    CRADLE_WIRE_REFUSE_AUTH = 5,     /* credential missing, invalid or expired */
+    CRADLE_WIRE_REFUSE_REQUEST = 6,  /* malformed or unexpected message */
+    CRADLE_WIRE_REFUSE_BUSY = 7,     /* server cannot take a join now (retry later) */
+} cradle_wire_refusal;
+#define CRADLE_WIRE_REFUSE_LAST CRADLE_WIRE_REFUSE_BUSY
+
+typedef enum cradle_wire_bye {
+    CRADLE_WIRE_BYE_LEAVING = 1,  /* the sender closes normally */
+    CRADLE_WIRE_BYE_SHUTDOWN = 2, /* the server is stopping */
+    CRADLE_WIRE_BYE_KICKED = 3,   /* an operator removed the client */
+    CRADLE_WIRE_BYE_TIMEOUT = 4,  /* the peer went silent */
+    CRADLE_WIRE_BYE_PROTOCOL = 5, /* the peer sent something invalid */
+} cradle_wire_bye;
+#define CRADLE_WIRE_BYE_LAST CRADLE_WIRE_BYE_PROTOCOL
+
+#define CRADLE_WIRE_HELLO_SPECTATOR 0x01u
+#define CRADLE_WIRE_WELCOME_STATE_FOLLOWS 0x01u
+
+typedef struct cradle_wire_hello {
+    bool spectator;
+    uint8_t requested_slot; /* CRADLE_WIRE_ANY_SLOT or < CRADLE_GAME_MAX_PLAYERS */
+    char game[CRADLE_GAME_NAME_MAX + 1];
+    char build_id[CRADLE_GAME_BUILD_ID_MAX + 1];
+    uint16_t credential_size;
+    uint8_t credential[CRADLE_WIRE_CREDENTIAL_MAX];
+} cradle_wire_hello;
+
+typedef struct cradle_wire_welcome {
+    uint8_t slot;        /* < max_players, or CRADLE_WIRE_SPECTATOR */
+    uint8_t players;     /* 1..max_players: this session's player limit */
+    uint8_t max_players; /* the contract's, 1..CRADLE_GAME_MAX_PLAYERS */
+    uint8_t input_bytes; /* the contract's, 1..CRADLE_GAME_MAX_INPUT_BYTES */
+    uint32_t state_size; /* 1..CRADLE_WIRE_STATE_MAX */
+    uint32_t steps_per_second;
+    uint32_t source_frames_per_second; /* >= 1, divides steps_per_second */
+    uint64_t seed;
+    uint16_t input_delay;   /* steps */
+    uint32_t hash_interval; /* K >= 1: a hash every K steps */
+    uint64_t start_step;    /* first step the client receives in STEPS */
+    bool state_follows;     /* STATE messages for start_step follow */
+    char game[CRADLE_GAME_NAME_MAX + 1];
+    char build_id[CRADLE_GAME_BUILD_ID_MAX + 1];
+} cradle_wire_welcome;
+
+typedef struct cradle_wire_refuse {
+    uint8_t reason; /* cradle_wire_refusal */
+    char text[CRADLE_WIRE_TEXT_MAX + 1];
+} cradle_wire_refuse;
+
+/* Pointers of decoded INPUT, STEPS and STATE point into the decoded buffer
+ * and live as long as it. */
+typedef struct cradle_wire_input {
+    uint64_t first_step;
+    uint8_t count;       /* 1..CRADLE_WIRE_INPUT_STEPS_MAX */
+    uint8_t input_bytes; /* 1..CRADLE_GAME_MAX_INPUT_BYTES */
+    const uint8_t *inputs; /* count * input_bytes */
+} cradle_wire_input;
+
+typedef struct cradle_wire_hash {
+    uint64_t step;
+    uint64_t hash;
+} cradle_wire_hash;
+
+typedef struct cradle_wire_steps {
+    uint64_t first_step;
+    uint8_t count;          /* 1..CRADLE_WIRE_STEPS_MAX */
+    uint16_t snapshot_size; /* 1..CRADLE_SNAPSHOT_MAX */
+    const uint8_t *snapshots; /* count * snapshot_size */
+    uint8_t hash_count;     /* 0..count */
+    cradle_wire_hash hashes[CRADLE_WIRE_STEPS_MAX];
+} cradle_wire_steps;
+
+typedef struct cradle_wire_state {
+    uint64_t step;
+    uint64_t hash;   /* hash of the whole block */
+    uint32_t total;  /* bytes of the whole block, 1..CRADLE_WIRE_STATE_MAX */
+    uint32_t offset; /* of this chunk */
+    uint16_t length; /* 1..CRADLE_WIRE_STATE_CHUNK_MAX */
+    const uint8_t *bytes;
+} cradle_wire_state;
+
+typedef struct cradle_wire_reload {
+    uint64_t at_step; /* the first step the new build runs */
+    char build_id[CRADLE_GAME_BUILD_ID_MAX + 1];
+} cradle_wire_reload;
+
+typedef struct cradle_wire_ping {
+    uint64_t echo;
+} cradle_wire_ping;
+
+typedef struct cradle_wire_bye_msg {
+    uint8_t reason; /* cradle_wire_bye */
+    char text[CRADLE_WIRE_TEXT_MAX + 1];
+} cradle_wire_bye_msg;
+
+typedef struct cradle_wire_desync {
+    uint64_t step;
+    uint64_t hash;
+    uint64_t expected;
+} cradle_wire_desync;
+
+typedef struct cradle_wire_message {
+    uint8_t type;    /* cradle_wire_type */
+    uint8_t version; /* set by decode; encode always writes CRADLE_WIRE_VERSION */
+    const char *problem; /* decode: NULL, or why the bytes were refused (static) */
+    union {
+        cradle_wire_hello hello;
+        cradle_wire_welcome welcome;
+        cradle_wire_refuse refuse;
+        cradle_wire_input input;
+        cradle_wire_steps steps;
+        cradle_wire_state state;
+        cradle_wire_reload reload;
+        cradle_wire_ping ping; /* PING and PONG */
+        cradle_wire_bye_msg bye;
+        cradle_wire_desync desync;
+    } as;
+} cradle_wire_message;
+
+/* Encodes message into out (capacity bytes) and stores the length in
+ * *written. Returns 0, CRADLE_EINVAL for a field that breaks the rules above
+ * (nothing useful is written), or CRADLE_EFULL when capacity is too small. */
+CRADLE_MUST_CHECK int cradle_wire_encode(void *out, size_t capacity, size_t *written,
+                                         const cradle_wire_message *message);
+
+/* Decodes size bytes into *message. Returns 0, CRADLE_ENET_VERSION (type and
+ * version are set so a server can answer REFUSE protocol), or
+ * CRADLE_ENET_MESSAGE with message->problem naming the bad field. Decoded
+ * pointers point into data. */
+CRADLE_MUST_CHECK int cradle_wire_decode(cradle_wire_message *message, const void *data,
+                                         size_t size);
+
+/* The name of a message type ("steps"), "unknown" otherwise. */
+const char *cradle_wire_type_name(int type);
+
+/* The name of a refusal reason ("full", "protocol", "game", "build", "auth",
+ * "request", "busy"), "unknown" otherwise. */
+const char *cradle_wire_refusal_name(int reason);
+
+/* The name of a BYE reason ("leaving", "shutdown", ...), "unknown" otherwise. */
+const char *cradle_wire_bye_name(int reason);
+
+/* Copies a NUL-terminated string into a wire text field of capacity bytes,
+ * truncating, and replacing bytes outside 0x20..0x7e with '?'. */
+void cradle_wire_set_text(char *field, size_t capacity, const char *text);
+
+#endif

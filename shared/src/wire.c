@@ -1,0 +1,445 @@
+#include "cradle/wire.h"
+
+#include <assert.h>
+#include <string.h>
+
+/* ---- names --------------------------------------------------------------- */
+
+const char *cradle_wire_type_name(int type) {
+    switch (type) {
+    case CRADLE_WIRE_HELLO: return "hello";
+    case CRADLE_WIRE_WELCOME: return "welcome";
+    case CRADLE_WIRE_REFUSE: return "refuse";
+    case CRADLE_WIRE_INPUT: return "input";
+    case CRADLE_WIRE_STEPS: return "steps";
+    case CRADLE_WIRE_STATE: return "state";
+    case CRADLE_WIRE_RELOAD: return "reload";
+    case CRADLE_WIRE_PING: return "ping";
+    case CRADLE_WIRE_PONG: return "pong";
+    case CRADLE_WIRE_BYE: return "bye";
+    case CRADLE_WIRE_DESYNC: return "desync";
+    default: return "unknown";
+    }
+}
+
+const char *cradle_wire_refusal_name(int reason) {
+    switch (reason) {
+    case CRADLE_WIRE_REFUSE_FULL: return "full";
+    case CRADLE_WIRE_REFUSE_PROTOCOL: return "protocol";
+    case CRADLE_WIRE_REFUSE_GAME: return "game";
+    case CRADLE_WIRE_REFUSE_BUILD: return "build";
+    case CRADLE_WIRE_REFUSE_AUTH: return "auth";
+    case CRADLE_WIRE_REFUSE_REQUEST: return "request";
+    case CRADLE_WIRE_REFUSE_BUSY: return "busy";
+    default: return "unknown";
+    }
+}
+
+const char *cradle_wire_bye_name(int reason) {
+    switch (reason) {
+    case CRADLE_WIRE_BYE_LEAVING: return "leaving";
+    case CRADLE_WIRE_BYE_SHUTDOWN: return "shutdown";
+    case CRADLE_WIRE_BYE_KICKED: return "kicked";
+    case CRADLE_WIRE_BYE_TIMEOUT: return "timeout";
+    case CRADLE_WIRE_BYE_PROTOCOL: return "protocol";
+    default: return "unknown";
+    }
+}
+
+void cradle_wire_set_text(char *field, size_t capacity, const char *text) {
+    assert(field && capacity > 0);
+    size_t n = 0;
+    if (text) {
+        for (; n + 1 < capacity && text[n] != '\0'; n++) {
+            unsigned char ch = (unsigned char)text[n];
+            field[n] = (ch >= 0x20 && ch <= 0x7e) ? (char)ch : '?';
+        }
+    }
+    field[n] = '\0';
+}
+
+/* ---- shared validation ---------------------------------------------------- */
+
+/* Length of a string field of capacity max + 1 bytes, or max + 1 when it is
+ * not NUL-terminated within them or holds a byte outside 0x20..0x7e. */
+static size_t text_length(const char *s, size_t max) {
+    for (size_t n = 0; n <= max; n++) {
+        unsigned char ch = (unsigned char)s[n];
+        if (ch == '\0') return n;
+        if (ch < 0x20 || ch > 0x7e) return max + 1;
+    }
+    return max + 1;
+}
+
+/* The rules both directions share; returns NULL or the problem. Strings are
+ * checked here as the struct holds them (decode has produced them already). */
+static const char *check_fields(const cradle_wire_message *m) {
+    switch (m->type) {
+    case CRADLE_WIRE_HELLO: {
+        const cradle_wire_hello *h = &m->as.hello;
+        if (h->requested_slot != CRADLE_WIRE_ANY_SLOT && h->requested_slot >= CRADLE_GAME_MAX_PLAYERS)
+            return "hello: requested slot is neither 255 (any) nor below the player maximum";
+        if (h->spectator && h->requested_slot != CRADLE_WIRE_ANY_SLOT)
+            return "hello: a spectator cannot request a slot";
+        size_t n = text_length(h->game, CRADLE_GAME_NAME_MAX);
+        if (n == 0 || n > CRADLE_GAME_NAME_MAX) return "hello: game name is empty, too long or not printable";
+        n = text_length(h->build_id, CRADLE_GAME_BUILD_ID_MAX);
+        if (n == 0 || n > CRADLE_GAME_BUILD_ID_MAX)
+            return "hello: build id is empty, too long or not printable";
+        if (h->credential_size > CRADLE_WIRE_CREDENTIAL_MAX) return "hello: credential is too long";
+        return NULL;
+    }
+    case CRADLE_WIRE_WELCOME: {
+        const cradle_wire_welcome *w = &m->as.welcome;
+        if (w->max_players < 1 || w->max_players > CRADLE_GAME_MAX_PLAYERS)
+            return "welcome: max_players is outside 1..64";
+        if (w->players < 1 || w->players > w->max_players)
+            return "welcome: players is outside 1..max_players";
+        if (w->slot != CRADLE_WIRE_SPECTATOR && w->slot >= w->max_players)
+            return "welcome: slot is neither 255 (spectator) nor below max_players";
+        if (w->input_bytes < 1 || w->input_bytes > CRADLE_GAME_MAX_INPUT_BYTES)
+            return "welcome: input_bytes is outside 1..32";
+        if (w->state_size < 1 || w->state_size > CRADLE_WIRE_STATE_MAX)
+            return "welcome: state_size is outside 1..256 MiB";
+        if (w->steps_per_second < 1) return "welcome: steps_per_second is 0";
+        if (w->source_frames_per_second < 1 || w->steps_per_second % w->source_frames_per_second != 0)
+            return "welcome: source_frames_per_second is 0 or does not divide steps_per_second";
+        if (w->hash_interval < 1) return "welcome: hash_interval is 0";
+        size_t n = text_length(w->game, CRADLE_GAME_NAME_MAX);
+        if (n == 0 || n > CRADLE_GAME_NAME_MAX)
+            return "welcome: game name is empty, too long or not printable";
+        n = text_length(w->build_id, CRADLE_GAME_BUILD_ID_MAX);
+        if (n == 0 || n > CRADLE_GAME_BUILD_ID_MAX)
+            return "welcome: build id is empty, too long or not printable";
+        return NULL;
+    }
+    case CRADLE_WIRE_REFUSE:
+        if (m->as.refuse.reason < CRADLE_WIRE_REFUSE_FULL || m->as.refuse.reason > CRADLE_WIRE_REFUSE_LAST)
+            return "refuse: unknown reason";
+        if (text_length(m->as.refuse.text, CRADLE_WIRE_TEXT_MAX) > CRADLE_WIRE_TEXT_MAX)
+            return "refuse: text is too long or not printable";
+        return NULL;
+    case CRADLE_WIRE_INPUT: {
+        const cradle_wire_input *in = &m->as.input;
+        if (in->count < 1 || in->count > CRADLE_WIRE_INPUT_STEPS_MAX) return "input: count is outside 1..16";
+        if (in->input_bytes < 1 || in->input_bytes > CRADLE_GAME_MAX_INPUT_BYTES)
+            return "input: input_bytes is outside 1..32";
+        if (in->first_step > UINT64_MAX - in->count) return "input: steps overflow";
+        if (!in->inputs) return "input: no input bytes";
+        return NULL;
+    }
+    case CRADLE_WIRE_STEPS: {
+        const cradle_wire_steps *s = &m->as.steps;
+        if (s->count < 1 || s->count > CRADLE_WIRE_STEPS_MAX) return "steps: count is outside 1..64";
+        if (s->snapshot_size < 1 || s->snapshot_size > CRADLE_SNAPSHOT_MAX)
+            return "steps: snapshot_size is outside 1..4096";
+        if ((uint32_t)s->count * s->snapshot_size > CRADLE_WIRE_STEPS_BYTES_MAX)
+            return "steps: snapshot bytes exceed 16384";
+        if (s->first_step > UINT64_MAX - s->count) return "steps: steps overflow";
+        if (!s->snapshots) return "steps: no snapshot bytes";
+        if (s->hash_count > s->count) return "steps: more hashes than steps";
+        for (uint32_t i = 0; i < s->hash_count; i++) {
+            uint64_t step = s->hashes[i].step;
+            if (step < s->first_step || step >= s->first_step + s->count)
+                return "steps: a hash is for a step outside the message";
+            if (i > 0 && step <= s->hashes[i - 1].step) return "steps: hash steps are not increasing";
+        }
+        return NULL;
+    }
+    case CRADLE_WIRE_STATE: {
+        const cradle_wire_state *st = &m->as.state;
+        if (st->total < 1 || st->total > CRADLE_WIRE_STATE_MAX) return "state: total is outside 1..256 MiB";
+        if (st->length < 1 || st->length > CRADLE_WIRE_STATE_CHUNK_MAX)
+            return "state: length is outside 1..1024";
+        if (st->offset > st->total || st->length > st->total - st->offset)
+            return "state: chunk lies outside the block";
+        if (!st->bytes) return "state: no bytes";
+        return NULL;
+    }
+    case CRADLE_WIRE_RELOAD: {
+        size_t n = text_length(m->as.reload.build_id, CRADLE_GAME_BUILD_ID_MAX);
+        if (n == 0 || n > CRADLE_GAME_BUILD_ID_MAX)
+            return "reload: build id is empty, too long or not printable";
+        return NULL;
+    }
+    case CRADLE_WIRE_PING:
+    case CRADLE_WIRE_PONG:
+    case CRADLE_WIRE_DESYNC: return NULL;
+    case CRADLE_WIRE_BYE:
+        if (m->as.bye.reason < CRADLE_WIRE_BYE_LEAVING || m->as.bye.reason > CRADLE_WIRE_BYE_LAST)
+            return "bye: unknown reason";
+        if (text_length(m->as.bye.text, CRADLE_WIRE_TEXT_MAX) > CRADLE_WIRE_TEXT_MAX)
+            return "bye: text is too long or not printable";
+        return NULL;
+    default: return "unknown message type";
+    }
+}
+
+/* ---- encode ----------------------------------------------------------------- */
+
+static void put_text(cradle_cursor *c, const char *s, size_t max) {
+    size_t n = text_length(s, max); /* checked <= max by check_fields */
+    cradle_put_u8(c, (uint8_t)n);
+    cradle_put_bytes(c, s, n);
+}
+
+int cradle_wire_encode(void *out, size_t capacity, size_t *written, const cradle_wire_message *m) {
+    assert(out && written && m);
+    *written = 0;
+    if (check_fields(m) != NULL) return CRADLE_EINVAL;
+    cradle_cursor c = cradle_cursor_writer(out, capacity);
+    cradle_put_u8(&c, m->type);
+    cradle_put_u8(&c, (uint8_t)CRADLE_WIRE_VERSION);
+    switch (m->type) {
+    case CRADLE_WIRE_HELLO: {
+        const cradle_wire_hello *h = &m->as.hello;
+        cradle_put_u8(&c, h->spectator ? CRADLE_WIRE_HELLO_SPECTATOR : 0u);
+        cradle_put_u8(&c, h->requested_slot);
+        put_text(&c, h->game, CRADLE_GAME_NAME_MAX);
+        put_text(&c, h->build_id, CRADLE_GAME_BUILD_ID_MAX);
+        cradle_put_u16(&c, h->credential_size);
+        cradle_put_bytes(&c, h->credential, h->credential_size);
+        break;
+    }
+    case CRADLE_WIRE_WELCOME: {
+        const cradle_wire_welcome *w = &m->as.welcome;
+        cradle_put_u8(&c, w->slot);
+        cradle_put_u8(&c, w->players);
+        cradle_put_u8(&c, w->max_players);
+        cradle_put_u8(&c, w->input_bytes);
+        cradle_put_u32(&c, w->state_size);
+        cradle_put_u32(&c, w->steps_per_second);
+        cradle_put_u32(&c, w->source_frames_per_second);
+        cradle_put_u64(&c, w->seed);
+        cradle_put_u16(&c, w->input_delay);
+        cradle_put_u32(&c, w->hash_interval);
+        cradle_put_u64(&c, w->start_step);
+        cradle_put_u8(&c, w->state_follows ? CRADLE_WIRE_WELCOME_STATE_FOLLOWS : 0u);
+        put_text(&c, w->game, CRADLE_GAME_NAME_MAX);
+        put_text(&c, w->build_id, CRADLE_GAME_BUILD_ID_MAX);
+        break;
+    }
+    case CRADLE_WIRE_REFUSE:
+        cradle_put_u8(&c, m->as.refuse.reason);
+        put_text(&c, m->as.refuse.text, CRADLE_WIRE_TEXT_MAX);
+        break;
+    case CRADLE_WIRE_INPUT: {
+        const cradle_wire_input *in = &m->as.input;
+        cradle_put_u64(&c, in->first_step);
+        cradle_put_u8(&c, in->count);
+        cradle_put_u8(&c, in->input_bytes);
+        cradle_put_bytes(&c, in->inputs, (size_t)in->count * in->input_bytes);
+        break;
+    }
+    case CRADLE_WIRE_STEPS: {
+        const cradle_wire_steps *s = &m->as.steps;
+        cradle_put_u64(&c, s->first_step);
+        cradle_put_u8(&c, s->count);
+        cradle_put_u16(&c, s->snapshot_size);
+        cradle_put_bytes(&c, s->snapshots, (size_t)s->count * s->snapshot_size);
+        cradle_put_u8(&c, s->hash_count);
+        for (uint32_t i = 0; i < s->hash_count; i++) {
+            cradle_put_u64(&c, s->hashes[i].step);
+            cradle_put_u64(&c, s->hashes[i].hash);
+        }
+        break;
+    }
+    case CRADLE_WIRE_STATE: {
+        const cradle_wire_state *st = &m->as.state;
+        cradle_put_u64(&c, st->step);
+        cradle_put_u64(&c, st->hash);
+        cradle_put_u32(&c, st->total);
+        cradle_put_u32(&c, st->offset);
+        cradle_put_u16(&c, st->length);
+        cradle_put_bytes(&c, st->bytes, st->length);
+        break;
+    }
+    case CRADLE_WIRE_RELOAD:
+        cradle_put_u64(&c, m->as.reload.at_step);
+        put_text(&c, m->as.reload.build_id, CRADLE_GAME_BUILD_ID_MAX);
+        break;
+    case CRADLE_WIRE_PING:
+    case CRADLE_WIRE_PONG: cradle_put_u64(&c, m->as.ping.echo); break;
+    case CRADLE_WIRE_BYE:
+        cradle_put_u8(&c, m->as.bye.reason);
+        put_text(&c, m->as.bye.text, CRADLE_WIRE_TEXT_MAX);
+        break;
+    case CRADLE_WIRE_DESYNC:
+        cradle_put_u64(&c, m->as.desync.step);
+        cradle_put_u64(&c, m->as.desync.hash);
+        cradle_put_u64(&c, m->as.desync.expected);
+        break;
+    default: return CRADLE_EINVAL; /* unreachable: check_fields refused it */
+    }
+    if (c.failed) return CRADLE_EFULL;
+    *written = c.pos;
+    return 0;
+}
+
+/* ---- decode ----------------------------------------------------------------- */
+
+/* Takes n bytes in place; NULL (and the cursor failed) when fewer remain. */
+static const uint8_t *take(cradle_cursor *c, size_t n) {
+    if (c->failed || n > c->size - c->pos) {
+        c->failed = true;
+        return NULL;
+    }
+    const uint8_t *p = c->rdata + c->pos;
+    c->pos += n;
+    return p;
+}
+
+/* Reads a str8 into field (capacity max + 1). Returns false for a length
+ * above max or a byte outside 0x20..0x7e; a short read sets c->failed. */
+static bool get_text(cradle_cursor *c, char *field, size_t max) {
+    uint8_t n = cradle_get_u8(c);
+    field[0] = '\0';
+    if (c->failed) return true; /* reported as truncation */
+    if (n > max) return false;
+    const uint8_t *p = take(c, n);
+    if (!p) return true;
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] < 0x20 || p[i] > 0x7e) return false;
+        field[i] = (char)p[i];
+    }
+    field[n] = '\0';
+    return true;
+}
+
+static int refuse(cradle_wire_message *m, const char *problem) {
+    m->problem = problem;
+    return CRADLE_ENET_MESSAGE;
+}
+
+int cradle_wire_decode(cradle_wire_message *m, const void *data, size_t size) {
+    assert(m && (data || size == 0));
+    memset(m, 0, sizeof *m);
+    if (size < CRADLE_WIRE_HEADER_BYTES) return refuse(m, "message is shorter than its header");
+    if (size > CRADLE_WIRE_MESSAGE_MAX) return refuse(m, "message is longer than the maximum");
+    cradle_cursor c = cradle_cursor_reader(data, size);
+    m->type = cradle_get_u8(&c);
+    m->version = cradle_get_u8(&c);
+    if (m->type < CRADLE_WIRE_TYPE_FIRST || m->type > CRADLE_WIRE_TYPE_LAST)
+        return refuse(m, "unknown message type");
+    if (m->version != CRADLE_WIRE_VERSION) {
+        m->problem = "protocol version differs";
+        return CRADLE_ENET_VERSION;
+    }
+    bool text_ok = true;
+    switch (m->type) {
+    case CRADLE_WIRE_HELLO: {
+        cradle_wire_hello *h = &m->as.hello;
+        uint8_t flags = cradle_get_u8(&c);
+        if (!c.failed && (flags & ~CRADLE_WIRE_HELLO_SPECTATOR) != 0)
+            return refuse(m, "hello: unknown flag bits are set");
+        h->spectator = (flags & CRADLE_WIRE_HELLO_SPECTATOR) != 0;
+        h->requested_slot = cradle_get_u8(&c);
+        text_ok = text_ok && get_text(&c, h->game, CRADLE_GAME_NAME_MAX);
+        text_ok = text_ok && get_text(&c, h->build_id, CRADLE_GAME_BUILD_ID_MAX);
+        if (!text_ok) return refuse(m, "hello: game name or build id is too long or not printable");
+        h->credential_size = cradle_get_u16(&c);
+        if (!c.failed && h->credential_size > CRADLE_WIRE_CREDENTIAL_MAX)
+            return refuse(m, "hello: credential is too long");
+        cradle_get_bytes(&c, h->credential, c.failed ? 0 : h->credential_size);
+        break;
+    }
+    case CRADLE_WIRE_WELCOME: {
+        cradle_wire_welcome *w = &m->as.welcome;
+        w->slot = cradle_get_u8(&c);
+        w->players = cradle_get_u8(&c);
+        w->max_players = cradle_get_u8(&c);
+        w->input_bytes = cradle_get_u8(&c);
+        w->state_size = cradle_get_u32(&c);
+        w->steps_per_second = cradle_get_u32(&c);
+        w->source_frames_per_second = cradle_get_u32(&c);
+        w->seed = cradle_get_u64(&c);
+        w->input_delay = cradle_get_u16(&c);
+        w->hash_interval = cradle_get_u32(&c);
+        w->start_step = cradle_get_u64(&c);
+        uint8_t flags = cradle_get_u8(&c);
+        if (!c.failed && (flags & ~CRADLE_WIRE_WELCOME_STATE_FOLLOWS) != 0)
+            return refuse(m, "welcome: unknown flag bits are set");
+        w->state_follows = (flags & CRADLE_WIRE_WELCOME_STATE_FOLLOWS) != 0;
+        text_ok = text_ok && get_text(&c, w->game, CRADLE_GAME_NAME_MAX);
+        text_ok = text_ok && get_text(&c, w->build_id, CRADLE_GAME_BUILD_ID_MAX);
+        if (!text_ok) return refuse(m, "welcome: game name or build id is too long or not printable");
+        break;
+    }
+    case CRADLE_WIRE_REFUSE:
+        m->as.refuse.reason = cradle_get_u8(&c);
+        if (!get_text(&c, m->as.refuse.text, CRADLE_WIRE_TEXT_MAX))
+            return refuse(m, "refuse: text is too long or not printable");
+        break;
+    case CRADLE_WIRE_INPUT: {
+        cradle_wire_input *in = &m->as.input;
+        in->first_step = cradle_get_u64(&c);
+        in->count = cradle_get_u8(&c);
+        in->input_bytes = cradle_get_u8(&c);
+        if (c.failed) break;
+        if (in->count < 1 || in->count > CRADLE_WIRE_INPUT_STEPS_MAX)
+            return refuse(m, "input: count is outside 1..16");
+        if (in->input_bytes < 1 || in->input_bytes > CRADLE_GAME_MAX_INPUT_BYTES)
+            return refuse(m, "input: input_bytes is outside 1..32");
+        in->inputs = take(&c, (size_t)in->count * in->input_bytes);
+        break;
+    }
+    case CRADLE_WIRE_STEPS: {
+        cradle_wire_steps *s = &m->as.steps;
+        s->first_step = cradle_get_u64(&c);
+        s->count = cradle_get_u8(&c);
+        s->snapshot_size = cradle_get_u16(&c);
+        if (c.failed) break;
+        if (s->count < 1 || s->count > CRADLE_WIRE_STEPS_MAX)
+            return refuse(m, "steps: count is outside 1..64");
+        if (s->snapshot_size < 1 || s->snapshot_size > CRADLE_SNAPSHOT_MAX)
+            return refuse(m, "steps: snapshot_size is outside 1..4096");
+        if ((uint32_t)s->count * s->snapshot_size > CRADLE_WIRE_STEPS_BYTES_MAX)
+            return refuse(m, "steps: snapshot bytes exceed 16384");
+        s->snapshots = take(&c, (size_t)s->count * s->snapshot_size);
+        s->hash_count = cradle_get_u8(&c);
+        if (c.failed) break;
+        if (s->hash_count > s->count) return refuse(m, "steps: more hashes than steps");
+        for (uint32_t i = 0; i < s->hash_count; i++) {
+            s->hashes[i].step = cradle_get_u64(&c);
+            s->hashes[i].hash = cradle_get_u64(&c);
+        }
+        break;
+    }
+    case CRADLE_WIRE_STATE: {
+        cradle_wire_state *st = &m->as.state;
+        st->step = cradle_get_u64(&c);
+        st->hash = cradle_get_u64(&c);
+        st->total = cradle_get_u32(&c);
+        st->offset = cradle_get_u32(&c);
+        st->length = cradle_get_u16(&c);
+        if (c.failed) break;
+        if (st->length < 1 || st->length > CRADLE_WIRE_STATE_CHUNK_MAX)
+            return refuse(m, "state: length is outside 1..1024");
+        st->bytes = take(&c, st->length);
+        break;
+    }
+    case CRADLE_WIRE_RELOAD:
+        m->as.reload.at_step = cradle_get_u64(&c);
+        if (!get_text(&c, m->as.reload.build_id, CRADLE_GAME_BUILD_ID_MAX))
+            return refuse(m, "reload: build id is too long or not printable");
+        break;
+    case CRADLE_WIRE_PING:
+    case CRADLE_WIRE_PONG: m->as.ping.echo = cradle_get_u64(&c); break;
+    case CRADLE_WIRE_BYE:
+        m->as.bye.reason = cradle_get_u8(&c);
+        if (!get_text(&c, m->as.bye.text, CRADLE_WIRE_TEXT_MAX))
+            return refuse(m, "bye: text is too long or not printable");
+        break;
+    case CRADLE_WIRE_DESYNC:
+        m->as.desync.step = cradle_get_u64(&c);
+        m->as.desync.hash = cradle_get_u64(&c);
+        m->as.desync.expected = cradle_get_u64(&c);
+        break;
+    default: return refuse(m, "unknown message type"); /* unreachable: range checked above */
+    }
+    if (c.failed) return refuse(m, "message is truncated");
+    if (c.pos != size) return refuse(m, "message has trailing bytes");
+    const char *problem = check_fields(m);
+    if (problem) return refuse(m, problem);
+    return 0;
+}

@@ -1,0 +1,44 @@
+# Helpers for the cradle-server integration tests (sourced, not run).
+#
+# start_server ARGS...  starts "$server" on 127.0.0.1 at a random free high
+#                       port (retrying when the port is taken: exit 3) with
+#                       ARGS, waits for its "serving" line, and sets PORT and
+#                       SERVER_PID. Its stdout goes to server.out, stderr to
+#                       server.err (in the current directory).
+# json_field LINE KEY   prints the value of "KEY" in a flat JSON line.
+
+start_server() {
+  local try
+  for try in 1 2 3 4 5 6 7 8; do
+    PORT=$((20000 + RANDOM % 40000))
+    : >server.out
+    "$server" --bind 127.0.0.1 --port "$PORT" "$@" >server.out 2>server.err &
+    SERVER_PID=$!
+    local waited=0
+    while [ $waited -lt 100 ]; do
+      if grep -q '"event":"serving"' server.out 2>/dev/null; then return 0; fi
+      if ! kill -0 "$SERVER_PID" 2>/dev/null; then break; fi
+      sleep 0.05
+      waited=$((waited + 1))
+    done
+    local rc=0
+    wait "$SERVER_PID" || rc=$?
+    if [ "$rc" -ne 3 ]; then
+      echo "server failed to start (exit $rc):" >&2
+      cat server.err >&2
+      return 1
+    fi
+  done
+  echo "no free port found" >&2
+  return 1
+}
+
+json_field() {
+  echo "$1" | sed -n "s/.*\"$2\":\"\{0,1\}\([^\",}]*\)\"\{0,1\}.*/\1/p"
+}
+
+stop_server_on_exit() {
+  if [ -n "${SERVER_PID:-}" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
+    kill -KILL "$SERVER_PID" 2>/dev/null || true
+  fi
+}

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Hot reload in a hosted session: the server swaps the counter (+1 per step)
+# for a rebuild (+5 per step) between two steps, tells the clients, and they
+# switch at the same step and stay on the server's hash. A library of another
+# game is refused and the session goes on with the old build. The log records
+# the reload and replays with the archived builds.
+set -euo pipefail
+server=$1 client=$2 inc1=$3 inc5=$4 other=$5 ctl=$6 replay=$7
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/server_common.sh"
+work=$(mktemp -d)
+trap 'stop_server_on_exit; rm -rf "$work"' EXIT
+cd "$work"
+install_game() { cp "$1" game.so.tmp && mv -f game.so.tmp game.so; }
+ctl() { "$ctl" --socket dev.sock --json "$@"; }
+
+install_game "$inc1"
+start_server --game "$PWD/game.so" --mode commanded --players 2 --dev-socket dev.sock --log r.log --hash-interval 10
+build1=$(json_field "$(ctl status)" build)
+"$client" --port "$PORT" --game "$PWD/game.so" --steps 200 --timeout-ms 20000 >a.out 2>a.err & a=$!
+"$client" --port "$PORT" --game "$PWD/game.so" --spectator --steps 200 --timeout-ms 20000 >s.out 2>s.err & s=$!
+for i in $(seq 1 100); do
+  [ "$(json_field "$(ctl status)" joins)" -ge 2 ] && break
+  sleep 0.05
+done
+ctl step 50 >/dev/null
+sleep 0.3
+install_game "$inc5"
+ctl reload | grep -q '"ok":true'
+build5=$(json_field "$(ctl status)" build)
+[ "$build5" != "$build1" ] || { echo "the build did not change"; exit 1; }
+ctl status | grep -q '"last_reload":"swapped to build'
+ctl step 150 >/dev/null
+wait $a; wait $s
+server_hash=$(json_field "$(ctl hash)" hash)
+for name in a s; do
+  line=$(grep '"event":"done"' $name.out) || { cat $name.out $name.err; exit 1; }
+  echo "$name: $line"
+  [ "$(json_field "$line" build)" = "$build5" ]
+  [ "$(json_field "$line" final_hash)" = "$server_hash" ]
+done
+
+# Another game's library is refused; the session keeps the running build.
+install_game "$other"
+out=$(ctl reload) && { echo "reload of another game accepted: $out"; exit 1; }
+echo "$out" | grep -q '"error":"game_mismatch"'
+ctl status | grep -q '"last_reload":"refused'
+[ "$(json_field "$(ctl status)" build)" = "$build5" ]
+[ "$(json_field "$(ctl step 10)" step)" = 210 ]
+grep -q "keeps running the old build" server.err
+ctl quit >/dev/null
+wait "$SERVER_PID"
+out=$("$replay" --json r.log)
+echo "$out"
+echo "$out" | grep -q '"verdict":"ok"'
+echo "$out" | grep -q '"reloads":1'
+echo "server reload ok"

@@ -1,0 +1,521 @@
+/*
+ * cradle-test-client: a headless client for cradle-server's integration tests.
+ *
+ * It connects over ENet, sends HELLO (the game name and build id of the
+ * library it loads, unless overridden to provoke a refusal), and after
+ * WELCOME runs the game from the server's snapshots: from the seed when it
+ * starts at step 0, from the STATE block otherwise (join in progress). It
+ * checks every state hash the server sends against its own and reports a
+ * mismatch with DESYNC. As a player it sends seeded bot input for step
+ * (last received + 1 + input delay), each INPUT repeating the previous
+ * three steps for redundancy.
+ *
+ * With --output FILE it writes the game's output() bytes of every step it
+ * runs (from its start step up to --steps - 1), for comparison with
+ * cradle-replay --output of the server's log.
+ *
+ * It prints one JSON line at the end:
+ *   {"event":"done","slot":S,"start_step":N,"steps":M,"hashes_checked":H,
+ *    "last_hash_step":K,"last_hash":"<hex>","final_hash":"<hex>"}
+ * or {"event":"refused","reason":"full","text":"..."} (exit 3), and exits 4 on
+ * a hash mismatch, 5 on a timeout, 1 on any other failure.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <enet/enet.h>
+
+#include "cradle/hash.h"
+#include "cradle/reload.h"
+#include "cradle/wire.h"
+
+#define REDUNDANCY 4u
+#define INPUT_RING 64u
+#define BUFFERED_BYTES (4u << 20)
+
+typedef struct client {
+    /* options */
+    const char *host_name;
+    uint16_t port;
+    const char *game_path;
+    const char *game_name;
+    const char *build_id;
+    int protocol;
+    bool spectator;
+    int slot_request;
+    uint64_t steps_target;
+    uint64_t seed;
+    uint64_t drop_at;
+    uint64_t garbage;
+    FILE *output; /* --output: the game's output bytes of each step run below --steps */
+    uint64_t timeout_ms;
+    const char *expect_refusal;
+
+    cradle_reload reload;
+    const cradle_game_contract *contract;
+    ENetHost *enet;
+    ENetPeer *peer;
+
+    bool welcomed, ready;
+    cradle_wire_welcome welcome;
+    uint8_t *state;
+    uint32_t state_received;
+    uint64_t next_step;
+    uint64_t hashes_checked, last_hash_step, last_hash;
+    uint64_t input_sent_through; /* highest step an input was generated for, +1 */
+    uint8_t inputs[INPUT_RING][CRADLE_GAME_MAX_INPUT_BYTES];
+    bool reload_pending;
+    uint64_t reload_at;
+    char reload_build[CRADLE_GAME_BUILD_ID_MAX + 1];
+    /* STEPS that arrived before the state block was complete */
+    uint8_t *buffered;
+    size_t buffered_used;
+    bool done;
+    int exit_code;
+} client;
+
+static uint64_t now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static uint64_t splitmix(uint64_t x) {
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+static void hex(char out[17], uint64_t v) { snprintf(out, 17, "%016" PRIx64, v); }
+
+static void send_message(client *c, const cradle_wire_message *m, uint32_t flags) {
+    uint8_t buf[CRADLE_WIRE_MESSAGE_MAX];
+    size_t n = 0;
+    if (cradle_wire_encode(buf, sizeof buf, &n, m) != 0) {
+        fprintf(stderr, "test-client: cannot encode %s\n", cradle_wire_type_name(m->type));
+        return;
+    }
+    if (m->type == CRADLE_WIRE_HELLO && c->protocol >= 0) buf[1] = (uint8_t)c->protocol;
+    ENetPacket *packet = enet_packet_create(buf, n, flags);
+    if (packet && enet_peer_send(c->peer, 0, packet) != 0) enet_packet_destroy(packet);
+}
+
+static void fail(client *c, int code, const char *what, const char *detail) {
+    fprintf(stderr, "test-client: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
+    c->done = true;
+    c->exit_code = code;
+}
+
+static bool count_event(void *context, const cradle_event *event) {
+    (void)context;
+    (void)event;
+    return true;
+}
+
+/* Runs step c->next_step with its snapshot and checks the hashes the STEPS carried. */
+static void run_step(client *c, const uint8_t *snapshot, const cradle_wire_steps *s) {
+    if (c->reload_pending && c->next_step == c->reload_at) {
+        cradle_reload_result r = cradle_reload_now(&c->reload, c->state);
+        c->reload_pending = false;
+        if (r.kind == CRADLE_RELOAD_REFUSED) {
+            fail(c, 1, "reload refused", r.message);
+            return;
+        }
+        c->contract = cradle_reload_contract(&c->reload);
+        if (strcmp(c->contract->build_id, c->reload_build) != 0) {
+            fail(c, 1, "reloaded library is not the announced build", c->reload_build);
+            return;
+        }
+    }
+    const cradle_game_contract *k = c->contract;
+    uint32_t per_frame = k->steps_per_second / k->source_frames_per_second;
+    cradle_game_step step = {.index = c->next_step,
+                             .source_frame = c->next_step / per_frame,
+                             .phase = (uint32_t)(c->next_step % per_frame),
+                             .snapshot_size = s->snapshot_size,
+                             .snapshot = snapshot};
+    cradle_event_sink sink = {.context = c, .emit = count_event};
+    k->step(c->state, &step, &sink);
+    if (c->output && k->output && c->next_step < c->steps_target) {
+        uint8_t out[CRADLE_GAME_OUTPUT_MAX];
+        size_t n = k->output(c->state, c->next_step, out, sizeof out);
+        if (n > sizeof out || fwrite(out, 1, n, c->output) != n) {
+            fail(c, 1, "cannot write --output", NULL);
+            return;
+        }
+    }
+    for (uint32_t i = 0; i < s->hash_count; i++) {
+        if (s->hashes[i].step != c->next_step) continue;
+        uint64_t mine = cradle_hash64(c->state, k->state_size);
+        if (mine != s->hashes[i].hash) {
+            cradle_wire_message d = {
+                .type = CRADLE_WIRE_DESYNC,
+                .as.desync = {.step = c->next_step, .hash = mine, .expected = s->hashes[i].hash}};
+            send_message(c, &d, ENET_PACKET_FLAG_RELIABLE);
+            char a[17], b[17];
+            hex(a, mine);
+            hex(b, s->hashes[i].hash);
+            fprintf(stderr, "test-client: DESYNC at step %" PRIu64 ": mine %s, server %s\n", c->next_step, a,
+                    b);
+            c->done = true;
+            c->exit_code = 4;
+            return;
+        }
+        c->hashes_checked++;
+        c->last_hash_step = c->next_step;
+        c->last_hash = mine;
+    }
+    c->next_step++;
+}
+
+static void apply_steps(client *c, const cradle_wire_steps *s) {
+    if (s->snapshot_size != cradle_snapshot_size(c->welcome.max_players, c->welcome.input_bytes)) {
+        fail(c, 1, "STEPS snapshot size differs from the contract's", NULL);
+        return;
+    }
+    for (uint32_t i = 0; i < s->count && !c->done; i++) {
+        uint64_t index = s->first_step + i;
+        if (index < c->next_step) continue; /* before our start */
+        if (index > c->next_step) {
+            fail(c, 1, "a gap in the step stream", NULL);
+            return;
+        }
+        run_step(c, s->snapshots + (size_t)i * s->snapshot_size, s);
+    }
+}
+
+static void start_game(client *c) {
+    const cradle_wire_welcome *w = &c->welcome;
+    size_t align = c->reload.max_state_align;
+    size_t bytes = ((size_t)c->reload.state_capacity + align - 1u) / align * align;
+    if (w->state_size != c->contract->state_size) {
+        fail(c, 1, "WELCOME state size differs from the library's", NULL);
+        return;
+    }
+    c->state = aligned_alloc(align, bytes);
+    c->buffered = malloc(BUFFERED_BYTES);
+    if (!c->state || !c->buffered) {
+        fail(c, 1, "out of memory", NULL);
+        return;
+    }
+    memset(c->state, 0, bytes);
+    c->next_step = w->start_step;
+    c->input_sent_through = w->start_step;
+    if (!w->state_follows) {
+        if (c->contract->init(c->state, w->seed, w->players) != 0) {
+            fail(c, 1, "the game refused the player count", NULL);
+            return;
+        }
+        c->ready = true;
+    }
+}
+
+static void on_state(client *c, const cradle_wire_state *st) {
+    if (c->ready || !c->welcomed || !c->welcome.state_follows) return;
+    if (st->total != c->contract->state_size || st->offset != c->state_received ||
+        st->step != c->welcome.start_step) {
+        fail(c, 1, "STATE chunk out of order or of another size", NULL);
+        return;
+    }
+    memcpy(c->state + st->offset, st->bytes, st->length);
+    c->state_received += st->length;
+    if (c->state_received < st->total) return;
+    if (cradle_hash64(c->state, st->total) != st->hash) {
+        fail(c, 4, "the state block does not match its hash", NULL);
+        return;
+    }
+    c->ready = true;
+    /* Replay what arrived meanwhile. */
+    size_t at = 0;
+    while (at < c->buffered_used && !c->done) {
+        uint32_t n = 0;
+        memcpy(&n, c->buffered + at, sizeof n);
+        cradle_wire_message m;
+        if (cradle_wire_decode(&m, c->buffered + at + sizeof n, n) == 0) apply_steps(c, &m.as.steps);
+        at += sizeof n + n;
+    }
+    c->buffered_used = 0;
+}
+
+static void on_packet(client *c, const uint8_t *data, size_t size) {
+    cradle_wire_message m;
+    int rc = cradle_wire_decode(&m, data, size);
+    if (rc != 0) {
+        fail(c, 1, "server sent a bad message", m.problem);
+        return;
+    }
+    switch (m.type) {
+    case CRADLE_WIRE_WELCOME:
+        if (c->welcomed) return;
+        c->welcomed = true;
+        c->welcome = m.as.welcome;
+        start_game(c);
+        break;
+    case CRADLE_WIRE_REFUSE: {
+        const char *reason = cradle_wire_refusal_name(m.as.refuse.reason);
+        printf("{\"event\":\"refused\",\"reason\":\"%s\",\"text\":\"%s\"}\n", reason, m.as.refuse.text);
+        c->done = true;
+        c->exit_code = (c->expect_refusal && strcmp(c->expect_refusal, reason) == 0) ? 0 : 3;
+        break;
+    }
+    case CRADLE_WIRE_STATE: on_state(c, &m.as.state); break;
+    case CRADLE_WIRE_STEPS:
+        if (!c->welcomed) return;
+        if (c->ready) {
+            apply_steps(c, &m.as.steps);
+        } else if (c->buffered_used + sizeof(uint32_t) + size <= BUFFERED_BYTES) {
+            uint32_t n = (uint32_t)size;
+            memcpy(c->buffered + c->buffered_used, &n, sizeof n);
+            memcpy(c->buffered + c->buffered_used + sizeof n, data, size);
+            c->buffered_used += sizeof n + size;
+        } else {
+            fail(c, 1, "too many steps arrived before the state block", NULL);
+        }
+        break;
+    case CRADLE_WIRE_RELOAD:
+        c->reload_pending = true;
+        c->reload_at = m.as.reload.at_step;
+        memcpy(c->reload_build, m.as.reload.build_id, sizeof c->reload_build);
+        break;
+    case CRADLE_WIRE_BYE:
+        fprintf(stderr, "test-client: server said bye (%s): %s\n", cradle_wire_bye_name(m.as.bye.reason),
+                m.as.bye.text);
+        c->done = true;
+        c->exit_code = 1;
+        break;
+    default: break;
+    }
+}
+
+/* Sends input for every step up to next_step + delay not sent yet, each
+ * message carrying the last REDUNDANCY steps. */
+static void send_inputs(client *c) {
+    if (!c->ready || c->welcome.slot == CRADLE_WIRE_SPECTATOR) return;
+    uint32_t ib = c->welcome.input_bytes;
+    uint64_t target = c->next_step + c->welcome.input_delay;
+    if (c->input_sent_through > target) return;
+    while (c->input_sent_through <= target) {
+        uint64_t s = c->input_sent_through++;
+        uint8_t *in = c->inputs[s % INPUT_RING];
+        uint64_t r = splitmix(c->seed * 1000003u + s * 64u + c->welcome.slot);
+        for (uint32_t i = 0; i < ib; i++) in[i] = (uint8_t)(r >> (8u * (i % 8u)));
+    }
+    uint64_t last = c->input_sent_through - 1;
+    uint64_t first = last + 1 >= REDUNDANCY ? last + 1 - REDUNDANCY : 0;
+    if (first < c->welcome.start_step) first = c->welcome.start_step;
+    uint8_t bytes[REDUNDANCY * CRADLE_GAME_MAX_INPUT_BYTES];
+    uint8_t count = (uint8_t)(last - first + 1);
+    for (uint32_t i = 0; i < count; i++) memcpy(bytes + i * ib, c->inputs[(first + i) % INPUT_RING], ib);
+    cradle_wire_message m = {
+        .type = CRADLE_WIRE_INPUT,
+        .as.input = {.first_step = first, .count = count, .input_bytes = (uint8_t)ib, .inputs = bytes}};
+    send_message(c, &m, ENET_PACKET_FLAG_UNSEQUENCED);
+}
+
+static void usage(FILE *to) {
+    fprintf(to, "usage: cradle-test-client --port N --game LIBRARY [--host ADDR] [--steps N] [--seed N]\n"
+                "       [--spectator] [--slot N] [--drop-at STEP] [--timeout-ms N]\n"
+                "       [--game-name NAME] [--build-id ID] [--protocol N] [--expect-refusal REASON]\n"
+                "       [--garbage N] [--output FILE]\n");
+}
+
+static bool parse_u64(const char *text, uint64_t *out) {
+    char *end = NULL;
+    errno = 0;
+    if (!text || text[0] < '0' || text[0] > '9') return false;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (errno || *end) return false;
+    *out = v;
+    return true;
+}
+
+int main(int argc, char **argv) {
+    static client c;
+    c.host_name = "127.0.0.1";
+    c.protocol = -1;
+    c.slot_request = -1;
+    c.steps_target = 600;
+    c.seed = 1;
+    c.drop_at = UINT64_MAX;
+    c.timeout_ms = 60000;
+    c.exit_code = 1;
+    static const struct option options[] = {
+        {"host", required_argument, NULL, 'H'},
+        {"port", required_argument, NULL, 'p'},
+        {"game", required_argument, NULL, 'g'},
+        {"game-name", required_argument, NULL, 'N'},
+        {"build-id", required_argument, NULL, 'B'},
+        {"protocol", required_argument, NULL, 'P'},
+        {"spectator", no_argument, NULL, 'S'},
+        {"slot", required_argument, NULL, 'l'},
+        {"steps", required_argument, NULL, 'n'},
+        {"seed", required_argument, NULL, 's'},
+        {"drop-at", required_argument, NULL, 'd'},
+        {"timeout-ms", required_argument, NULL, 't'},
+        {"expect-refusal", required_argument, NULL, 'r'},
+        {"garbage", required_argument, NULL, 'G'},
+        {"output", required_argument, NULL, 'o'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int opt;
+    uint64_t v = 0;
+    while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
+        bool ok = true;
+        switch (opt) {
+        case 'H': c.host_name = optarg; break;
+        case 'p':
+            ok = parse_u64(optarg, &v) && v >= 1 && v <= 65535;
+            c.port = (uint16_t)v;
+            break;
+        case 'g': c.game_path = optarg; break;
+        case 'N': c.game_name = optarg; break;
+        case 'B': c.build_id = optarg; break;
+        case 'P':
+            ok = parse_u64(optarg, &v) && v <= 255;
+            c.protocol = (int)v;
+            break;
+        case 'S': c.spectator = true; break;
+        case 'l':
+            ok = parse_u64(optarg, &v) && v < CRADLE_GAME_MAX_PLAYERS;
+            c.slot_request = (int)v;
+            break;
+        case 'n': ok = parse_u64(optarg, &c.steps_target); break;
+        case 's': ok = parse_u64(optarg, &c.seed); break;
+        case 'd': ok = parse_u64(optarg, &c.drop_at); break;
+        case 't': ok = parse_u64(optarg, &c.timeout_ms); break;
+        case 'r': c.expect_refusal = optarg; break;
+        case 'o':
+            c.output = fopen(optarg, "wb");
+            ok = c.output != NULL;
+            break;
+        case 'G': ok = parse_u64(optarg, &c.garbage) && c.garbage <= 10000; break;
+        case 'h': usage(stdout); return 0;
+        default: ok = false;
+        }
+        if (!ok) {
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (!c.port || !c.game_path) {
+        usage(stderr);
+        return 2;
+    }
+    char message[CRADLE_RELOAD_MESSAGE_MAX];
+    cradle_reload_config rc_config = {.path = c.game_path};
+    if (cradle_reload_open(&c.reload, &rc_config, 0, message, sizeof message) != 0) {
+        fprintf(stderr, "test-client: --game: %s\n", message);
+        return 1;
+    }
+    c.contract = cradle_reload_contract(&c.reload);
+    if (enet_initialize() != 0) return 1;
+    c.enet = enet_host_create(NULL, 1, 1, 0, 0);
+    ENetAddress address = {.port = c.port};
+    if (!c.enet || enet_address_set_host_ip(&address, c.host_name) != 0) {
+        fprintf(stderr, "test-client: cannot create the ENet client\n");
+        goto out;
+    }
+    c.peer = enet_host_connect(c.enet, &address, 1, 0);
+    ENetEvent event;
+    if (!c.peer || enet_host_service(c.enet, &event, 5000) <= 0 || event.type != ENET_EVENT_TYPE_CONNECT) {
+        fprintf(stderr, "test-client: no server answers on %s:%u\n", c.host_name, (unsigned)c.port);
+        c.exit_code = 5;
+        goto out;
+    }
+    /* --garbage: malformed messages first; the server must drop them and carry on. */
+    for (uint64_t i = 0; i < c.garbage; i++) {
+        uint8_t junk[64];
+        uint64_t r = splitmix(i);
+        size_t n = 1 + (size_t)(r % sizeof junk);
+        for (size_t j = 0; j < n; j++) junk[j] = (uint8_t)splitmix(r + j);
+        if (n >= 2 && i % 2 == 0) { /* a valid header with a bad body */
+            junk[0] = (uint8_t)(1 + r % CRADLE_WIRE_TYPE_LAST);
+            junk[1] = CRADLE_WIRE_VERSION;
+        }
+        ENetPacket *packet = enet_packet_create(junk, n, ENET_PACKET_FLAG_RELIABLE);
+        if (packet && enet_peer_send(c.peer, 0, packet) != 0) enet_packet_destroy(packet);
+    }
+    cradle_wire_message hello = {.type = CRADLE_WIRE_HELLO};
+    hello.as.hello.spectator = c.spectator;
+    hello.as.hello.requested_slot = c.slot_request < 0 ? CRADLE_WIRE_ANY_SLOT : (uint8_t)c.slot_request;
+    cradle_wire_set_text(hello.as.hello.game, sizeof hello.as.hello.game,
+                         c.game_name ? c.game_name : c.contract->name);
+    cradle_wire_set_text(hello.as.hello.build_id, sizeof hello.as.hello.build_id,
+                         c.build_id ? c.build_id : c.contract->build_id);
+    send_message(&c, &hello, ENET_PACKET_FLAG_RELIABLE);
+
+    uint64_t deadline = now_ms() + c.timeout_ms;
+    bool disconnected = false;
+    while (!c.done) {
+        if (now_ms() > deadline) {
+            fprintf(stderr, "test-client: timed out at step %" PRIu64 "\n", c.next_step);
+            c.exit_code = 5;
+            break;
+        }
+        int rc = enet_host_service(c.enet, &event, 2);
+        while (rc > 0 && !c.done) {
+            if (event.type == ENET_EVENT_TYPE_RECEIVE) {
+                on_packet(&c, event.packet->data, event.packet->dataLength);
+                enet_packet_destroy(event.packet);
+            } else if (event.type == ENET_EVENT_TYPE_DISCONNECT) {
+                if (!c.done) fprintf(stderr, "test-client: the server disconnected\n");
+                disconnected = true;
+                c.done = true;
+            }
+            if (!c.done) rc = enet_host_check_events(c.enet, &event);
+        }
+        if (c.done) break;
+        if (c.ready && c.next_step >= c.drop_at) {
+            /* A dropped connection: no BYE, the server sees a disconnect. */
+            enet_peer_disconnect_now(c.peer, 0);
+            disconnected = true;
+            printf("{\"event\":\"dropped\",\"slot\":%u,\"step\":%" PRIu64 "}\n", (unsigned)c.welcome.slot,
+                   c.next_step);
+            c.exit_code = 0;
+            break;
+        }
+        if (c.ready && c.next_step >= c.steps_target) {
+            char last[17], final[17];
+            hex(last, c.last_hash);
+            hex(final, cradle_hash64(c.state, c.contract->state_size));
+            printf("{\"event\":\"done\",\"slot\":%d,\"start_step\":%" PRIu64 ",\"steps\":%" PRIu64
+                   ",\"hashes_checked\":%" PRIu64 ",\"last_hash_step\":%" PRIu64 ",\"last_hash\":\"%s\","
+                   "\"final_hash\":\"%s\",\"build\":\"%s\"}\n",
+                   c.welcome.slot == CRADLE_WIRE_SPECTATOR ? -1 : (int)c.welcome.slot, c.welcome.start_step,
+                   c.next_step, c.hashes_checked, c.last_hash_step, last, final, c.contract->build_id);
+            c.exit_code = c.hashes_checked > 0 ? 0 : 1;
+            cradle_wire_message bye = {.type = CRADLE_WIRE_BYE,
+                                       .as.bye = {.reason = CRADLE_WIRE_BYE_LEAVING}};
+            send_message(&c, &bye, ENET_PACKET_FLAG_RELIABLE);
+            break;
+        }
+        send_inputs(&c);
+    }
+    if (!disconnected) {
+        enet_peer_disconnect_later(c.peer, 0);
+        uint64_t until = now_ms() + 1000;
+        while (now_ms() < until) {
+            int rc = enet_host_service(c.enet, &event, 10);
+            if (rc < 0) break;
+            if (rc == 0) continue;
+            if (event.type == ENET_EVENT_TYPE_RECEIVE) enet_packet_destroy(event.packet);
+            if (event.type == ENET_EVENT_TYPE_DISCONNECT) break;
+        }
+    }
+    fflush(stdout);
+out:
+    if (c.enet) enet_host_destroy(c.enet);
+    enet_deinitialize();
+    cradle_reload_close(&c.reload);
+    free(c.state);
+    free(c.buffered);
+    if (c.output && fclose(c.output) != 0 && c.exit_code == 0) c.exit_code = 1;
+    return c.exit_code;
+}

@@ -1,0 +1,376 @@
+/*
+ * cradle-server's game thread (server/src/host.c) driven through its rings,
+ * without sockets: the test plays the network thread. It pushes connects and
+ * messages into the inbound ring and reads what the host queues outbound.
+ *
+ * The step path's allocations are counted by wrapping malloc and friends at
+ * link time (-Wl,--wrap=...): every call from Cradle's own code (host, ring,
+ * wire, hash) goes through the counters below.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cradle/hash.h"
+#include "cradle/wire.h"
+#include "host.h"
+#include "net.h"
+
+/* ---- allocation counting ---- */
+
+static bool counting;
+static unsigned long allocations;
+
+void *__real_malloc(size_t size);
+void *__real_calloc(size_t count, size_t size);
+void *__real_realloc(void *p, size_t size);
+void *__real_aligned_alloc(size_t align, size_t size);
+void *__wrap_malloc(size_t size);
+void *__wrap_calloc(size_t count, size_t size);
+void *__wrap_realloc(void *p, size_t size);
+void *__wrap_aligned_alloc(size_t align, size_t size);
+
+void *__wrap_malloc(size_t size) {
+    if (counting) allocations++;
+    return __real_malloc(size);
+}
+void *__wrap_calloc(size_t count, size_t size) {
+    if (counting) allocations++;
+    return __real_calloc(count, size);
+}
+void *__wrap_realloc(void *p, size_t size) {
+    if (counting) allocations++;
+    return __real_realloc(p, size);
+}
+void *__wrap_aligned_alloc(size_t align, size_t size) {
+    if (counting) allocations++;
+    return __real_aligned_alloc(align, size);
+}
+
+/* ---- fixture ---- */
+
+static cradle_server_options options;
+static cradle_server_net *net;
+static cradle_server_host *host;
+static int no_signal;
+static cradle_server_in in_slot;
+static cradle_server_out out_slot;
+static cradle_wire_message out_msg;
+
+static int setup(void **state) {
+    (void)state;
+    memset(&options, 0, sizeof options);
+    strcpy(options.game, RELOAD_LIB_INC1);
+    options.players = 2;
+    options.mode = CRADLE_SERVER_COMMANDED;
+    options.hash_interval = 10;
+    options.spectators = 1;
+    options.input_delay = 2;
+    options.seed = 42;
+    net = aligned_alloc(CRADLE_RING_CACHE_LINE, (sizeof *net + 63u) & ~(size_t)63u);
+    host = aligned_alloc(CRADLE_RING_CACHE_LINE, (sizeof *host + 63u) & ~(size_t)63u);
+    assert_non_null(net);
+    assert_non_null(host);
+    assert_int_equal(cradle_server_net_init_rings(net), 0);
+    assert_int_equal(cradle_server_host_init(host, &options, net, &no_signal), 0);
+    return 0;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    cradle_server_host_deinit(host);
+    cradle_server_net_close(net);
+    free(host);
+    free(net);
+    return 0;
+}
+
+static void push_event(uint16_t peer, uint32_t generation, uint8_t kind) {
+    memset(&in_slot, 0, offsetof(cradle_server_in, bytes));
+    in_slot.peer = peer;
+    in_slot.generation = generation;
+    in_slot.kind = kind;
+    in_slot.rtt_ms = 1;
+    in_slot.lowest_rtt_ms = 1;
+    assert_true(cradle_ring_push(&net->in, &in_slot));
+}
+
+static void push_message(uint16_t peer, uint32_t generation, const cradle_wire_message *m) {
+    memset(&in_slot, 0, offsetof(cradle_server_in, bytes));
+    in_slot.peer = peer;
+    in_slot.generation = generation;
+    in_slot.kind = CRADLE_SERVER_IN_MESSAGE;
+    size_t n = 0;
+    assert_int_equal(cradle_wire_encode(in_slot.bytes, sizeof in_slot.bytes, &n, m), 0);
+    in_slot.length = (uint16_t)n;
+    assert_true(cradle_ring_push(&net->in, &in_slot));
+}
+
+static void push_hello(uint16_t peer, uint32_t generation, bool spectator, uint8_t slot, const char *game,
+                       const char *build) {
+    cradle_wire_message m = {.type = CRADLE_WIRE_HELLO};
+    m.as.hello.spectator = spectator;
+    m.as.hello.requested_slot = slot;
+    strcpy(m.as.hello.game, game ? game : host->contract->name);
+    strcpy(m.as.hello.build_id, build ? build : host->contract->build_id);
+    push_message(peer, generation, &m);
+}
+
+static void connect_player(uint16_t peer, uint32_t generation, uint8_t slot) {
+    push_event(peer, generation, CRADLE_SERVER_IN_CONNECT);
+    push_hello(peer, generation, false, slot, NULL, NULL);
+    cradle_server_host_poll(host);
+}
+
+static void push_input(uint16_t peer, uint32_t generation, uint64_t first, uint8_t count,
+                       const uint8_t *bytes) {
+    cradle_wire_message m = {
+        .type = CRADLE_WIRE_INPUT,
+        .as.input = {.first_step = first, .count = count, .input_bytes = 1, .inputs = bytes}};
+    push_message(peer, generation, &m);
+}
+
+/* Pops the next outbound message and decodes it into out_msg. */
+static bool pop_out(void) {
+    if (!cradle_ring_pop(&net->out, &out_slot)) return false;
+    if (out_slot.flags & CRADLE_SERVER_OUT_CONTROL) {
+        memset(&out_msg, 0, sizeof out_msg);
+        return true;
+    }
+    assert_int_equal(cradle_wire_decode(&out_msg, out_slot.bytes, out_slot.length), 0);
+    return true;
+}
+
+static void expect_out(uint8_t type, uint16_t peer) {
+    assert_true(pop_out());
+    assert_int_equal(out_msg.type, type);
+    assert_int_equal(out_slot.peer, peer);
+}
+
+static void drain_out(void) {
+    while (cradle_ring_pop(&net->out, &out_slot)) {
+    }
+}
+
+/* ---- tests ---- */
+
+static void test_welcome_inputs_and_hashes(void **state) {
+    (void)state;
+    connect_player(3, 1, CRADLE_WIRE_ANY_SLOT);
+    expect_out(CRADLE_WIRE_WELCOME, 3);
+    assert_int_equal(out_slot.generation, 1);
+    assert_true(out_slot.flags & CRADLE_SERVER_OUT_RELIABLE);
+    const cradle_wire_welcome *w = &out_msg.as.welcome;
+    assert_int_equal(w->slot, 0);
+    assert_int_equal(w->players, 2);
+    assert_int_equal(w->max_players, 8);
+    assert_int_equal(w->input_bytes, 1);
+    assert_int_equal(w->start_step, 0);
+    assert_false(w->state_follows);
+    assert_int_equal(w->input_delay, 2);
+    assert_int_equal(w->hash_interval, 10);
+    assert_int_equal(w->seed, 42);
+    assert_string_equal(w->game, "counter");
+    assert_string_equal(w->build_id, host->contract->build_id);
+    assert_false(pop_out());
+
+    /* A message from an older connection at the same index is ignored. */
+    push_hello(3, 0, false, CRADLE_WIRE_ANY_SLOT, NULL, NULL);
+    cradle_server_host_poll(host);
+    assert_false(pop_out());
+
+    const uint8_t inputs[4] = {5, 6, 7, 8};
+    push_input(3, 1, 0, 4, inputs);
+    cradle_server_host_advance(host, 6);
+    expect_out(CRADLE_WIRE_STEPS, CRADLE_SERVER_BROADCAST);
+    const cradle_wire_steps *s = &out_msg.as.steps;
+    assert_int_equal(s->first_step, 0);
+    assert_int_equal(s->count, 6);
+    assert_int_equal(s->snapshot_size, 9);
+    assert_int_equal(s->hash_count, 0);
+    for (uint32_t i = 0; i < 6; i++) {
+        const uint8_t *snap = s->snapshots + i * 9u;
+        assert_int_equal(snap[0], 0x01); /* slot 0 present, slot 1 empty */
+        assert_int_equal(snap[1], i < 4 ? 5 + i : 8); /* late steps repeat the last input */
+        assert_int_equal(snap[2], 0);
+    }
+    assert_int_equal(host->slots[0].on_time, 4);
+    assert_int_equal(host->slots[0].late, 2);
+
+    cradle_server_host_advance(host, 4);
+    expect_out(CRADLE_WIRE_STEPS, CRADLE_SERVER_BROADCAST);
+    assert_int_equal(out_msg.as.steps.first_step, 6);
+    assert_int_equal(out_msg.as.steps.hash_count, 1);
+    assert_int_equal(out_msg.as.steps.hashes[0].step, 9);
+    assert_true(out_msg.as.steps.hashes[0].hash == cradle_hash64(host->state, host->contract->state_size));
+}
+
+static void expect_refusal(uint8_t reason, uint16_t peer) {
+    expect_out(CRADLE_WIRE_REFUSE, peer);
+    assert_int_equal(out_msg.as.refuse.reason, reason);
+    assert_true(out_slot.flags & CRADLE_SERVER_OUT_DISCONNECT);
+    assert_true(strlen(out_msg.as.refuse.text) > 0);
+}
+
+static void test_refusals(void **state) {
+    (void)state;
+    push_event(1, 1, CRADLE_SERVER_IN_CONNECT);
+    push_hello(1, 1, false, CRADLE_WIRE_ANY_SLOT, "other", NULL);
+    cradle_server_host_poll(host);
+    expect_refusal(CRADLE_WIRE_REFUSE_GAME, 1);
+
+    push_event(2, 1, CRADLE_SERVER_IN_CONNECT);
+    push_hello(2, 1, false, CRADLE_WIRE_ANY_SLOT, NULL, "another-build");
+    cradle_server_host_poll(host);
+    expect_refusal(CRADLE_WIRE_REFUSE_BUILD, 2);
+
+    /* Peer 4 takes slot 0. */
+    connect_player(4, 1, CRADLE_WIRE_ANY_SLOT);
+    expect_out(CRADLE_WIRE_WELCOME, 4);
+    assert_int_equal(out_msg.as.welcome.slot, 0);
+
+    /* Another protocol version in the header's version byte. */
+    cradle_wire_message m = {.type = CRADLE_WIRE_HELLO};
+    strcpy(m.as.hello.game, "counter");
+    strcpy(m.as.hello.build_id, host->contract->build_id);
+    m.as.hello.requested_slot = CRADLE_WIRE_ANY_SLOT;
+    push_event(5, 1, CRADLE_SERVER_IN_CONNECT);
+    memset(&in_slot, 0, offsetof(cradle_server_in, bytes));
+    in_slot.peer = 5;
+    in_slot.generation = 1;
+    in_slot.kind = CRADLE_SERVER_IN_MESSAGE;
+    size_t n = 0;
+    assert_int_equal(cradle_wire_encode(in_slot.bytes, sizeof in_slot.bytes, &n, &m), 0);
+    in_slot.bytes[1] = CRADLE_WIRE_VERSION + 1;
+    in_slot.length = (uint16_t)n;
+    assert_true(cradle_ring_push(&net->in, &in_slot));
+    cradle_server_host_poll(host);
+    expect_refusal(CRADLE_WIRE_REFUSE_PROTOCOL, 5);
+
+    /* Slot 0 is taken, slot 5 is beyond this session's 2, slot 1 is free, then all are full. */
+    push_event(6, 1, CRADLE_SERVER_IN_CONNECT);
+    push_hello(6, 1, false, 0, NULL, NULL);
+    cradle_server_host_poll(host);
+    expect_refusal(CRADLE_WIRE_REFUSE_FULL, 6);
+    push_event(7, 1, CRADLE_SERVER_IN_CONNECT);
+    push_hello(7, 1, false, 5, NULL, NULL); /* beyond the 2 slots of this session */
+    cradle_server_host_poll(host);
+    expect_refusal(CRADLE_WIRE_REFUSE_FULL, 7);
+    connect_player(8, 1, CRADLE_WIRE_ANY_SLOT);
+    expect_out(CRADLE_WIRE_WELCOME, 8);
+    assert_int_equal(out_msg.as.welcome.slot, 1);
+    connect_player(9, 1, CRADLE_WIRE_ANY_SLOT);
+    expect_refusal(CRADLE_WIRE_REFUSE_FULL, 9);
+
+    /* One spectator place. */
+    push_event(10, 1, CRADLE_SERVER_IN_CONNECT);
+    push_hello(10, 1, true, CRADLE_WIRE_ANY_SLOT, NULL, NULL);
+    cradle_server_host_poll(host);
+    expect_out(CRADLE_WIRE_WELCOME, 10);
+    assert_int_equal(out_msg.as.welcome.slot, CRADLE_WIRE_SPECTATOR);
+    push_event(11, 1, CRADLE_SERVER_IN_CONNECT);
+    push_hello(11, 1, true, CRADLE_WIRE_ANY_SLOT, NULL, NULL);
+    cradle_server_host_poll(host);
+    expect_refusal(CRADLE_WIRE_REFUSE_FULL, 11);
+    assert_int_equal(host->refusals, 7);
+}
+
+static void test_join_in_progress_and_rejoin(void **state) {
+    (void)state;
+    connect_player(0, 1, CRADLE_WIRE_ANY_SLOT);
+    expect_out(CRADLE_WIRE_WELCOME, 0);
+    cradle_server_host_advance(host, 25);
+    expect_out(CRADLE_WIRE_STEPS, CRADLE_SERVER_BROADCAST);
+    assert_false(pop_out());
+
+    connect_player(1, 1, CRADLE_WIRE_ANY_SLOT);
+    expect_out(CRADLE_WIRE_WELCOME, 1);
+    assert_int_equal(out_msg.as.welcome.slot, 1);
+    assert_int_equal(out_msg.as.welcome.start_step, 25);
+    assert_true(out_msg.as.welcome.state_follows);
+    expect_out(CRADLE_WIRE_STATE, 1);
+    const cradle_wire_state *st = &out_msg.as.state;
+    assert_int_equal(st->step, 25);
+    assert_int_equal(st->offset, 0);
+    assert_int_equal(st->total, host->contract->state_size);
+    assert_int_equal(st->length, st->total); /* the counter's state fits one chunk */
+    assert_memory_equal(st->bytes, host->state, st->total);
+    assert_true(st->hash == cradle_hash64(host->state, host->contract->state_size));
+
+    cradle_server_host_advance(host, 1);
+    expect_out(CRADLE_WIRE_STEPS, CRADLE_SERVER_BROADCAST);
+    assert_int_equal(out_msg.as.steps.first_step, 25);
+    assert_int_equal(out_msg.as.steps.snapshots[0], 0x03); /* both present */
+
+    /* Player 0 drops: its slot is empty from the next step and can be rejoined. */
+    push_event(0, 1, CRADLE_SERVER_IN_DISCONNECT);
+    cradle_server_host_advance(host, 1);
+    expect_out(CRADLE_WIRE_STEPS, CRADLE_SERVER_BROADCAST);
+    assert_int_equal(out_msg.as.steps.snapshots[0], 0x02);
+    connect_player(0, 2, 0);
+    expect_out(CRADLE_WIRE_WELCOME, 0);
+    assert_int_equal(out_msg.as.welcome.slot, 0);
+    assert_int_equal(out_msg.as.welcome.start_step, 27);
+    expect_out(CRADLE_WIRE_STATE, 0);
+    cradle_server_host_advance(host, 1);
+    expect_out(CRADLE_WIRE_STEPS, CRADLE_SERVER_BROADCAST);
+    assert_int_equal(out_msg.as.steps.snapshots[0], 0x03);
+}
+
+static void test_bye_and_desync(void **state) {
+    (void)state;
+    connect_player(0, 1, CRADLE_WIRE_ANY_SLOT);
+    expect_out(CRADLE_WIRE_WELCOME, 0);
+    cradle_wire_message d = {.type = CRADLE_WIRE_DESYNC, .as.desync = {.step = 9, .hash = 1, .expected = 2}};
+    push_message(0, 1, &d);
+    cradle_wire_message b = {.type = CRADLE_WIRE_BYE, .as.bye = {.reason = CRADLE_WIRE_BYE_LEAVING}};
+    push_message(0, 1, &b);
+    cradle_server_host_poll(host);
+    assert_int_equal(host->desyncs, 1);
+    assert_false(host->slots[0].occupied);
+    assert_true(pop_out());
+    assert_true(out_slot.flags & CRADLE_SERVER_OUT_DISCONNECT);
+    assert_int_equal(out_slot.peer, 0);
+}
+
+static void test_step_path_allocates_nothing(void **state) {
+    (void)state;
+    connect_player(0, 1, CRADLE_WIRE_ANY_SLOT);
+    push_event(1, 1, CRADLE_SERVER_IN_CONNECT);
+    push_hello(1, 1, true, CRADLE_WIRE_ANY_SLOT, NULL, NULL);
+    cradle_server_host_poll(host);
+    drain_out();
+    allocations = 0;
+    counting = true;
+    for (uint64_t step = 0; step < 1000; step++) {
+        uint8_t in[4] = {(uint8_t)step, 1, 2, 3};
+        push_input(0, 1, step + 2, 4, in);
+        cradle_server_host_advance(host, 1);
+        cradle_server_host_poll(host);
+        drain_out();
+    }
+    counting = false;
+    assert_int_equal(host->next_step, 1000);
+    assert_int_equal(allocations, 0);
+    /* The counter works: an allocation from this code would be seen. */
+    counting = true;
+    free(malloc(16));
+    counting = false;
+    assert_int_equal(allocations, 1);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_welcome_inputs_and_hashes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_join_in_progress_and_rejoin, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bye_and_desync, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_step_path_allocates_nothing, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,363 @@
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "cradle/cradle.h"
+
+static uint8_t input_bytes[CRADLE_WIRE_INPUT_STEPS_MAX * CRADLE_GAME_MAX_INPUT_BYTES];
+static uint8_t snapshot_bytes[CRADLE_WIRE_STEPS_BYTES_MAX];
+static uint8_t state_bytes[CRADLE_WIRE_STATE_CHUNK_MAX];
+static uint8_t buffer[CRADLE_WIRE_MESSAGE_MAX + 16];
+static uint8_t buffer2[CRADLE_WIRE_MESSAGE_MAX + 16];
+
+static void fill(uint8_t *p, size_t n, uint8_t seed) {
+    for (size_t i = 0; i < n; i++) p[i] = (uint8_t)(seed + i * 7u);
+}
+
+/* A valid message of each type, with non-trivial values in every field. */
+static cradle_wire_message sample(int type) {
+    cradle_wire_message m;
+    memset(&m, 0, sizeof m);
+    m.type = (uint8_t)type;
+    fill(input_bytes, sizeof input_bytes, 3);
+    fill(snapshot_bytes, sizeof snapshot_bytes, 5);
+    fill(state_bytes, sizeof state_bytes, 9);
+    switch (type) {
+    case CRADLE_WIRE_HELLO:
+        m.as.hello.requested_slot = 3;
+        strcpy(m.as.hello.game, "counter");
+        strcpy(m.as.hello.build_id, "0123456789abcdef");
+        m.as.hello.credential_size = 5;
+        memcpy(m.as.hello.credential, "\x01\x02\x00\xff\x7f", 5);
+        break;
+    case CRADLE_WIRE_WELCOME:
+        m.as.welcome = (cradle_wire_welcome){.slot = 2,
+                                             .players = 4,
+                                             .max_players = 8,
+                                             .input_bytes = 1,
+                                             .state_size = 48,
+                                             .steps_per_second = 60,
+                                             .source_frames_per_second = 20,
+                                             .seed = 0x1122334455667788ull,
+                                             .input_delay = 3,
+                                             .hash_interval = 30,
+                                             .start_step = 1234,
+                                             .state_follows = true};
+        strcpy(m.as.welcome.game, "counter");
+        strcpy(m.as.welcome.build_id, "b1");
+        break;
+    case CRADLE_WIRE_REFUSE:
+        m.as.refuse.reason = CRADLE_WIRE_REFUSE_BUILD;
+        strcpy(m.as.refuse.text, "build id differs: server b1, client b2");
+        break;
+    case CRADLE_WIRE_INPUT:
+        m.as.input =
+            (cradle_wire_input){.first_step = 99, .count = 3, .input_bytes = 4, .inputs = input_bytes};
+        break;
+    case CRADLE_WIRE_STEPS:
+        m.as.steps.first_step = 100;
+        m.as.steps.count = 4;
+        m.as.steps.snapshot_size = 9;
+        m.as.steps.snapshots = snapshot_bytes;
+        m.as.steps.hash_count = 2;
+        m.as.steps.hashes[0] = (cradle_wire_hash){100, 0xdeadbeefull};
+        m.as.steps.hashes[1] = (cradle_wire_hash){103, 0xfeedfaceull};
+        break;
+    case CRADLE_WIRE_STATE:
+        m.as.state = (cradle_wire_state){
+            .step = 600, .hash = 77, .total = 5000, .offset = 4096, .length = 904, .bytes = state_bytes};
+        break;
+    case CRADLE_WIRE_RELOAD:
+        m.as.reload.at_step = 321;
+        strcpy(m.as.reload.build_id, "new-build");
+        break;
+    case CRADLE_WIRE_PING:
+    case CRADLE_WIRE_PONG: m.as.ping.echo = 0x0102030405060708ull; break;
+    case CRADLE_WIRE_BYE:
+        m.as.bye.reason = CRADLE_WIRE_BYE_KICKED;
+        strcpy(m.as.bye.text, "kicked by operator");
+        break;
+    case CRADLE_WIRE_DESYNC: m.as.desync = (cradle_wire_desync){.step = 90, .hash = 1, .expected = 2}; break;
+    default: fail();
+    }
+    return m;
+}
+
+static size_t encode_ok(const cradle_wire_message *m, uint8_t *out) {
+    size_t n = 0;
+    assert_int_equal(cradle_wire_encode(out, CRADLE_WIRE_MESSAGE_MAX, &n, m), 0);
+    assert_true(n >= CRADLE_WIRE_HEADER_BYTES);
+    assert_int_equal(out[0], m->type);
+    assert_int_equal(out[1], CRADLE_WIRE_VERSION);
+    return n;
+}
+
+static void test_round_trip_every_type(void **state) {
+    (void)state;
+    for (int type = CRADLE_WIRE_TYPE_FIRST; type <= CRADLE_WIRE_TYPE_LAST; type++) {
+        cradle_wire_message m = sample(type);
+        size_t n = encode_ok(&m, buffer);
+        cradle_wire_message d;
+        assert_int_equal(cradle_wire_decode(&d, buffer, n), 0);
+        assert_null(d.problem);
+        assert_int_equal(d.type, type);
+        assert_int_equal(d.version, CRADLE_WIRE_VERSION);
+        /* Re-encoding the decoded message gives the same bytes. */
+        size_t n2 = encode_ok(&d, buffer2);
+        assert_int_equal(n, n2);
+        assert_memory_equal(buffer, buffer2, n);
+    }
+}
+
+static void test_fields_survive(void **state) {
+    (void)state;
+    cradle_wire_message m = sample(CRADLE_WIRE_HELLO), d;
+    size_t n = encode_ok(&m, buffer);
+    assert_int_equal(cradle_wire_decode(&d, buffer, n), 0);
+    assert_false(d.as.hello.spectator);
+    assert_int_equal(d.as.hello.requested_slot, 3);
+    assert_string_equal(d.as.hello.game, "counter");
+    assert_string_equal(d.as.hello.build_id, "0123456789abcdef");
+    assert_int_equal(d.as.hello.credential_size, 5);
+    assert_memory_equal(d.as.hello.credential, "\x01\x02\x00\xff\x7f", 5);
+
+    m = sample(CRADLE_WIRE_WELCOME);
+    n = encode_ok(&m, buffer);
+    assert_int_equal(cradle_wire_decode(&d, buffer, n), 0);
+    assert_int_equal(d.as.welcome.slot, 2);
+    assert_int_equal(d.as.welcome.players, 4);
+    assert_int_equal(d.as.welcome.max_players, 8);
+    assert_int_equal(d.as.welcome.state_size, 48);
+    assert_int_equal(d.as.welcome.source_frames_per_second, 20);
+    assert_true(d.as.welcome.seed == 0x1122334455667788ull);
+    assert_int_equal(d.as.welcome.input_delay, 3);
+    assert_int_equal(d.as.welcome.hash_interval, 30);
+    assert_int_equal(d.as.welcome.start_step, 1234);
+    assert_true(d.as.welcome.state_follows);
+    assert_string_equal(d.as.welcome.build_id, "b1");
+
+    m = sample(CRADLE_WIRE_INPUT);
+    n = encode_ok(&m, buffer);
+    assert_int_equal(n, 2 + 8 + 1 + 1 + 12);
+    assert_int_equal(cradle_wire_decode(&d, buffer, n), 0);
+    assert_int_equal(d.as.input.first_step, 99);
+    assert_int_equal(d.as.input.count, 3);
+    assert_memory_equal(d.as.input.inputs, input_bytes, 12);
+    assert_ptr_equal(d.as.input.inputs, buffer + 12); /* in place, no copy */
+
+    m = sample(CRADLE_WIRE_STEPS);
+    n = encode_ok(&m, buffer);
+    assert_int_equal(cradle_wire_decode(&d, buffer, n), 0);
+    assert_int_equal(d.as.steps.first_step, 100);
+    assert_memory_equal(d.as.steps.snapshots, snapshot_bytes, 36);
+    assert_int_equal(d.as.steps.hash_count, 2);
+    assert_int_equal(d.as.steps.hashes[1].step, 103);
+    assert_true(d.as.steps.hashes[1].hash == 0xfeedfaceull);
+
+    m = sample(CRADLE_WIRE_STATE);
+    n = encode_ok(&m, buffer);
+    assert_int_equal(cradle_wire_decode(&d, buffer, n), 0);
+    assert_int_equal(d.as.state.offset, 4096);
+    assert_int_equal(d.as.state.length, 904);
+    assert_memory_equal(d.as.state.bytes, state_bytes, 904);
+
+    m = sample(CRADLE_WIRE_REFUSE);
+    n = encode_ok(&m, buffer);
+    assert_int_equal(cradle_wire_decode(&d, buffer, n), 0);
+    assert_int_equal(d.as.refuse.reason, CRADLE_WIRE_REFUSE_BUILD);
+    assert_string_equal(d.as.refuse.text, m.as.refuse.text);
+}
+
+/* The header and the explicit little-endian layout are fixed: byte for byte. */
+static void test_layout_is_little_endian(void **state) {
+    (void)state;
+    cradle_wire_message m = sample(CRADLE_WIRE_PING);
+    size_t n = encode_ok(&m, buffer);
+    const uint8_t expect[] = {CRADLE_WIRE_PING, CRADLE_WIRE_VERSION, 8, 7, 6, 5, 4, 3, 2, 1};
+    assert_int_equal(n, sizeof expect);
+    assert_memory_equal(buffer, expect, sizeof expect);
+}
+
+static void test_every_truncation_is_refused(void **state) {
+    (void)state;
+    for (int type = CRADLE_WIRE_TYPE_FIRST; type <= CRADLE_WIRE_TYPE_LAST; type++) {
+        cradle_wire_message m = sample(type), d;
+        size_t n = encode_ok(&m, buffer);
+        for (size_t cut = 0; cut < n; cut++) {
+            assert_int_equal(cradle_wire_decode(&d, buffer, cut), CRADLE_ENET_MESSAGE);
+            assert_non_null(d.problem);
+        }
+        /* One byte too many is refused too. */
+        buffer[n] = 0;
+        assert_int_equal(cradle_wire_decode(&d, buffer, n + 1), CRADLE_ENET_MESSAGE);
+        assert_string_equal(d.problem, "message has trailing bytes");
+    }
+}
+
+static void test_header_checks(void **state) {
+    (void)state;
+    cradle_wire_message m = sample(CRADLE_WIRE_HELLO), d;
+    size_t n = encode_ok(&m, buffer);
+    buffer[1] = CRADLE_WIRE_VERSION + 1;
+    assert_int_equal(cradle_wire_decode(&d, buffer, n), CRADLE_ENET_VERSION);
+    assert_int_equal(d.type, CRADLE_WIRE_HELLO);
+    assert_int_equal(d.version, CRADLE_WIRE_VERSION + 1);
+    buffer[1] = CRADLE_WIRE_VERSION;
+    buffer[0] = 0;
+    assert_int_equal(cradle_wire_decode(&d, buffer, n), CRADLE_ENET_MESSAGE);
+    assert_string_equal(d.problem, "unknown message type");
+    buffer[0] = CRADLE_WIRE_TYPE_LAST + 1;
+    assert_int_equal(cradle_wire_decode(&d, buffer, n), CRADLE_ENET_MESSAGE);
+    /* Oversize input is refused before any parsing. */
+    memset(buffer, 0, sizeof buffer);
+    buffer[0] = CRADLE_WIRE_PING;
+    buffer[1] = CRADLE_WIRE_VERSION;
+    assert_int_equal(cradle_wire_decode(&d, buffer, CRADLE_WIRE_MESSAGE_MAX + 1), CRADLE_ENET_MESSAGE);
+    assert_string_equal(d.problem, "message is longer than the maximum");
+    assert_int_equal(cradle_wire_decode(&d, NULL, 0), CRADLE_ENET_MESSAGE);
+}
+
+/* Encodes m, applies a byte patch, and expects the decoder to refuse it. */
+static void expect_refused_after(cradle_wire_message m, size_t at, uint8_t value) {
+    size_t n = encode_ok(&m, buffer);
+    assert_true(at < n);
+    buffer[at] = value;
+    cradle_wire_message d;
+    assert_int_equal(cradle_wire_decode(&d, buffer, n), CRADLE_ENET_MESSAGE);
+    assert_non_null(d.problem);
+}
+
+static void test_bad_fields_are_refused(void **state) {
+    (void)state;
+    /* hello: unknown flag, slot 64, spectator with a slot, non-printable name,
+     * name length beyond the maximum. */
+    expect_refused_after(sample(CRADLE_WIRE_HELLO), 2, 0x02);
+    expect_refused_after(sample(CRADLE_WIRE_HELLO), 3, 64);
+    expect_refused_after(sample(CRADLE_WIRE_HELLO), 2, CRADLE_WIRE_HELLO_SPECTATOR);
+    expect_refused_after(sample(CRADLE_WIRE_HELLO), 5, 0x07);
+    expect_refused_after(sample(CRADLE_WIRE_HELLO), 4, CRADLE_GAME_NAME_MAX + 1);
+    /* welcome: slot 8 of 8, players 0, players 9 > max 8, input_bytes 33,
+     * source rate 7 not dividing 60, hash interval 0. */
+    expect_refused_after(sample(CRADLE_WIRE_WELCOME), 2, 8);
+    expect_refused_after(sample(CRADLE_WIRE_WELCOME), 3, 0);
+    expect_refused_after(sample(CRADLE_WIRE_WELCOME), 3, 9);
+    expect_refused_after(sample(CRADLE_WIRE_WELCOME), 5, 33);
+    expect_refused_after(sample(CRADLE_WIRE_WELCOME), 14, 7);
+    {
+        cradle_wire_message m = sample(CRADLE_WIRE_WELCOME);
+        m.as.welcome.hash_interval = 0;
+        size_t n = 0;
+        assert_int_equal(cradle_wire_encode(buffer, sizeof buffer, &n, &m), CRADLE_EINVAL);
+        assert_int_equal(n, 0);
+    }
+    /* refuse and bye: unknown reason. */
+    expect_refused_after(sample(CRADLE_WIRE_REFUSE), 2, 0);
+    expect_refused_after(sample(CRADLE_WIRE_REFUSE), 2, CRADLE_WIRE_REFUSE_LAST + 1);
+    expect_refused_after(sample(CRADLE_WIRE_BYE), 2, 0);
+    /* input: count 0 and 17, input_bytes 0 and 33. */
+    expect_refused_after(sample(CRADLE_WIRE_INPUT), 10, 0);
+    expect_refused_after(sample(CRADLE_WIRE_INPUT), 10, 17);
+    expect_refused_after(sample(CRADLE_WIRE_INPUT), 11, 0);
+    expect_refused_after(sample(CRADLE_WIRE_INPUT), 11, 33);
+    /* steps: count 0, 65; hash for a step outside; more hashes than steps;
+     * hashes out of order. */
+    expect_refused_after(sample(CRADLE_WIRE_STEPS), 10, 0);
+    expect_refused_after(sample(CRADLE_WIRE_STEPS), 10, 65);
+    {
+        size_t hash_at = 2 + 8 + 1 + 2 + 36;
+        expect_refused_after(sample(CRADLE_WIRE_STEPS), hash_at, 5);
+        expect_refused_after(sample(CRADLE_WIRE_STEPS), hash_at + 1, 99); /* step 99 < first 100 */
+        expect_refused_after(sample(CRADLE_WIRE_STEPS), hash_at + 17, 104); /* step 104 past the end */
+        expect_refused_after(sample(CRADLE_WIRE_STEPS), hash_at + 17, 100); /* not increasing */
+    }
+    {
+        cradle_wire_message m = sample(CRADLE_WIRE_STEPS);
+        m.as.steps.count = 64;
+        m.as.steps.snapshot_size = 257; /* 16448 bytes > 16384 */
+        m.as.steps.hash_count = 0;
+        size_t n = 0;
+        assert_int_equal(cradle_wire_encode(buffer, sizeof buffer, &n, &m), CRADLE_EINVAL);
+    }
+    /* state: chunk past the total, length 0, total 0. */
+    {
+        cradle_wire_message m = sample(CRADLE_WIRE_STATE);
+        m.as.state.offset = 4097;
+        size_t n = 0;
+        assert_int_equal(cradle_wire_encode(buffer, sizeof buffer, &n, &m), CRADLE_EINVAL);
+        m = sample(CRADLE_WIRE_STATE);
+        n = encode_ok(&m, buffer);
+        cradle_store_u32(buffer + 2 + 16 + 4, 4097); /* offset */
+        cradle_wire_message d;
+        assert_int_equal(cradle_wire_decode(&d, buffer, n), CRADLE_ENET_MESSAGE);
+        assert_string_equal(d.problem, "state: chunk lies outside the block");
+        n = encode_ok(&m, buffer);
+        cradle_store_u32(buffer + 2 + 16, 0); /* total */
+        assert_int_equal(cradle_wire_decode(&d, buffer, n), CRADLE_ENET_MESSAGE);
+    }
+    /* reload: empty build id. */
+    {
+        cradle_wire_message m = sample(CRADLE_WIRE_RELOAD);
+        m.as.reload.build_id[0] = '\0';
+        size_t n = 0;
+        assert_int_equal(cradle_wire_encode(buffer, sizeof buffer, &n, &m), CRADLE_EINVAL);
+    }
+}
+
+static void test_encode_limits(void **state) {
+    (void)state;
+    cradle_wire_message m = sample(CRADLE_WIRE_STEPS);
+    size_t need = encode_ok(&m, buffer), n = 1;
+    assert_int_equal(cradle_wire_encode(buffer, need - 1, &n, &m), CRADLE_EFULL);
+    assert_int_equal(n, 0);
+    assert_int_equal(cradle_wire_encode(buffer, need, &n, &m), 0);
+    assert_int_equal(n, need);
+    /* The largest STEPS fits CRADLE_WIRE_MESSAGE_MAX exactly. */
+    m.as.steps.count = CRADLE_WIRE_STEPS_MAX;
+    m.as.steps.snapshot_size = CRADLE_WIRE_STEPS_BYTES_MAX / CRADLE_WIRE_STEPS_MAX;
+    m.as.steps.hash_count = CRADLE_WIRE_STEPS_MAX;
+    for (uint32_t i = 0; i < CRADLE_WIRE_STEPS_MAX; i++)
+        m.as.steps.hashes[i] = (cradle_wire_hash){m.as.steps.first_step + i, i * 31u};
+    assert_int_equal(cradle_wire_encode(buffer, sizeof buffer, &n, &m), 0);
+    assert_int_equal(n, CRADLE_WIRE_MESSAGE_MAX);
+    cradle_wire_message d;
+    assert_int_equal(cradle_wire_decode(&d, buffer, n), 0);
+    assert_int_equal(d.as.steps.hashes[63].hash, 63u * 31u);
+    /* A full-size credential. */
+    m = sample(CRADLE_WIRE_HELLO);
+    m.as.hello.credential_size = CRADLE_WIRE_CREDENTIAL_MAX;
+    n = encode_ok(&m, buffer);
+    assert_int_equal(cradle_wire_decode(&d, buffer, n), 0);
+    m.as.hello.credential_size = CRADLE_WIRE_CREDENTIAL_MAX + 1;
+    assert_int_equal(cradle_wire_encode(buffer, sizeof buffer, &n, &m), CRADLE_EINVAL);
+    cradle_store_u16(buffer + 2 + 2 + 1 + 7 + 1 + 16, CRADLE_WIRE_CREDENTIAL_MAX + 1);
+    assert_int_equal(cradle_wire_decode(&d, buffer, 2 + 2 + 1 + 7 + 1 + 16 + 2 + 257), CRADLE_ENET_MESSAGE);
+}
+
+static void test_names_and_text(void **state) {
+    (void)state;
+    assert_string_equal(cradle_wire_type_name(CRADLE_WIRE_STEPS), "steps");
+    assert_string_equal(cradle_wire_type_name(0), "unknown");
+    assert_string_equal(cradle_wire_refusal_name(CRADLE_WIRE_REFUSE_FULL), "full");
+    assert_string_equal(cradle_wire_refusal_name(CRADLE_WIRE_REFUSE_GAME), "game");
+    assert_string_equal(cradle_wire_refusal_name(99), "unknown");
+    assert_string_equal(cradle_wire_bye_name(CRADLE_WIRE_BYE_SHUTDOWN), "shutdown");
+    char field[8];
+    cradle_wire_set_text(field, sizeof field, "a\tbcdefghij");
+    assert_string_equal(field, "a?bcdef");
+    cradle_wire_set_text(field, sizeof field, NULL);
+    assert_string_equal(field, "");
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_round_trip_every_type),   cmocka_unit_test(test_fields_survive),
+        cmocka_unit_test(test_layout_is_little_endian), cmocka_unit_test(test_every_truncation_is_refused),
+        cmocka_unit_test(test_header_checks),           cmocka_unit_test(test_bad_fields_are_refused),
+        cmocka_unit_test(test_encode_limits),           cmocka_unit_test(test_names_and_text),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

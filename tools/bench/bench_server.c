@@ -1,0 +1,418 @@
+/*
+ * bench_server: cradle-server's game and network threads (server/src/host.c,
+ * net.c) hosting the counter game on loopback for 64 headless bots (8 players,
+ * 56 spectators) at the game's 60 steps/s.
+ *
+ * The server's two threads and the bots run in this one process: the bots
+ * share one ENet host (one UDP socket, 64 peers) on the main thread. Printed:
+ *   - server CPU: the game and network threads' CPU time over wall time;
+ *   - step delivery latency, p50/p99/max: from the moment the game thread
+ *     queues a STEPS message (host->sent_ns) to the bot's receipt;
+ *   - bytes per second per client on the wire, IPv4 + UDP headers included
+ *     (28 bytes per datagram), down (server->client) and up;
+ *   - process RSS (server and bots together) and the server's share estimated
+ *     as RSS before the bots connected;
+ *   - heap allocations per step on the game thread (every malloc in the
+ *     process is counted by interposing malloc; the network thread's, mostly
+ *     ENet's packets, are printed separately);
+ *   - the time for a client to join a session that has run 2 hours of steps
+ *     (432000 steps run in commanded mode first).
+ *
+ *   bench_server [SECONDS]    (default 60)
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <enet/enet.h>
+
+#include "cradle/hash.h"
+#include "cradle/wire.h"
+#include "host.h"
+#include "net.h"
+
+#define BOTS 64u
+#define PLAYERS 8u
+#define LAT_SAMPLES (1u << 22)
+#define SENT_RING (1u << 16)
+
+/* ---- malloc interposition: counts every allocation, per thread kind ---- */
+
+extern void *__libc_malloc(size_t size);
+extern void *__libc_calloc(size_t count, size_t size);
+extern void *__libc_realloc(void *p, size_t size);
+extern void *__libc_memalign(size_t align, size_t size);
+extern void __libc_free(void *p);
+
+enum { KIND_OTHER = 0, KIND_GAME = 1, KIND_BOTS = 2 };
+static _Thread_local int thread_kind;
+static atomic_uint_fast64_t alloc_count[3];
+
+static void count_alloc(void) {
+    atomic_fetch_add_explicit(&alloc_count[thread_kind], 1, memory_order_relaxed);
+}
+
+void *malloc(size_t size) {
+    count_alloc();
+    return __libc_malloc(size);
+}
+void *calloc(size_t count, size_t size) {
+    count_alloc();
+    return __libc_calloc(count, size);
+}
+void *realloc(void *p, size_t size) {
+    count_alloc();
+    return __libc_realloc(p, size);
+}
+void *aligned_alloc(size_t align, size_t size) {
+    count_alloc();
+    return __libc_memalign(align, size);
+}
+int posix_memalign(void **out, size_t align, size_t size) {
+    count_alloc();
+    void *p = __libc_memalign(align, size);
+    if (!p) return ENOMEM;
+    *out = p;
+    return 0;
+}
+void free(void *p) { __libc_free(p); }
+
+/* ---- helpers ---- */
+
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t thread_cpu_ns(pthread_t t) {
+    clockid_t id;
+    struct timespec ts;
+    if (pthread_getcpuclockid(t, &id) != 0 || clock_gettime(id, &ts) != 0) return 0;
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static long rss_kib(void) {
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f) return -1;
+    char line[256];
+    long v = -1;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "VmRSS: %ld kB", &v) == 1) break;
+    fclose(f);
+    return v;
+}
+
+static int compare_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* ---- the server under test ---- */
+
+typedef struct server {
+    cradle_server_options options;
+    cradle_server_net *net;
+    cradle_server_host *host;
+    int stop;
+    pthread_t game_thread;
+} server;
+
+static _Atomic uint64_t sent_ns[SENT_RING];
+
+static void *game_main(void *arg) {
+    thread_kind = KIND_GAME;
+    server *s = arg;
+    (void)cradle_server_host_run(s->host);
+    return NULL;
+}
+
+static int server_open(server *s, cradle_server_mode mode) {
+    memset(&s->options, 0, sizeof s->options);
+    snprintf(s->options.game, sizeof s->options.game, "%s", BENCH_SERVER_COUNTER);
+    snprintf(s->options.bind, sizeof s->options.bind, "127.0.0.1");
+    s->options.players = PLAYERS;
+    s->options.spectators = BOTS - PLAYERS;
+    s->options.input_delay = 2;
+    s->options.hash_interval = 30;
+    s->options.timeout_ms = 5000;
+    s->options.mode = mode;
+    s->stop = 0;
+    s->net = aligned_alloc(CRADLE_RING_CACHE_LINE, (sizeof *s->net + 63u) & ~(size_t)63u);
+    s->host = aligned_alloc(CRADLE_RING_CACHE_LINE, (sizeof *s->host + 63u) & ~(size_t)63u);
+    if (!s->net || !s->host) return -1;
+    memset(s->net, 0, sizeof *s->net);
+    if (cradle_server_host_init(s->host, &s->options, s->net, &s->stop) != 0) return -1;
+    s->host->sent_ns = sent_ns;
+    s->host->sent_mask = SENT_RING - 1u;
+    for (int attempt = 0; attempt < 20; attempt++) {
+        s->options.port =
+            (uint16_t)(20000 + (unsigned)(now_ns() / 1000u + (uint64_t)attempt * 7919u) % 40000u);
+        cradle_server_net_config nc = {
+            .bind_address = "127.0.0.1", .port = s->options.port, .max_peers = BOTS + 8u};
+        if (cradle_server_net_open(s->net, &nc) == 0) return cradle_server_net_start(s->net);
+    }
+    return -1;
+}
+
+static void server_start_loop(server *s) { pthread_create(&s->game_thread, NULL, game_main, s); }
+
+static void server_close(server *s) {
+    s->stop = 1;
+    pthread_join(s->game_thread, NULL);
+    (void)cradle_server_host_finish(s->host);
+    cradle_server_net_stop(s->net, 200);
+    cradle_server_net_close(s->net);
+    cradle_server_host_deinit(s->host);
+    free(s->host);
+    free(s->net);
+}
+
+/* ---- bots ---- */
+
+typedef struct bot {
+    ENetPeer *peer;
+    bool welcomed, ready;
+    uint8_t slot;
+    uint16_t input_delay;
+    uint64_t next_step, start_step, sent_through;
+    uint32_t state_size, state_received;
+    uint8_t state[256];
+    uint64_t hashes_checked, mismatches;
+} bot;
+
+static bot bots[BOTS];
+static uint32_t *latency_us;
+static uint64_t latency_count;
+static const cradle_game_contract *contract;
+
+static void bot_send(bot *b, const cradle_wire_message *m, uint32_t flags) {
+    uint8_t buf[1024];
+    size_t n = 0;
+    if (cradle_wire_encode(buf, sizeof buf, &n, m) != 0) return;
+    ENetPacket *p = enet_packet_create(buf, n, flags);
+    if (p && enet_peer_send(b->peer, 0, p) != 0) enet_packet_destroy(p);
+}
+
+static bool no_event(void *c, const cradle_event *e) {
+    (void)c;
+    (void)e;
+    return true;
+}
+
+static void bot_steps(bot *b, const cradle_wire_steps *s, uint64_t received) {
+    for (uint32_t i = 0; i < s->count; i++) {
+        uint64_t step = s->first_step + i;
+        uint64_t sent = atomic_load(&sent_ns[step & (SENT_RING - 1u)]);
+        if (sent && received >= sent && latency_count < LAT_SAMPLES)
+            latency_us[latency_count++] = (uint32_t)((received - sent) / 1000u);
+        if (step != b->next_step) continue;
+        uint32_t per_frame = contract->steps_per_second / contract->source_frames_per_second;
+        cradle_game_step gs = {.index = step,
+                               .source_frame = step / per_frame,
+                               .phase = (uint32_t)(step % per_frame),
+                               .snapshot_size = s->snapshot_size,
+                               .snapshot = s->snapshots + (size_t)i * s->snapshot_size};
+        cradle_event_sink sink = {.emit = no_event};
+        contract->step(b->state, &gs, &sink);
+        for (uint32_t h = 0; h < s->hash_count; h++) {
+            if (s->hashes[h].step != step) continue;
+            b->hashes_checked++;
+            if (cradle_hash64(b->state, contract->state_size) != s->hashes[h].hash) b->mismatches++;
+        }
+        b->next_step++;
+    }
+}
+
+static void bot_packet(bot *b, const uint8_t *data, size_t size, uint64_t received) {
+    cradle_wire_message m;
+    if (cradle_wire_decode(&m, data, size) != 0) return;
+    if (m.type == CRADLE_WIRE_WELCOME) {
+        b->welcomed = true;
+        b->slot = m.as.welcome.slot;
+        b->input_delay = m.as.welcome.input_delay;
+        b->start_step = b->next_step = b->sent_through = m.as.welcome.start_step;
+        b->state_size = m.as.welcome.state_size;
+        if (!m.as.welcome.state_follows) {
+            memset(b->state, 0, sizeof b->state);
+            contract->init(b->state, m.as.welcome.seed, m.as.welcome.players);
+            b->ready = true;
+        }
+    } else if (m.type == CRADLE_WIRE_STATE && !b->ready) {
+        memcpy(b->state + m.as.state.offset, m.as.state.bytes, m.as.state.length);
+        b->state_received += m.as.state.length;
+        if (b->state_received == m.as.state.total) b->ready = true;
+    } else if (m.type == CRADLE_WIRE_STEPS && b->ready) {
+        bot_steps(b, &m.as.steps, received);
+    }
+}
+
+static void bot_inputs(bot *b, uint64_t seed) {
+    if (!b->ready || b->slot == CRADLE_WIRE_SPECTATOR) return;
+    uint64_t target = b->next_step + b->input_delay;
+    if (b->sent_through > target) return;
+    uint8_t bytes[4];
+    uint64_t first = target >= 3 ? target - 3 : 0;
+    if (first < b->start_step) first = b->start_step;
+    uint8_t count = (uint8_t)(target - first + 1);
+    for (uint32_t i = 0; i < count; i++) bytes[i] = (uint8_t)((first + i + seed) % 7u + 253u); /* -3..3 */
+    cradle_wire_message m = {
+        .type = CRADLE_WIRE_INPUT,
+        .as.input = {.first_step = first, .count = count, .input_bytes = 1, .inputs = bytes}};
+    bot_send(b, &m, ENET_PACKET_FLAG_UNSEQUENCED);
+    b->sent_through = target + 1;
+}
+
+static void bots_service(ENetHost *h, uint32_t timeout_ms) {
+    ENetEvent ev;
+    int rc = enet_host_service(h, &ev, timeout_ms);
+    while (rc > 0) {
+        if (ev.type == ENET_EVENT_TYPE_RECEIVE) {
+            bot *b = ev.peer->data;
+            bot_packet(b, ev.packet->data, ev.packet->dataLength, now_ns());
+            enet_packet_destroy(ev.packet);
+        }
+        rc = enet_host_check_events(h, &ev);
+    }
+}
+
+static ENetHost *bots_connect(uint16_t port, uint32_t count, bool first_players) {
+    ENetHost *h = enet_host_create(NULL, count, 1, 0, 0);
+    ENetAddress a = {.port = port};
+    enet_address_set_host_ip(&a, "127.0.0.1");
+    for (uint32_t i = 0; i < count; i++) {
+        memset(&bots[i], 0, sizeof bots[i]);
+        bots[i].peer = enet_host_connect(h, &a, 1, 0);
+        bots[i].peer->data = &bots[i];
+    }
+    uint32_t connected = 0;
+    uint64_t deadline = now_ns() + 5000000000ull;
+    while (connected < count && now_ns() < deadline) {
+        ENetEvent ev;
+        if (enet_host_service(h, &ev, 10) > 0 && ev.type == ENET_EVENT_TYPE_CONNECT) {
+            bot *b = ev.peer->data;
+            cradle_wire_message m = {.type = CRADLE_WIRE_HELLO};
+            uint32_t index = (uint32_t)(b - bots);
+            m.as.hello.spectator = !(first_players && index < PLAYERS);
+            m.as.hello.requested_slot = CRADLE_WIRE_ANY_SLOT;
+            snprintf(m.as.hello.game, sizeof m.as.hello.game, "%s", contract->name);
+            snprintf(m.as.hello.build_id, sizeof m.as.hello.build_id, "%s", contract->build_id);
+            bot_send(b, &m, ENET_PACKET_FLAG_RELIABLE);
+            connected++;
+        }
+    }
+    return connected == count ? h : NULL;
+}
+
+int main(int argc, char **argv) {
+    thread_kind = KIND_BOTS;
+    double seconds = argc > 1 ? atof(argv[1]) : 60.0;
+    if (!(seconds > 0)) seconds = 60.0;
+    if (enet_initialize() != 0) return 1;
+    latency_us = malloc(LAT_SAMPLES * sizeof *latency_us);
+    static server s;
+    if (server_open(&s, CRADLE_SERVER_PACED) != 0) {
+        fprintf(stderr, "bench_server: cannot start the server\n");
+        return 1;
+    }
+    contract = s.host->contract;
+    long rss_server = rss_kib();
+    server_start_loop(&s);
+
+    ENetHost *h = bots_connect(s.options.port, BOTS, true);
+    if (!h) {
+        fprintf(stderr, "bench_server: bots could not connect\n");
+        return 1;
+    }
+    /* Let everyone join, then measure a clean window. */
+    uint64_t settle_until = now_ns() + 1000000000ull;
+    while (now_ns() < settle_until) {
+        bots_service(h, 1);
+        for (uint32_t i = 0; i < BOTS; i++) bot_inputs(&bots[i], i);
+    }
+    uint32_t ready = 0;
+    for (uint32_t i = 0; i < BOTS; i++) ready += bots[i].ready;
+    latency_count = 0;
+    uint64_t t0 = now_ns();
+    uint64_t game_cpu0 = thread_cpu_ns(s.game_thread), net_cpu0 = thread_cpu_ns(s.net->thread);
+    uint64_t step0 = s.host->next_step;
+    uint64_t bytes_out0 = atomic_load(&s.net->stats.bytes_out),
+             packets_out0 = atomic_load(&s.net->stats.packets_out);
+    uint64_t bytes_in0 = atomic_load(&s.net->stats.bytes_in),
+             packets_in0 = atomic_load(&s.net->stats.packets_in);
+    uint64_t game_alloc0 = atomic_load(&alloc_count[KIND_GAME]),
+             net_alloc0 = atomic_load(&alloc_count[KIND_OTHER]);
+    uint64_t end = t0 + (uint64_t)(seconds * 1e9);
+    while (now_ns() < end) {
+        bots_service(h, 1);
+        for (uint32_t i = 0; i < BOTS; i++) bot_inputs(&bots[i], i);
+    }
+    uint64_t wall = now_ns() - t0;
+    uint64_t game_cpu = thread_cpu_ns(s.game_thread) - game_cpu0, net_cpu = thread_cpu_ns(s.net->thread) - net_cpu0;
+    uint64_t cpu = game_cpu + net_cpu;
+    uint64_t steps = s.host->next_step - step0;
+    uint64_t bytes_out = atomic_load(&s.net->stats.bytes_out) - bytes_out0;
+    uint64_t packets_out = atomic_load(&s.net->stats.packets_out) - packets_out0;
+    uint64_t bytes_in = atomic_load(&s.net->stats.bytes_in) - bytes_in0;
+    uint64_t packets_in = atomic_load(&s.net->stats.packets_in) - packets_in0;
+    uint64_t game_allocs = atomic_load(&alloc_count[KIND_GAME]) - game_alloc0;
+    uint64_t net_allocs = atomic_load(&alloc_count[KIND_OTHER]) - net_alloc0;
+    long rss_all = rss_kib();
+    uint64_t checked = 0, mismatches = 0;
+    for (uint32_t i = 0; i < BOTS; i++) {
+        checked += bots[i].hashes_checked;
+        mismatches += bots[i].mismatches;
+    }
+    qsort(latency_us, latency_count, sizeof *latency_us, compare_u32);
+    double secs = (double)wall / 1e9;
+    uint32_t p50 = latency_count ? latency_us[latency_count / 2] : 0;
+    uint32_t p99 = latency_count ? latency_us[latency_count * 99 / 100] : 0;
+    uint32_t pmax = latency_count ? latency_us[latency_count - 1] : 0;
+    printf("bench_server: counter game, %u bots (%u players, %u spectators), %u ready, %.1f s, %" PRIu64
+           " steps (%.1f steps/s)\n",
+           BOTS, PLAYERS, BOTS - PLAYERS, ready, secs, steps, (double)steps / secs);
+    printf("  server CPU: %.2f%% of one core (game thread %.2f%%, network thread %.2f%%)\n",
+           100.0 * (double)cpu / (double)wall, 100.0 * (double)game_cpu / (double)wall,
+           100.0 * (double)net_cpu / (double)wall);
+    printf(
+        "  step delivery latency (queued by the game thread -> bot receipt): p50 %u us, p99 %u us, max %u us"
+        " (%" PRIu64 " samples)\n",
+        p50, p99, pmax, latency_count);
+    printf("  wire per client, incl. 28 B IPv4+UDP per datagram: down %.0f B/s (%.1f datagrams/s), up %.0f "
+           "B/s\n",
+           (double)(bytes_out + 28u * packets_out) / secs / BOTS, (double)packets_out / secs / BOTS,
+           (double)(bytes_in + 28u * packets_in) / secs / BOTS);
+    printf("  RSS: %ld KiB before the bots connected (server), %ld KiB with %u bots in the same process\n",
+           rss_server, rss_all, BOTS);
+    printf("  heap allocations per step: game thread %.3f, network thread %.2f (ENet packets)\n",
+           steps ? (double)game_allocs / (double)steps : 0.0,
+           steps ? (double)net_allocs / (double)steps : 0.0);
+    printf("  hashes checked by the bots: %" PRIu64 ", mismatches %" PRIu64 "\n", checked, mismatches);
+    enet_host_destroy(h);
+    server_close(&s);
+
+    /* Join after 2 hours of steps: 432000 steps in commanded mode, then one bot. */
+    static server j;
+    if (server_open(&j, CRADLE_SERVER_COMMANDED) != 0) return 1;
+    contract = j.host->contract;
+    uint64_t a0 = now_ns();
+    cradle_server_host_advance(j.host, 2u * 3600u * 60u);
+    uint64_t advance_ns = now_ns() - a0;
+    server_start_loop(&j);
+    uint64_t c0 = now_ns();
+    ENetHost *jh = bots_connect(j.options.port, 1, true);
+    while (jh && !bots[0].ready && now_ns() - c0 < 5000000000ull) bots_service(jh, 1);
+    uint64_t join_ns = now_ns() - c0;
+    printf("  join after %u steps (2 h at 60/s; ran in %.2f s): %.2f ms from connect to a ready state (%s)\n",
+           2u * 3600u * 60u, (double)advance_ns / 1e9, (double)join_ns / 1e6,
+           bots[0].ready ? "ok" : "FAILED");
+    if (jh) enet_host_destroy(jh);
+    server_close(&j);
+    free(latency_us);
+    enet_deinitialize();
+    return mismatches == 0 ? 0 : 1;
+}
