@@ -7,7 +7,8 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config clang libclang-rt-14-dev valgrind
   libenet-dev libsodium-dev libcmocka-dev libsdl2-dev libcjson-dev
-  xvfb xauth
+  xvfb xauth python3
+  libcurl4-openssl-dev python3
 )
 # Extra packages a caller asks for (the benchmarks add redis-server).
 packages+=("$@")

@@ -24,6 +24,7 @@
 #include <time.h>
 
 #include "cradle/cradle.h"
+#include "demo_game.h"
 
 #define DEMO_PLAYERS 4u
 #define DEMO_INPUT_BYTES 1u
@@ -78,9 +79,11 @@ static void replay_update(void *context, uint64_t step, const uint8_t *snapshot,
 /* ---- the host ---- */
 
 typedef struct demo_options {
-    uint64_t steps, rate, seed, max_steps, max_count;
+    uint64_t steps, rate, seed, max_steps, max_count, players;
     bool fast, json, commanded, dev_stdin;
     const char *dev_socket;
+    const char *game; /* a game library to run instead of the built-in simulation */
+    const char *log;  /* game mode: the session log to write */
 } demo_options;
 
 typedef struct demo_host {
@@ -94,6 +97,10 @@ typedef struct demo_host {
     uint64_t dropped;
     bool checked, replay_equal;
     size_t first_difference;
+    uint32_t snapshot_size;
+    bool game_mode;
+    demo_game game; /* game mode only */
+    bool replay_skipped; /* game mode: the session spanned a reload */
     cradle_transport dev;
     bool dev_open;
     bool dev_failed;
@@ -116,19 +123,44 @@ static void sleep_ns(uint64_t ns) {
     }
 }
 
+static uint64_t wall_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static int demo_host_init(demo_host *h) {
     h->capacity = h->opt.commanded ? h->opt.max_steps : h->opt.steps;
-    h->storage = malloc(h->capacity * DEMO_SNAPSHOT_SIZE);
+    h->snapshot_size = DEMO_SNAPSHOT_SIZE;
+    uint32_t source_rate = (uint32_t)h->opt.rate;
+    if (h->game_mode) {
+        char message[512] = "";
+        int rc = demo_game_open(&h->game, h->opt.game, h->opt.seed, (uint32_t)h->opt.players, h->opt.log,
+                                wall_ns(), now_ns(), message, sizeof message);
+        if (rc != 0) {
+            fprintf(stderr, "cradle-demo: --game '%s': %s: %s\n", h->opt.game, cradle_strerror(rc), message);
+            return rc;
+        }
+        const cradle_game_contract *c = h->game.contract;
+        h->snapshot_size = h->game.snapshot_size;
+        h->opt.rate = c->steps_per_second; /* a game runs at its own rate */
+        source_rate = c->source_frames_per_second;
+        fprintf(h->events, "cradle-demo: running game '%s' build %s, %u players, %u steps/s%s%s\n", c->name,
+                c->build_id, h->game.players, c->steps_per_second, h->opt.log ? ", log " : "",
+                h->opt.log ? h->opt.log : "");
+        fflush(h->events);
+    }
+    h->storage = malloc(h->capacity * h->snapshot_size);
     h->live_output = malloc(h->capacity * DEMO_OUTPUT_BYTES);
     h->replay_output = malloc(h->capacity * DEMO_OUTPUT_BYTES);
     if (!h->storage || !h->live_output || !h->replay_output) {
         fprintf(stderr, "cradle-demo: out of memory for %" PRIu64 " steps\n", h->capacity);
         return CRADLE_ENOMEM;
     }
-    int rc = cradle_session_init(&h->session, h->storage, h->capacity * DEMO_SNAPSHOT_SIZE, DEMO_SNAPSHOT_SIZE);
+    int rc = cradle_session_init(&h->session, h->storage, h->capacity * h->snapshot_size, h->snapshot_size);
     if (rc == 0) {
         rc = cradle_clock_init(&h->clock, (cradle_clock_config){.steps_per_second = (uint32_t)h->opt.rate,
-                                                                .source_frames_per_second = (uint32_t)h->opt.rate});
+                                                                .source_frames_per_second = source_rate});
     }
     if (rc != 0) {
         fprintf(stderr, "cradle-demo: %s\n", cradle_strerror(rc));
@@ -140,17 +172,44 @@ static int demo_host_init(demo_host *h) {
 
 static void demo_host_deinit(demo_host *h) {
     if (h->dev_open) cradle_transport_close(&h->dev);
+    if (h->game_mode) demo_game_close(&h->game);
     free(h->storage);
     free(h->live_output);
     free(h->replay_output);
 }
 
+/* Game mode: one step of the game library, with what a reload said. */
+static int demo_host_game_step(demo_host *h, cradle_step step, const uint8_t *snapshot) {
+    cradle_reload_result reload;
+    int rc = demo_game_step(&h->game, step.index, snapshot, now_ns(), &reload);
+    if (reload.kind == CRADLE_RELOAD_SWAPPED) {
+        fprintf(h->events, "cradle-demo: reloaded at step %" PRIu64 ": build %s is running (state kept)\n",
+                step.index, reload.contract->build_id);
+    } else if (reload.kind == CRADLE_RELOAD_REFUSED) {
+        fprintf(stderr, "cradle-demo: reload refused at step %" PRIu64 " (%s): %s; the old build keeps running\n",
+                step.index, cradle_error_name(reload.error), reload.message);
+    }
+    if (reload.kind != CRADLE_RELOAD_NONE) fflush(h->events);
+    if (rc != 0) {
+        /* The step ran; only the log is behind. Say so once per failure. */
+        fprintf(stderr, "cradle-demo: session log: %s: %s\n", cradle_strerror(rc), h->game.log.message);
+    }
+    h->world.steps = h->game.steps;
+    demo_game_output(&h->game, h->game.state, step.index, h->live_output + step.index * DEMO_OUTPUT_BYTES);
+    return 0;
+}
+
 /* Runs one step: the bots' input is recorded, then simulated. */
 static int demo_host_step(demo_host *h, cradle_step step) {
-    uint8_t snapshot[DEMO_SNAPSHOT_SIZE];
-    demo_bots(&h->bots, snapshot);
+    uint8_t snapshot[CRADLE_SNAPSHOT_MAX];
+    if (h->game_mode) {
+        demo_game_bots(&h->game, &h->bots, snapshot);
+    } else {
+        demo_bots(&h->bots, snapshot);
+    }
     int rc = cradle_session_append(&h->session, step.index, snapshot);
     if (rc != 0) return rc;
+    if (h->game_mode) return demo_host_game_step(h, step, snapshot);
     demo_world_step(&h->world, snapshot);
     demo_world_output(&h->world, h->live_output + step.index * DEMO_OUTPUT_BYTES);
     return 0;
@@ -160,8 +219,15 @@ static int demo_host_step(demo_host *h, cradle_step step) {
 static bool demo_host_check(demo_host *h) {
     if (h->checked) return h->replay_equal;
     uint64_t steps = h->world.steps;
-    replay_ctx replay = {.world = {{0}, 0}, .output = h->replay_output};
-    cradle_session_replay(&h->session, replay_update, &replay);
+    if (h->game_mode) {
+        if (!demo_game_replay(&h->game, &h->session, h->replay_output)) {
+            h->checked = h->replay_skipped = h->replay_equal = true;
+            return true;
+        }
+    } else {
+        replay_ctx replay = {.world = {{0}, 0}, .output = h->replay_output};
+        cradle_session_replay(&h->session, replay_update, &replay);
+    }
     cradle_golden_result verdict = cradle_golden_compare(h->live_output, steps * DEMO_OUTPUT_BYTES,
                                                          h->replay_output, steps * DEMO_OUTPUT_BYTES);
     h->checked = true;
@@ -170,7 +236,28 @@ static bool demo_host_check(demo_host *h) {
     return h->replay_equal;
 }
 
+static void demo_print_game_status(const demo_host *h) {
+    const demo_game *g = &h->game;
+    if (h->opt.json) {
+        fprintf(h->events,
+                "{\"event\":\"status\",\"step\":%" PRIu64 ",\"game\":\"%s\",\"build\":\"%s\",\"hash\":\"%016" PRIx64
+                "\",\"events\":%" PRIu64 ",\"reloads\":%" PRIu64 ",\"dropped\":%" PRIu64 "}\n",
+                g->steps, g->contract->name, g->contract->build_id, demo_game_hash(g), g->events_total, g->reloads,
+                h->dropped);
+    } else {
+        fprintf(h->events, "step %6" PRIu64 "  %s build %s  state hash %016" PRIx64 "  events %" PRIu64
+                "  reloads %" PRIu64 "  dropped %" PRIu64 "\n",
+                g->steps, g->contract->name, g->contract->build_id, demo_game_hash(g), g->events_total, g->reloads,
+                h->dropped);
+    }
+    fflush(h->events);
+}
+
 static void demo_print_status(const demo_host *h) {
+    if (h->game_mode) {
+        demo_print_game_status(h);
+        return;
+    }
     const demo_world *w = &h->world;
     if (h->opt.json) {
         fprintf(h->events, "{\"event\":\"status\",\"step\":%" PRIu64 ",\"positions\":[%d,%d,%d,%d],\"dropped\":%" PRIu64 "}\n",
@@ -225,7 +312,20 @@ static bool demo_cmd_status(void *context, cradle_dev_request *request, cradle_w
     cradle_dev_field_string(reply, "mode", h->opt.commanded ? "commanded" : "paced");
     cradle_dev_field_u64(reply, "seed", h->opt.seed);
     cradle_dev_field_u64(reply, "rate", h->opt.rate);
-    cradle_dev_field_raw(reply, "positions", positions);
+    if (h->game_mode) {
+        char hash[24];
+        snprintf(hash, sizeof hash, "%016" PRIx64, demo_game_hash(&h->game));
+        cradle_dev_field_string(reply, "game", h->game.contract->name);
+        cradle_dev_field_string(reply, "build", h->game.contract->build_id);
+        cradle_dev_field_u64(reply, "players", h->game.players);
+        cradle_dev_field_string(reply, "hash", hash);
+        cradle_dev_field_u64(reply, "reloads", h->game.reloads);
+        cradle_dev_field_u64(reply, "refused_reloads", h->game.refusals);
+        cradle_dev_field_string(reply, "last_reload", h->game.last_reload);
+        cradle_dev_field_string(reply, "log", h->opt.log ? h->opt.log : "");
+    } else {
+        cradle_dev_field_raw(reply, "positions", positions);
+    }
     cradle_dev_field_u64(reply, "capacity", h->capacity);
     cradle_dev_field_u64(reply, "dropped", h->dropped);
     cradle_dev_reply_end(reply);
@@ -238,14 +338,31 @@ static bool demo_cmd_quit(void *context, cradle_dev_request *request, cradle_wri
     cradle_dev_reply_begin(reply, request);
     cradle_dev_field_u64(reply, "step", h->world.steps);
     cradle_dev_field_bool(reply, "replay_equal", equal);
+    if (h->replay_skipped) cradle_dev_field_bool(reply, "replay_skipped", true);
     cradle_dev_reply_end(reply);
     return true;
+}
+
+static bool demo_cmd_flush(void *context, cradle_dev_request *request, cradle_writer *reply) {
+    demo_host *h = context;
+    int rc = h->game_mode ? demo_game_flush(&h->game, now_ns()) : 0;
+    if (rc != 0) {
+        cradle_dev_reply_error(reply, request, rc, h->game.log.message);
+        return false;
+    }
+    cradle_dev_reply_begin(reply, request);
+    cradle_dev_field_u64(reply, "step", h->world.steps);
+    cradle_dev_field_u64(reply, "durable_steps",
+                         h->game_mode && h->game.logging ? cradle_log_writer_durable_steps(&h->game.log) : 0);
+    cradle_dev_reply_end(reply);
+    return false;
 }
 
 static const cradle_dev_entry demo_commands[] = {
     {"step", demo_cmd_step},
     {"status", demo_cmd_status},
     {"quit", demo_cmd_quit},
+    {"flush", demo_cmd_flush},
 };
 
 /* The transport's handler: one request line, one reply line. */
@@ -349,10 +466,14 @@ static int demo_run_commanded(demo_host *h) {
 static void usage(FILE *to) {
     fprintf(to,
             "usage: cradle-demo [options]\n"
-            "Steps Cradle's built-in demo simulation with four seeded bots, records it,\n"
-            "replays the recording and checks the replay's output byte for byte.\n\n"
+            "Steps Cradle's built-in demo simulation (or a game library, --game) with\n"
+            "seeded bots, records it, replays the recording and checks the replay's\n"
+            "output byte for byte.\n\n"
+            "  -g, --game LIB        run this game library (hot-reloaded when rebuilt)\n"
+            "  -p, --players N       game mode: bot players (default min(4, the game's maximum))\n"
+            "  -l, --log PATH        game mode: write the session log to PATH\n"
             "  -n, --steps N         paced mode: steps to run (default 300)\n"
-            "  -r, --rate N          steps per second (default 60)\n"
+            "  -r, --rate N          steps per second (default 60; a game runs at its own)\n"
             "  -s, --seed N          seed of the bots (default 1)\n"
             "  -f, --fast            paced mode: do not pace in real time\n"
             "  -j, --json            print status as JSON lines\n"
@@ -367,7 +488,7 @@ static void usage(FILE *to) {
             "  -h, --help            show this help\n"
             "  -V, --version         show the version\n\n"
             "Dev protocol: one JSON object per line, one reply line each:\n"
-            "  {\"cmd\":\"step\",\"count\":N}  {\"cmd\":\"status\"}  {\"cmd\":\"quit\"}\n");
+            "  {\"cmd\":\"step\",\"count\":N}  {\"cmd\":\"status\"}  {\"cmd\":\"quit\"}  {\"cmd\":\"flush\"}\n");
 }
 
 static int parse_u64(const char *text, uint64_t min, uint64_t max, uint64_t *out) {
@@ -390,6 +511,8 @@ static int parse_options(int argc, char **argv, demo_options *o) {
         {"json", no_argument, NULL, 'j'},             {"commanded", no_argument, NULL, 'c'},
         {"dev-stdin", no_argument, NULL, OPT_DEV_STDIN}, {"dev-socket", required_argument, NULL, OPT_DEV_SOCKET},
         {"max-steps", required_argument, NULL, OPT_MAX_STEPS}, {"max-count", required_argument, NULL, OPT_MAX_COUNT},
+        {"game", required_argument, NULL, 'g'},       {"players", required_argument, NULL, 'p'},
+        {"log", required_argument, NULL, 'l'},
         {"help", no_argument, NULL, 'h'},             {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
@@ -404,9 +527,10 @@ static int parse_options(int argc, char **argv, demo_options *o) {
         {'s', "--seed", 0, UINT64_MAX, &o->seed},
         {OPT_MAX_STEPS, "--max-steps", 1, DEMO_MAX_STEPS_LIMIT, &o->max_steps},
         {OPT_MAX_COUNT, "--max-count", 1, CRADLE_DEV_COUNT_LIMIT, &o->max_count},
+        {'p', "--players", 1, CRADLE_GAME_MAX_PLAYERS, &o->players},
     };
     int opt;
-    while ((opt = getopt_long(argc, argv, "n:r:s:fjchV", options, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "n:r:s:fjchVg:p:l:", options, NULL)) != -1) {
         bool numeric = false;
         for (size_t i = 0; i < sizeof numbers / sizeof numbers[0]; i++) {
             if (numbers[i].opt != opt) continue;
@@ -420,6 +544,8 @@ static int parse_options(int argc, char **argv, demo_options *o) {
         if (numeric) continue;
         switch (opt) {
         case 'f': o->fast = true; break;
+        case 'g': o->game = optarg; break;
+        case 'l': o->log = optarg; break;
         case 'j': o->json = true; break;
         case 'c': o->commanded = true; break;
         case OPT_DEV_STDIN: o->dev_stdin = o->commanded = true; break;
@@ -432,6 +558,10 @@ static int parse_options(int argc, char **argv, demo_options *o) {
     if (optind != argc) {
         fprintf(stderr, "cradle-demo: unexpected argument '%s'\n", argv[optind]);
         usage(stderr);
+        return 2;
+    }
+    if ((o->log || o->players) && !o->game) {
+        fprintf(stderr, "cradle-demo: --log and --players need --game LIB (the built-in simulation has neither)\n");
         return 2;
     }
     if (o->commanded && !o->dev_stdin && !o->dev_socket) {
@@ -448,6 +578,7 @@ int main(int argc, char **argv) {
     if (status >= 0) return status;
     status = 1;
     h->events = h->opt.dev_stdin ? stderr : stdout;
+    h->game_mode = h->opt.game != NULL;
 
     /* A client that vanishes must not kill the host; SIGINT and SIGTERM end
      * the run cleanly (socket removed, replay checked). */
@@ -467,11 +598,12 @@ int main(int argc, char **argv) {
     bool equal = demo_host_check(h);
     uint64_t steps = h->world.steps;
     if (h->opt.json) {
-        fprintf(h->events, "{\"event\":\"done\",\"steps\":%" PRIu64 ",\"seconds\":%.3f,\"replay_equal\":%s}\n", steps,
-                seconds, equal ? "true" : "false");
+        fprintf(h->events, "{\"event\":\"done\",\"steps\":%" PRIu64 ",\"seconds\":%.3f,\"replay_equal\":%s%s}\n", steps,
+                seconds, equal ? "true" : "false", h->replay_skipped ? ",\"replay_skipped\":true" : "");
     } else {
         fprintf(h->events, "ran %" PRIu64 " steps in %.2f s; replay of the recording %s\n", steps, seconds,
-                equal ? "matches the live run byte for byte" : "DIFFERS");
+                h->replay_skipped ? "skipped: the session spanned a reload (cradle-replay on the log replays it)"
+                : equal ? "matches the live run byte for byte" : "DIFFERS");
     }
     fflush(h->events);
     if (!equal) {
