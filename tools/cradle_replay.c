@@ -8,6 +8,7 @@
  *   cradle-replay --golden tests/golden/a.golden run.log
  *   cradle-replay --bless  tests/golden/a.golden run.log
  *   cradle-replay --output - --from 100 --to 199 run.log | xxd
+ *   cradle-replay --verify-key HEX run.log        also check the log's signature
  *
  * The library defaults to the build archived beside the log
  * (<log>.builds/<hash>.so); --game names another. A library of another game
@@ -37,6 +38,8 @@ typedef struct options {
     const char *log, *game, *output, *golden, *bless;
     uint64_t from, to;
     bool force, json;
+    const char *verify_key;        /* hex Ed25519 public key, or NULL */
+    uint8_t verify_public[32];
 } options;
 
 /* What the run found; printed as the summary. */
@@ -46,6 +49,7 @@ typedef struct verdict {
     bool hash_mismatch;
     uint64_t hash_step, hash_log, hash_replay;
     bool trailer_checked, trailer_mismatch;
+    bool signature_checked, signature_bad;
     uint64_t trailer_log, trailer_replay;
     bool golden_checked, golden_differs;
     uint64_t golden_byte, golden_step;
@@ -69,6 +73,8 @@ static void usage(FILE *to) {
             "  --to STEP       last step to replay (default: the end of the log)\n"
             "  --force         use a library of another game or build than the log's\n"
             "  --json          print the summary as one JSON object on stdout\n"
+            "  --verify-key HEX  check the log's signature against this Ed25519 public\n"
+            "                  key (cradle-keys pub server.key --sign); fails if unsigned\n"
             "  --help, --version\n"
             "Exit status: 0 success, 1 failure, 2 usage.\n");
 }
@@ -118,6 +124,7 @@ static int parse_args(int argc, char **argv, options *o) {
         {"from", required_argument, NULL, 'f'},   {"to", required_argument, NULL, 't'},
         {"force", no_argument, NULL, 'F'},        {"json", no_argument, NULL, 'j'},
         {"help", no_argument, NULL, 'h'},         {"version", no_argument, NULL, 'V'},
+        {"verify-key", required_argument, NULL, 'K'},
         {NULL, 0, NULL, 0},
     };
     *o = (options){.to = UINT64_MAX};
@@ -130,6 +137,13 @@ static int parse_args(int argc, char **argv, options *o) {
         case 'B': o->bless = optarg; break;
         case 'F': o->force = true; break;
         case 'j': o->json = true; break;
+        case 'K':
+            if (cradle_keys_from_hex(o->verify_public, optarg) != 0) {
+                fprintf(stderr, "cradle-replay: --verify-key needs 64 hex digits\n");
+                return 2;
+            }
+            o->verify_key = optarg;
+            break;
         case 'f':
         case 't':
             if (!parse_u64(optarg, c == 'f' ? &o->from : &o->to)) {
@@ -432,6 +446,10 @@ int main(int argc, char **argv) {
             v.trailer_log = rec.hash;
             v.trailer_replay = cradle_hash64(state, c->state_size);
             v.trailer_mismatch = v.trailer_log != v.trailer_replay;
+            if (o.verify_key) {
+                v.signature_checked = true;
+                v.signature_bad = cradle_log_verify_signature(&rec, o.verify_public) != 0;
+            }
         }
     }
     t1 = now_s();
@@ -463,7 +481,10 @@ int main(int argc, char **argv) {
     if (out && fflush(out) != 0 && !v.failure) fail(&v, "cannot write %s", o.output);
 
 report:;
-    bool ok = !v.failure && !v.hash_mismatch && !v.trailer_mismatch && !v.golden_differs;
+    if (o.verify_key && !v.failure && !v.signature_checked)
+        fail(&v, "the replay did not reach the log's trailer, so its signature was not checked");
+    bool ok = !v.failure && !v.hash_mismatch && !v.trailer_mismatch && !v.golden_differs &&
+              !v.signature_bad;
     double seconds = t1 - t0;
     double rate = seconds > 0 ? (double)v.steps / seconds : 0.0;
     if (end == CRADLE_LOG_END_TORN || end == CRADLE_LOG_END_UNCLOSED)
@@ -476,6 +497,12 @@ report:;
     if (v.trailer_mismatch)
         fprintf(stderr, "cradle-replay: final state hash differs: log %016" PRIx64
                 ", replay %016" PRIx64 "\n", v.trailer_log, v.trailer_replay);
+    if (v.signature_bad)
+        fprintf(stderr, "cradle-replay: log signature is missing or invalid for key %s: the "
+                "log was altered after signing, signed by another key, or never signed\n",
+                o.verify_key);
+    else if (v.signature_checked)
+        fprintf(stderr, "cradle-replay: log signature valid\n");
     if (v.golden_differs) {
         if (v.golden_past_end)
             fprintf(stderr, "cradle-replay: first difference at byte %" PRIu64
@@ -511,6 +538,7 @@ report:;
         if (end == CRADLE_LOG_END_TORN) cJSON_AddNumberToObject(j, "tail_offset", (double)tail_offset);
         if (v.hash_mismatch) cJSON_AddNumberToObject(j, "hash_mismatch_step", (double)v.hash_step);
         if (v.trailer_checked) cJSON_AddBoolToObject(j, "final_hash_equal", !v.trailer_mismatch);
+        if (v.signature_checked) cJSON_AddBoolToObject(j, "signature_valid", !v.signature_bad);
         if (v.golden_checked) {
             cJSON_AddBoolToObject(j, "golden_equal", !v.golden_differs);
             if (v.golden_differs) {

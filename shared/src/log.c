@@ -48,8 +48,9 @@
  *              signature length (0..64), signature bytes. The digest is
  *              BLAKE2b-256 over the 256 header bytes followed by the checksum
  *              of every block before the trailer's; it commits to the whole
- *              log, so issue 10 can sign it (Ed25519, 64 bytes) in the
- *              reserved signature field without re-reading the file. The
+ *              log, so cradle_log_writer_close_signed signs it without
+ *              re-reading the file: Ed25519 (64 bytes) of "cradle-log-v1"
+ *              NUL, the digest, u64 step count, u64 final hash. The
  *              trailer is the only record of the last block of the file.
  *
  * Why BLAKE2b-128 for the checksum: it detects any damage with certainty
@@ -116,6 +117,7 @@ _Static_assert(H_CHECKSUM + CRADLE_LOG_CHECKSUM_BYTES == CRADLE_LOG_HEADER_BYTES
                "the header ends with its checksum");
 _Static_assert(B_CHECKSUM + CRADLE_LOG_CHECKSUM_BYTES == CRADLE_LOG_BLOCK_HEADER_BYTES,
                "the block header ends with its checksum");
+_Static_assert(crypto_sign_BYTES <= CRADLE_LOG_SIGNATURE_MAX, "signature fits the trailer");
 _Static_assert(REC_RELOAD_MAX <= CRADLE_LOG_BLOCK_MIN && REC_TRAILER_MAX <= CRADLE_LOG_BLOCK_MIN,
                "the smallest block holds any fixed record");
 _Static_assert(1 + CRADLE_SNAPSHOT_MAX <= CRADLE_LOG_BLOCK_MAX, "a block holds any snapshot");
@@ -844,7 +846,40 @@ static void release(cradle_log_writer *w) {
     w->block = NULL;
 }
 
+/* What a log signature signs: context, digest, step count, final hash. */
+enum { SIGNED_BYTES = 14 + CRADLE_LOG_DIGEST_BYTES + 8 + 8 };
+static void signed_message(uint8_t out[SIGNED_BYTES], const uint8_t *digest, uint64_t steps,
+                           uint64_t final_hash) {
+    memcpy(out, "cradle-log-v1", 14);
+    memcpy(out + 14, digest, CRADLE_LOG_DIGEST_BYTES);
+    cradle_store_u64(out + 14 + CRADLE_LOG_DIGEST_BYTES, steps);
+    cradle_store_u64(out + 22 + CRADLE_LOG_DIGEST_BYTES, final_hash);
+}
+
+int cradle_log_verify_signature(const cradle_log_record *trailer, const uint8_t public_key[32]) {
+    if (trailer->kind != CRADLE_LOG_RECORD_TRAILER ||
+        trailer->signature_length != crypto_sign_BYTES)
+        return CRADLE_ELOG_SIGNATURE;
+    uint8_t m[SIGNED_BYTES];
+    signed_message(m, trailer->digest, trailer->step, trailer->hash);
+    return crypto_sign_verify_detached(trailer->signature, m, sizeof m, public_key) == 0
+               ? 0
+               : CRADLE_ELOG_SIGNATURE;
+}
+
+static int close_log(cradle_log_writer *w, uint64_t final_hash, const uint8_t *sign_secret);
+
 int cradle_log_writer_close(cradle_log_writer *w, uint64_t final_hash) {
+    return close_log(w, final_hash, NULL);
+}
+
+int cradle_log_writer_close_signed(cradle_log_writer *w, uint64_t final_hash,
+                                   const uint8_t sign_secret[CRADLE_LOG_SIGNATURE_MAX]) {
+    assert(sign_secret);
+    return close_log(w, final_hash, sign_secret);
+}
+
+static int close_log(cradle_log_writer *w, uint64_t final_hash, const uint8_t *sign_secret) {
     assert(w && w->block);
     int rc = flush_open_block(w);
     if (rc == 0) {
@@ -858,8 +893,15 @@ int cradle_log_writer_close(cradle_log_writer *w, uint64_t final_hash) {
         cradle_store_u64(p + 1, w->steps);
         cradle_store_u64(p + 9, final_hash);
         memcpy(p + 17, digest, sizeof digest);
-        cradle_store_u16(p + 17 + sizeof digest, 0); /* unsigned: issue 10 fills this */
-        w->used = 1 + 8 + 8 + CRADLE_LOG_DIGEST_BYTES + 2;
+        uint16_t sig = 0;
+        if (sign_secret) {
+            uint8_t m[SIGNED_BYTES];
+            signed_message(m, digest, w->steps, final_hash);
+            crypto_sign_detached(p + 19 + sizeof digest, NULL, m, sizeof m, sign_secret);
+            sig = crypto_sign_BYTES;
+        }
+        cradle_store_u16(p + 17 + sizeof digest, sig);
+        w->used = 1 + 8 + 8 + CRADLE_LOG_DIGEST_BYTES + 2 + sig;
         w->records = 1;
         seal_block(w, false);
         rc = write_sealed(w);

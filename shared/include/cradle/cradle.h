@@ -21,6 +21,10 @@
 #include "cradle/session.h"
 #include "cradle/game_abi.h"
 /* CRADLE_UMBRELLA_MODULES: helpers append their module headers below. */
+#include "cradle/keys.h"
+#include "cradle/token.h"
+#include "cradle/secure.h"
+#include "cradle/ratelimit.h"
 #include "cradle/dev.h"
 #include "cradle/transport.h"
 #include "cradle/wire.h"

@@ -79,6 +79,28 @@
     X(CRADLE_ENET_AUTH,        -115, "auth_failed",         "authentication failed") \
     /* config */                                                                           \
     X(CRADLE_ECONFIG,          -130, "config",              "invalid configuration") \
+    /* security: key files, join tokens, the secure channel, rate limits */              \
+    X(CRADLE_EKEY_PERMISSIONS, -200, "key_permissions",     "key file is accessible by group or others (must be 0600)") \
+    X(CRADLE_EKEY_FORMAT,      -201, "key_format",          "not a Cradle key file, or a damaged one") \
+    X(CRADLE_EKEY_EXISTS,      -202, "key_exists",          "a file already exists at the key path") \
+    X(CRADLE_EKEY_NOT_REGULAR, -203, "key_not_regular",     "key path is a symlink or not a regular file") \
+    X(CRADLE_EKEY_OWNER,       -204, "key_owner",           "key file is owned by another user") \
+    X(CRADLE_ETOKEN_MALFORMED, -210, "token_malformed",     "join token is malformed") \
+    X(CRADLE_ETOKEN_SIGNATURE, -211, "token_signature",     "join token signature is invalid or from an untrusted issuer") \
+    X(CRADLE_ETOKEN_EXPIRED,   -212, "token_expired",       "join token has expired") \
+    X(CRADLE_ETOKEN_FUTURE,    -213, "token_not_yet_valid", "join token was issued in the future") \
+    X(CRADLE_ETOKEN_LIFETIME,  -214, "token_lifetime",      "join token lives longer than the server accepts") \
+    X(CRADLE_ETOKEN_SERVER,    -215, "token_server",        "join token is for another server") \
+    X(CRADLE_ETOKEN_BUILD,     -216, "token_build",         "join token is for another game build") \
+    X(CRADLE_ETOKEN_REUSED,    -217, "token_reused",        "join token was already used") \
+    X(CRADLE_ETOKEN_CACHE_FULL,-218, "token_cache_full",    "too many live join tokens to remember (retry later)") \
+    X(CRADLE_ESECURE_SHORT,    -220, "packet_short",        "secure packet is shorter than its header and tag") \
+    X(CRADLE_ESECURE_LONG,     -221, "packet_long",         "secure packet is longer than the largest message") \
+    X(CRADLE_ESECURE_AUTH,     -222, "packet_forged",       "secure packet failed authentication") \
+    X(CRADLE_ESECURE_REPLAY,   -223, "packet_replayed",     "secure packet counter was already received") \
+    X(CRADLE_ESECURE_OLD,      -224, "packet_too_old",      "secure packet counter is behind the replay window") \
+    X(CRADLE_ESECURE_EXHAUSTED,-225, "nonce_exhausted",     "the channel's nonce counter is used up (reconnect)") \
+    X(CRADLE_ERATE_LIMITED,    -230, "rate_limited",        "too many attempts from this address") \
     /* world: ecs, grid, ring, events */                                                   \
     X(CRADLE_EECS_EXISTS,      -150, "component_exists",    "the entity already has that component") \
     X(CRADLE_EECS_ABSENT,      -151, "component_absent",    "the entity does not have that component")

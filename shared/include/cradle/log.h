@@ -193,6 +193,14 @@ uint64_t cradle_log_writer_durable_steps(cradle_log_writer *w);
  * or CRADLE_EIO (then the file ends without a trailer, earlier data intact). */
 CRADLE_MUST_CHECK int cradle_log_writer_close(cradle_log_writer *w, uint64_t final_hash);
 
+/* Like cradle_log_writer_close, and signs the trailer with an Ed25519
+ * secret key (libsodium's 64-byte form: cradle_keys.sign_secret, keys.h).
+ * The signature covers "cradle-log-v1" NUL, the log digest (which commits
+ * to the header and every block), the step count and the final hash. */
+CRADLE_MUST_CHECK int cradle_log_writer_close_signed(
+    cradle_log_writer *w, uint64_t final_hash,
+    const uint8_t sign_secret[CRADLE_LOG_SIGNATURE_MAX]);
+
 /* Releases everything without a trailer, as a crash would (the file keeps
  * what was written). For error paths. */
 void cradle_log_writer_abandon(cradle_log_writer *w);
@@ -271,6 +279,13 @@ CRADLE_MUST_CHECK int cradle_log_reader_open_memory(cradle_log_reader *r, const 
  * delivered from blocks whose checksum verified. */
 static inline CRADLE_MUST_CHECK int cradle_log_reader_next(cradle_log_reader *r,
                                                            cradle_log_record *rec);
+
+/* Checks a TRAILER record's signature (the reader has already matched its
+ * digest to the file) against an Ed25519 public key. Returns 0, or
+ * CRADLE_ELOG_SIGNATURE when the log is unsigned, was altered after
+ * signing, or was signed by another key. */
+CRADLE_MUST_CHECK int cradle_log_verify_signature(const cradle_log_record *trailer,
+                                                  const uint8_t public_key[32]);
 
 /* Byte offset just past the last verified block (or the header). */
 uint64_t cradle_log_reader_position(const cradle_log_reader *r);
