@@ -180,13 +180,19 @@ cradle_entity cradle_ecs_create(cradle_ecs *ecs) {
     return ((m[index] & META_GENERATION) << CRADLE_ECS_INDEX_BITS) | index;
 }
 
-bool cradle_ecs_alive(const cradle_ecs *ecs, cradle_entity e) {
+/* The public functions call these static helpers rather than each other:
+ * the library is built position independent, where a call between two
+ * exported functions goes through the PLT and is never inlined. */
+static inline bool entity_live(const cradle_ecs *ecs, cradle_entity e) {
     uint32_t index = cradle_entity_index(e);
     if (index >= ecs->max_entities) return false;
     uint32_t m = meta(ecs)[index];
-    /* A live slot's generation is never 0, so CRADLE_ENTITY_NONE never matches. */
-    return (m & META_ALIVE) != 0 && (m & META_GENERATION) == cradle_entity_generation(e);
+    /* Alive with e's generation, in one compare. A live slot's generation is
+     * never 0, so CRADLE_ENTITY_NONE never matches. */
+    return (m & (META_ALIVE | META_GENERATION)) == (META_ALIVE | cradle_entity_generation(e));
 }
+
+bool cradle_ecs_alive(const cradle_ecs *ecs, cradle_entity e) { return entity_live(ecs, e); }
 
 static const ecs_pool *pool_of(const cradle_ecs *ecs, uint32_t component) {
     assert(component < ecs->component_count);
@@ -210,7 +216,7 @@ static void pool_erase(cradle_ecs *ecs, ecs_pool *pool, uint32_t index, uint32_t
 }
 
 int cradle_ecs_destroy(cradle_ecs *ecs, cradle_entity e) {
-    if (!cradle_ecs_alive(ecs, e)) return CRADLE_ESTALE;
+    if (!entity_live(ecs, e)) return CRADLE_ESTALE;
     uint32_t index = cradle_entity_index(e);
     for (uint32_t c = 0; c < ecs->component_count; c++) {
         ecs_pool *pool = &ecs->pools[c];
@@ -234,7 +240,7 @@ int cradle_ecs_destroy(cradle_ecs *ecs, cradle_entity e) {
 
 int cradle_ecs_add(cradle_ecs *ecs, cradle_entity e, uint32_t component, const void *value) {
     ecs_pool *pool = (ecs_pool *)(uintptr_t)pool_of(ecs, component);
-    if (!cradle_ecs_alive(ecs, e)) return CRADLE_ESTALE;
+    if (!entity_live(ecs, e)) return CRADLE_ESTALE;
     uint32_t index = cradle_entity_index(e);
     uint32_t *sp = sparse(ecs, pool);
     if (sp[index] != ABSENT) return CRADLE_EECS_EXISTS;
@@ -252,7 +258,7 @@ int cradle_ecs_add(cradle_ecs *ecs, cradle_entity e, uint32_t component, const v
 
 int cradle_ecs_remove(cradle_ecs *ecs, cradle_entity e, uint32_t component) {
     ecs_pool *pool = (ecs_pool *)(uintptr_t)pool_of(ecs, component);
-    if (!cradle_ecs_alive(ecs, e)) return CRADLE_ESTALE;
+    if (!entity_live(ecs, e)) return CRADLE_ESTALE;
     uint32_t index = cradle_entity_index(e);
     uint32_t position = sparse(ecs, pool)[index];
     if (position == ABSENT) return CRADLE_EECS_ABSENT;
@@ -260,20 +266,25 @@ int cradle_ecs_remove(cradle_ecs *ecs, cradle_entity e, uint32_t component) {
     return 0;
 }
 
-const void *cradle_ecs_get_const(const cradle_ecs *ecs, cradle_entity e, uint32_t component) {
+static inline unsigned char *element_of(const cradle_ecs *ecs, cradle_entity e,
+                                        uint32_t component) {
     const ecs_pool *pool = pool_of(ecs, component);
-    if (!cradle_ecs_alive(ecs, e)) return NULL;
+    if (!entity_live(ecs, e)) return NULL;
     uint32_t position = sparse(ecs, pool)[cradle_entity_index(e)];
     if (position == ABSENT) return NULL;
     return dense_data(ecs, pool) + (size_t)position * pool->stride;
 }
 
+const void *cradle_ecs_get_const(const cradle_ecs *ecs, cradle_entity e, uint32_t component) {
+    return element_of(ecs, e, component);
+}
+
 void *cradle_ecs_get(cradle_ecs *ecs, cradle_entity e, uint32_t component) {
-    return (void *)(uintptr_t)cradle_ecs_get_const(ecs, e, component);
+    return element_of(ecs, e, component);
 }
 
 bool cradle_ecs_has(const cradle_ecs *ecs, cradle_entity e, uint32_t component) {
-    return cradle_ecs_get_const(ecs, e, component) != NULL;
+    return element_of(ecs, e, component) != NULL;
 }
 
 uint32_t cradle_ecs_count(const cradle_ecs *ecs, uint32_t component) {
@@ -319,7 +330,35 @@ void cradle_ecs_query_begin(cradle_ecs_query *query, const cradle_ecs *ecs,
     query->entity = CRADLE_ENTITY_NONE;
 }
 
+/* query_next() for two types, the common case: one sparse array to check,
+ * the walk position in a register. */
+static bool query_next_pair(cradle_ecs_query *query) {
+    const cradle_ecs *ecs = query->ecs;
+    const uint32_t lead_slot = query->lead, other_slot = 1u - lead_slot;
+    const ecs_pool *lead = &ecs->pools[query->components[lead_slot]];
+    const cradle_entity *ids = dense_ids(ecs, lead);
+    const uint32_t *other = sparse(ecs, &ecs->pools[query->components[other_slot]]);
+    uint32_t position = query->position;
+    while (position > 0) {
+        position--;
+        /* Elements removed behind the walk shrink the pool; skip past its end. */
+        if (position >= lead->count) continue;
+        cradle_entity e = ids[position];
+        uint32_t p = other[cradle_entity_index(e)];
+        if (p == ABSENT) continue;
+        query->position = position;
+        query->dense[lead_slot] = position;
+        query->dense[other_slot] = p;
+        query->entity = e;
+        return true;
+    }
+    query->position = 0;
+    query->entity = CRADLE_ENTITY_NONE;
+    return false;
+}
+
 bool cradle_ecs_query_next(cradle_ecs_query *query) {
+    if (query->count == 2) return query_next_pair(query);
     const cradle_ecs *ecs = query->ecs;
     const ecs_pool *lead = &ecs->pools[query->components[query->lead]];
     const cradle_entity *ids = dense_ids(ecs, lead);

@@ -15,11 +15,17 @@
  *   overflow[max_objects]         u32 object numbers of the overflow list
  *   keys[max_pairs], tmp[max_pairs]  u64 pair keys and the radix sort's buffer
  * The cell lists are rebuilt (counting sort, O(cells + entries)) on the first
- * query after an insert.
+ * query after an insert. Inserts made before that first query count their
+ * cells into cell_start as they go (COUNTS_ON), so the build needs only the
+ * prefix sum and one placement pass; an insert after a query (COUNTS_STALE,
+ * cell_start then holds starts) leaves the counting to the build.
  *
  * A pair of grid objects shows up in every cell both cover; it is kept only in
  * the cell holding the top-left corner of the intersection of their (clamped)
  * cell ranges, so it is reported once without a visited set.
+ *
+ * A power-of-two cell size turns the coordinate-to-cell division into a
+ * shift (cell_shift); other sizes divide in 32 bits.
  *
  * pairs() walks the cells in memory order (cache friendly), collects pair
  * keys (first << bits | second), radix-sorts them and emits them. When a step
@@ -40,6 +46,11 @@ typedef struct grid_cold {
     uint32_t flags;
 } grid_cold;
 
+#define COUNTS_RESET 0u /* after clear(): garbage, zeroed by the first insert */
+#define COUNTS_ON 1u    /* per-cell entry counts of every insert so far */
+#define COUNTS_STALE 2u /* cell starts of an earlier build: the build recounts */
+#define NO_SHIFT 32u /* cell_shift of a cell size that is not a power of two */
+
 #define OBJECT_OVERFLOW 1u /* in the overflow list, not in the cells */
 #define OBJECT_EMPTY 2u    /* zero area: overlaps nothing, stored nowhere */
 
@@ -57,6 +68,8 @@ struct cradle_grid {
     uint32_t overflow_count; /* of them in the overflow list */
     uint32_t entry_count;    /* cell entries they need */
     uint32_t built;          /* cell lists match the objects */
+    uint32_t counts;         /* COUNTS_*: what cell_start holds between builds */
+    uint32_t cell_shift;     /* log2(cell_size), or NO_SHIFT */
     uint32_t hot_offset, cold_offset, start_offset, entries_offset, scratch_offset,
         overflow_offset, keys_offset, tmp_offset;
     uint32_t total_bytes;
@@ -144,6 +157,10 @@ cradle_grid *cradle_grid_init(void *block, size_t block_size, const cradle_grid_
     grid->max_pairs = (uint32_t)shape.max_pairs;
     grid->key_bits = 1;
     while ((1u << grid->key_bits) < config->max_objects) grid->key_bits++;
+    grid->cell_shift = NO_SHIFT;
+    for (uint32_t b = 0; b < 31u; b++) {
+        if ((uint32_t)config->cell_size == 1u << b) grid->cell_shift = b;
+    }
     uint64_t at = CRADLE_GRID_HEADER_BYTES;
     uint64_t n = config->max_objects;
     grid->hot_offset = (uint32_t)at;
@@ -173,14 +190,16 @@ void cradle_grid_clear(cradle_grid *grid) {
     grid->overflow_count = 0;
     grid->entry_count = 0;
     grid->built = 0;
+    grid->counts = COUNTS_RESET;
 }
 
 uint32_t cradle_grid_count(const cradle_grid *grid) { return grid->count; }
 uint32_t cradle_grid_overflow_count(const cradle_grid *grid) { return grid->overflow_count; }
 
-static bool box_valid(cradle_box b) {
-    return b.w >= 0 && b.h >= 0 && (int64_t)b.x + b.w <= INT32_MAX &&
-           (int64_t)b.y + b.h <= INT32_MAX;
+/* w, h >= 0 and x + w, y + h fit in int32 (INT32_MAX - w cannot overflow
+ * once w >= 0). */
+static inline bool box_valid(cradle_box b) {
+    return (b.w | b.h) >= 0 && b.x <= INT32_MAX - b.w && b.y <= INT32_MAX - b.h;
 }
 
 bool cradle_box_overlap(cradle_box a, cradle_box b) {
@@ -191,58 +210,106 @@ bool cradle_box_overlap(cradle_box a, cradle_box b) {
            (int64_t)a.y < (int64_t)b.y + b.h && (int64_t)b.y < (int64_t)a.y + a.h;
 }
 
-/* Cell column (or row) of coordinate v, clamped to 0..n-1. */
-static uint32_t clamp_cell(int64_t v, int32_t origin, int32_t cell_size, uint32_t n) {
-    int64_t d = v - origin;
+/* Cell column (or row) of offset d = coordinate - origin, clamped to 0..n-1.
+ * Coordinate and origin are int32, so |d| < 2^32. A quotient past the last
+ * cell clamps to it (d >= n * cell_size exactly when d / cell_size >= n), so
+ * no bound needs computing. Written as selects, which compile to
+ * conditional moves: whether an object sticks out is data, not pattern. */
+static inline uint32_t shift_cell(int64_t d, uint32_t shift, uint32_t n) {
+    uint64_t q = d < 0 ? 0u : (uint64_t)d >> shift;
+    return q < n ? (uint32_t)q : n - 1u;
+}
+
+/* The same for a cell size that is not a power of two: d < 2^32, so a
+ * 32-bit division does (several times cheaper than a 64-bit one). */
+static inline uint32_t divide_cell(int64_t d, uint32_t cell_size, uint32_t n) {
     if (d < 0) return 0;
-    /* In range, d < n * cell_size <= 2^31 + cell_size: a 32-bit division,
-     * several times cheaper than a 64-bit one. */
-    if (d >= (int64_t)n * cell_size) return n - 1u;
-    return (uint32_t)d / (uint32_t)cell_size;
+    uint32_t q = (uint32_t)d / cell_size;
+    return q < n ? q : n - 1u;
 }
 
 typedef struct cell_range {
     uint32_t cx0, cy0, cx1, cy1;
 } cell_range;
 
-/* Cells a non-empty valid box covers; its last covered coordinate is x+w-1. */
-static cell_range range_of(const cradle_grid *grid, cradle_box b) {
-    return (cell_range){
-        .cx0 = clamp_cell(b.x, grid->x, grid->cell_size, grid->columns),
-        .cy0 = clamp_cell(b.y, grid->y, grid->cell_size, grid->rows),
-        .cx1 = clamp_cell((int64_t)b.x + b.w - 1, grid->x, grid->cell_size, grid->columns),
-        .cy1 = clamp_cell((int64_t)b.y + b.h - 1, grid->y, grid->cell_size, grid->rows),
-    };
+/* Cells a non-empty valid box covers; its last covered coordinate is x+w-1.
+ * A power-of-two cell size (cell_shift) shifts instead of dividing: four
+ * divisions of tens of cycles each were most of an insert's cost. */
+static inline cell_range range_of(const cradle_grid *grid, cradle_box b) {
+    int64_t dx = (int64_t)b.x - grid->x, dy = (int64_t)b.y - grid->y;
+    int64_t ex = dx + b.w - 1, ey = dy + b.h - 1;
+    uint32_t cols = grid->columns, rows = grid->rows;
+    if (grid->cell_shift != NO_SHIFT) {
+        uint32_t s = grid->cell_shift;
+        return (cell_range){shift_cell(dx, s, cols), shift_cell(dy, s, rows),
+                            shift_cell(ex, s, cols), shift_cell(ey, s, rows)};
+    }
+    uint32_t cs = (uint32_t)grid->cell_size;
+    return (cell_range){divide_cell(dx, cs, cols), divide_cell(dy, cs, rows),
+                        divide_cell(ex, cs, cols), divide_cell(ey, cs, rows)};
+}
+
+/* Counts an inserted object's cells into cell_start (COUNTS_ON) or leaves
+ * the counting to build() (COUNTS_STALE). Objects of up to 2 x 2 cells, the
+ * common case, are counted in insert() itself. */
+static void count_cells(cradle_grid *grid, cell_range r) {
+    uint32_t *start = cell_start(grid);
+    if (grid->counts == COUNTS_STALE) return;
+    if (grid->counts == COUNTS_RESET) {
+        memset(start, 0, sizeof(uint32_t) * ((size_t)grid->cells + 1u));
+        grid->counts = COUNTS_ON;
+    }
+    uint32_t cols = grid->columns;
+    for (uint32_t cy = r.cy0; cy <= r.cy1; cy++)
+        for (uint32_t cx = r.cx0; cx <= r.cx1; cx++) start[cy * cols + cx]++;
 }
 
 int cradle_grid_insert(cradle_grid *grid, uint32_t id, cradle_box box, uint32_t layer,
                        uint32_t mask) {
     if (!box_valid(box)) return CRADLE_EINVAL;
-    if (grid->count >= grid->max_objects) return CRADLE_EFULL;
-    uint32_t n = grid->count++;
+    uint32_t n = grid->count;
+    if (n >= grid->max_objects) return CRADLE_EFULL;
+    grid->count = n + 1u;
+    grid->built = 0;
     grid_hot *h = &hot(grid)[n];
     grid_cold *c = &cold(grid)[n];
     /* x + w fits in int32: box_valid checked it. */
-    *h = (grid_hot){.x0 = box.x, .y0 = box.y, .x1 = box.x + box.w, .y1 = box.y + box.h,
-                    .layer = layer, .mask = mask};
-    *c = (grid_cold){.id = id};
-    grid->built = 0;
     if (box.w == 0 || box.h == 0) {
-        c->flags = OBJECT_EMPTY;
+        *h = (grid_hot){.x0 = box.x, .y0 = box.y, .x1 = box.x + box.w, .y1 = box.y + box.h,
+                        .layer = layer, .mask = mask};
+        *c = (grid_cold){.id = id, .flags = OBJECT_EMPTY};
         return 0;
     }
     cell_range r = range_of(grid, box);
-    h->cx0 = r.cx0;
-    h->cy0 = r.cy0;
-    c->cx1 = r.cx1;
-    c->cy1 = r.cy1;
+    *h = (grid_hot){.x0 = box.x, .y0 = box.y, .x1 = box.x + box.w, .y1 = box.y + box.h,
+                    .layer = layer, .mask = mask, .cx0 = r.cx0, .cy0 = r.cy0};
+    *c = (grid_cold){.id = id, .cx1 = r.cx1, .cy1 = r.cy1};
+    uint32_t sx = r.cx1 - r.cx0, sy = r.cy1 - r.cy0;
+    if ((sx | sy) <= 1u && grid->counts == COUNTS_ON) {
+        /* The common case, an object no larger than a cell: 1, 2 or 4 cells,
+         * counted without branching on which (the object's position relative
+         * to the cell borders is data, not a pattern a predictor learns). A
+         * cell counted twice gets + 0 the second time. */
+        uint32_t covered = (sx + 1u) * (sy + 1u);
+        if (covered <= grid->large_cells && covered <= grid->max_entries - grid->entry_count) {
+            uint32_t *start = cell_start(grid);
+            uint32_t row0 = r.cy0 * grid->columns, row1 = r.cy1 * grid->columns;
+            grid->entry_count += covered;
+            start[row0 + r.cx0]++;
+            start[row0 + r.cx1] += sx;
+            start[row1 + r.cx0] += sy;
+            start[row1 + r.cx1] += sx & sy;
+            return 0;
+        }
+    }
     uint64_t covered = (uint64_t)(r.cx1 - r.cx0 + 1u) * (r.cy1 - r.cy0 + 1u);
     if (covered > grid->large_cells || grid->entry_count + covered > grid->max_entries) {
         c->flags = OBJECT_OVERFLOW;
         overflow(grid)[grid->overflow_count++] = n;
-    } else {
-        grid->entry_count += (uint32_t)covered;
+        return 0;
     }
+    grid->entry_count += (uint32_t)covered;
+    count_cells(grid, r);
     return 0;
 }
 
@@ -256,11 +323,13 @@ static void build(cradle_grid *grid) {
     const grid_hot *h = hot(grid);
     const grid_cold *c = cold(grid);
     uint32_t cols = grid->columns;
-    memset(start, 0, sizeof(uint32_t) * ((size_t)grid->cells + 1u));
-    for (uint32_t i = 0; i < grid->count; i++) {
-        if (c[i].flags) continue;
-        for (uint32_t cy = h[i].cy0; cy <= c[i].cy1; cy++)
-            for (uint32_t cx = h[i].cx0; cx <= c[i].cx1; cx++) start[cy * cols + cx]++;
+    if (grid->counts != COUNTS_ON) {
+        memset(start, 0, sizeof(uint32_t) * ((size_t)grid->cells + 1u));
+        for (uint32_t i = 0; i < grid->count; i++) {
+            if (c[i].flags) continue;
+            for (uint32_t cy = h[i].cy0; cy <= c[i].cy1; cy++)
+                for (uint32_t cx = h[i].cx0; cx <= c[i].cx1; cx++) start[cy * cols + cx]++;
+        }
     }
     uint32_t sum = 0;
     for (uint32_t k = 0; k < grid->cells; k++) {
@@ -271,10 +340,31 @@ static void build(cradle_grid *grid) {
     assert(sum == grid->entry_count);
     for (uint32_t i = grid->count; i-- > 0;) {
         if (c[i].flags) continue;
-        for (uint32_t cy = h[i].cy0; cy <= c[i].cy1; cy++)
-            for (uint32_t cx = h[i].cx0; cx <= c[i].cx1; cx++) entry[--start[cy * cols + cx]] = i;
+        uint32_t cx0 = h[i].cx0, cy0 = h[i].cy0, cx1 = c[i].cx1, cy1 = c[i].cy1;
+        uint32_t sx = cx1 - cx0, sy = cy1 - cy0;
+        if ((sx | sy) <= 1u) {
+            /* Up to 2 x 2 cells without branching, as in insert(): a cell
+             * met again is not decremented again, and the object is written
+             * once more into the slot it just took. */
+            uint32_t row0 = cy0 * cols, row1 = cy1 * cols, p;
+            p = --start[row0 + cx0];
+            entry[p] = i;
+            p = start[row0 + cx1] - sx;
+            start[row0 + cx1] = p;
+            entry[p] = i;
+            p = start[row1 + cx0] - sy;
+            start[row1 + cx0] = p;
+            entry[p] = i;
+            p = start[row1 + cx1] - (sx & sy);
+            start[row1 + cx1] = p;
+            entry[p] = i;
+            continue;
+        }
+        for (uint32_t cy = cy0; cy <= cy1; cy++)
+            for (uint32_t cx = cx0; cx <= cx1; cx++) entry[--start[cy * cols + cx]] = i;
     }
     grid->built = 1;
+    grid->counts = COUNTS_STALE;
 }
 
 /* Both objects non-empty. */
@@ -490,7 +580,25 @@ uint32_t cradle_grid_query(cradle_grid *grid, cradle_box box, uint32_t mask, uin
     for (uint32_t cy = r.cy0; cy <= r.cy1; cy++) {
         for (uint32_t cx = r.cx0; cx <= r.cx1; cx++) {
             uint32_t cell = cy * grid->columns + cx;
-            for (uint32_t e = start[cell]; e < start[cell + 1u]; e++) {
+            uint32_t e = start[cell], end = start[cell + 1u];
+            /* Branch-free while found[] cannot overrun (each candidate is
+             * written, and kept only when it matches): a match is rare and
+             * unpredictable, a mispredicted branch costs more than the store. */
+            if (end - e <= grid->max_objects - k) {
+                for (; e < end; e++) {
+                    uint32_t j = entry[e];
+                    const grid_hot *b = &h[j];
+                    unsigned ok = (unsigned)(max_u32(r.cx0, b->cx0) == cx) &
+                                  (unsigned)(max_u32(r.cy0, b->cy0) == cy) &
+                                  (unsigned)((mask & b->layer) != 0) &
+                                  (unsigned)(q.x0 < b->x1) & (unsigned)(b->x0 < q.x1) &
+                                  (unsigned)(q.y0 < b->y1) & (unsigned)(b->y0 < q.y1);
+                    found[k] = j;
+                    k += ok;
+                }
+                continue;
+            }
+            for (; e < end; e++) {
                 const grid_hot *b = &h[entry[e]];
                 if (max_u32(r.cx0, b->cx0) != cx || max_u32(r.cy0, b->cy0) != cy) continue;
                 /* q.layer is 0, so collide() is the one-sided test mask & layer. */

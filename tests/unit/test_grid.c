@@ -169,6 +169,138 @@ static void test_random_scenes_match_brute_force(void **state) {
     assert_true(overflowed > 100);
 }
 
+/* Pairs and a few queries of the objects in g match brute force. */
+static void check_against_brute_force(cradle_grid *g, const object *o, uint32_t n, cradle_rng *rng,
+                                      cradle_box area) {
+    static cradle_grid_pair want[MAX_OBJ * MAX_OBJ / 2], got[MAX_OBJ * MAX_OBJ / 2];
+    static uint32_t want_ids[MAX_OBJ], got_ids[MAX_OBJ];
+    uint32_t nwant = brute_pairs(o, n, want);
+    uint32_t dropped = 99;
+    assert_int_equal(cradle_grid_pairs(g, got, MAX_OBJ * MAX_OBJ / 2, &dropped), nwant);
+    assert_int_equal(dropped, 0);
+    assert_memory_equal(got, want, sizeof(cradle_grid_pair) * nwant);
+    for (int q = 0; q < 8; q++) {
+        cradle_box box = {cradle_rng_range(rng, area.x, area.x + area.w),
+                          cradle_rng_range(rng, area.y, area.y + area.h),
+                          cradle_rng_range(rng, 1, area.w / 4 + 1),
+                          cradle_rng_range(rng, 1, area.h / 4 + 1)};
+        uint32_t mask = cradle_rng_below(rng, 16);
+        uint32_t nw = 0;
+        for (uint32_t i = 0; i < n; i++)
+            if ((o[i].layer & mask) && brute_overlap(box, o[i].box)) want_ids[nw++] = o[i].id;
+        assert_int_equal(cradle_grid_query(g, box, mask, got_ids, MAX_OBJ, &dropped), nw);
+        assert_int_equal(dropped, 0);
+        assert_memory_equal(got_ids, want_ids, sizeof(uint32_t) * nw);
+    }
+}
+
+/* Power-of-two cell sizes take a shift instead of a division; both must put
+ * objects (including ones far outside, at the int32 limits) in the same
+ * cells. The same scene is checked with cell sizes 2^k - 1, 2^k, 2^k + 1. */
+static void test_power_of_two_cell_sizes(void **state) {
+    (void)state;
+    static object objs[MAX_OBJ];
+    cradle_rng rng;
+    cradle_rng_seed(&rng, 2024, 7);
+    for (uint32_t scene = 0; scene < 60; scene++) {
+        int32_t pow2 = (int32_t)1 << cradle_rng_range(&rng, 0, 12);
+        cradle_box area = {cradle_rng_range(&rng, -100000, 100000), cradle_rng_range(&rng, -100000, 100000),
+                           cradle_rng_range(&rng, 8, 40) * pow2, cradle_rng_range(&rng, 8, 40) * pow2};
+        uint32_t n = 1u + cradle_rng_below(&rng, MAX_OBJ);
+        for (uint32_t i = 0; i < n; i++) {
+            object *o = &objs[i];
+            o->id = i;
+            o->layer = cradle_rng_below(&rng, 16);
+            o->mask = cradle_rng_below(&rng, 16);
+            switch (cradle_rng_below(&rng, 10)) {
+            case 0: /* far outside, up to the int32 limits */
+                o->box = (cradle_box){cradle_rng_below(&rng, 2) ? INT32_MIN : INT32_MAX - 2 * pow2,
+                                      cradle_rng_range(&rng, area.y - 2 * pow2, area.y + area.h),
+                                      cradle_rng_range(&rng, 1, 2 * pow2), cradle_rng_range(&rng, 1, 2 * pow2)};
+                break;
+            case 1: /* exactly on cell borders */
+                o->box = (cradle_box){area.x + pow2 * cradle_rng_range(&rng, -1, area.w / pow2),
+                                      area.y + pow2 * cradle_rng_range(&rng, -1, area.h / pow2), pow2, pow2};
+                break;
+            default:
+                o->box = (cradle_box){cradle_rng_range(&rng, area.x - pow2, area.x + area.w),
+                                      cradle_rng_range(&rng, area.y - pow2, area.y + area.h),
+                                      cradle_rng_range(&rng, 1, 3 * pow2), cradle_rng_range(&rng, 1, 3 * pow2)};
+            }
+        }
+        for (int32_t delta = -1; delta <= 1; delta++) {
+            if (pow2 + delta < 1) continue;
+            cradle_grid_config cfg = {.x = area.x, .y = area.y, .width = area.w, .height = area.h,
+                                      .cell_size = pow2 + delta, .max_objects = MAX_OBJ};
+            size_t bytes = cradle_grid_bytes(&cfg);
+            void *block = aligned_block(bytes);
+            cradle_grid *g = cradle_grid_init(block, bytes, &cfg);
+            assert_non_null(g);
+            for (uint32_t i = 0; i < n; i++)
+                assert_int_equal(cradle_grid_insert(g, objs[i].id, objs[i].box, objs[i].layer, objs[i].mask), 0);
+            cradle_rng qrng = rng; /* the same queries for every cell size */
+            check_against_brute_force(g, objs, n, &qrng, area);
+            free(block);
+        }
+        cradle_rng_next(&rng);
+    }
+}
+
+/* Inserting after a query (the cells were built) and querying again, and a
+ * clear after that, give the brute-force answers every time; so does the
+ * overflow count, before and after the first query. */
+static void test_insert_after_query(void **state) {
+    (void)state;
+    static object objs[MAX_OBJ];
+    cradle_rng rng;
+    cradle_rng_seed(&rng, 77, 2);
+    cradle_grid_config cfg = {.x = -500, .y = -300, .width = 1000, .height = 600, .cell_size = 64,
+                              .max_objects = MAX_OBJ, .max_entries = 300, .large_cells = 6};
+    cradle_box area = {cfg.x, cfg.y, cfg.width, cfg.height};
+    size_t bytes = cradle_grid_bytes(&cfg);
+    void *block = aligned_block(bytes);
+    cradle_grid *g = cradle_grid_init(block, bytes, &cfg);
+    assert_non_null(g);
+    for (int round = 0; round < 20; round++) {
+        cradle_grid_clear(g);
+        uint32_t n = 0, batches = 1u + cradle_rng_below(&rng, 4);
+        uint64_t entries = 0;
+        uint32_t overflowed = 0;
+        for (uint32_t batch = 0; batch < batches; batch++) {
+            uint32_t more = cradle_rng_below(&rng, MAX_OBJ / 4);
+            for (uint32_t k = 0; k < more && n < MAX_OBJ; k++, n++) {
+                object *o = &objs[n];
+                o->id = 1000u + n;
+                o->layer = cradle_rng_below(&rng, 16);
+                o->mask = cradle_rng_below(&rng, 16);
+                int32_t size = cradle_rng_below(&rng, 8) == 0 ? 300 : 40;
+                o->box = (cradle_box){cradle_rng_range(&rng, -600, 600), cradle_rng_range(&rng, -400, 400),
+                                      cradle_rng_range(&rng, 0, size), cradle_rng_range(&rng, 0, size)};
+                assert_int_equal(cradle_grid_insert(g, o->id, o->box, o->layer, o->mask), 0);
+                if (o->box.w == 0 || o->box.h == 0) continue;
+                /* The model of the budget: cells covered, clamped to the grid. */
+                int64_t cx0 = ((int64_t)o->box.x - cfg.x) / 64, cx1 = ((int64_t)o->box.x + o->box.w - 1 - cfg.x) / 64;
+                int64_t cy0 = ((int64_t)o->box.y - cfg.y) / 64, cy1 = ((int64_t)o->box.y + o->box.h - 1 - cfg.y) / 64;
+                int64_t cols = (cfg.width + 63) / 64, rows = (cfg.height + 63) / 64;
+                cx0 = (int64_t)o->box.x < cfg.x ? 0 : cx0 >= cols ? cols - 1 : cx0;
+                cx1 = (int64_t)o->box.x + o->box.w - 1 < cfg.x ? 0 : cx1 >= cols ? cols - 1 : cx1;
+                cy0 = (int64_t)o->box.y < cfg.y ? 0 : cy0 >= rows ? rows - 1 : cy0;
+                cy1 = (int64_t)o->box.y + o->box.h - 1 < cfg.y ? 0 : cy1 >= rows ? rows - 1 : cy1;
+                uint64_t covered = (uint64_t)(cx1 - cx0 + 1) * (uint64_t)(cy1 - cy0 + 1);
+                if (covered > cfg.large_cells || entries + covered > cfg.max_entries) {
+                    overflowed++;
+                } else {
+                    entries += covered;
+                }
+            }
+            assert_int_equal(cradle_grid_overflow_count(g), overflowed);
+            check_against_brute_force(g, objs, n, &rng, area);
+            assert_int_equal(cradle_grid_overflow_count(g), overflowed);
+        }
+    }
+    free(block);
+}
+
 /* Every layer/mask combination over 3 bits, two unit boxes overlapping. */
 static void test_every_layer_mask_combination(void **state) {
     (void)state;
@@ -283,6 +415,8 @@ int main(void) {
         cmocka_unit_test(test_every_layer_mask_combination),
         cmocka_unit_test(test_insert_errors_and_capacity),
         cmocka_unit_test(test_relocatable),
+        cmocka_unit_test(test_power_of_two_cell_sizes),
+        cmocka_unit_test(test_insert_after_query),
         cmocka_unit_test(test_random_scenes_match_brute_force),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

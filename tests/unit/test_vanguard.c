@@ -347,6 +347,61 @@ static void test_shooter_takes_several_hits(void **unused) {
     game_close(&g);
 }
 
+/* A missile hits what its box overlaps by a single fixed-point unit and
+ * misses what it only touches, on each side, for a small enemy and for the
+ * boss (whose centre is far from the missile: collisions are prefiltered by
+ * centre and reach, and larger bodies must bypass that filter). On its
+ * first step a missile's box is [ship.x + 14 px, ship.x + 26 px) x
+ * [ship.y - 2 px, ship.y + 2 px). The ship first moves 0..5 steps down and
+ * right (3 px a step), so the boxes meet at different offsets from the
+ * prefilter's 16-pixel squares. */
+static void test_missile_hits_at_box_edges(void **unused) {
+    (void)unused;
+    const struct {
+        uint8_t type;
+        int32_t half_w, half_h; /* px */
+        int32_t side;           /* 0 right, 1 left, 2 above, 3 below the missile */
+    } cases[] = {
+        {VG_CHASER, 8, 6, 0},  {VG_CHASER, 8, 6, 1},   {VG_CHASER, 8, 6, 2},
+        {VG_CHASER, 8, 6, 3},  {VG_SHOOTER, 10, 9, 0}, {VG_SHOOTER, 10, 9, 1},
+        {VG_SHOOTER, 10, 9, 3}, {VG_BOSS, 30, 30, 0},  {VG_BOSS, 30, 30, 2},
+    };
+    /* gap: fixed-point units between the boxes (-1: they overlap by one). */
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+        for (int32_t gap = -1; gap <= 0; gap++)
+            for (uint32_t moves = 0; moves < 6; moves++) {
+                game g;
+                game_open(&g, 5, 1);
+                uint32_t move[VG_MAX_PLAYERS] = {VANGUARD_RIGHT | VANGUARD_DOWN};
+                for (uint32_t i = 0; i < moves; i++) game_step(&g, 1, move);
+                vg_motion ship = ship_motion(&g, 0);
+                int32_t hw = cases[c].half_w * VG_FP, hh = cases[c].half_h * VG_FP;
+                int32_t x = ship.x + 20 * VG_FP, y = ship.y; /* the missile's centre */
+                switch (cases[c].side) {
+                case 0: x += 6 * VG_FP + hw + gap; break;
+                case 1: x -= 6 * VG_FP + hw + gap; break;
+                case 2: y -= 2 * VG_FP + hh + gap; break;
+                default: y += 2 * VG_FP + hh + gap; break;
+                }
+                /* Home where it is: the first think keeps it still. */
+                cradle_entity e = vanguard_spawn_enemy(g.s, cases[c].type, x, y, x, y);
+                assert_int_not_equal(e, CRADLE_ENTITY_NONE);
+                uint32_t fire[VG_MAX_PLAYERS] = {VANGUARD_FIRE};
+                g.s->players[0].invulnerable = 10; /* touching the ship costs nothing */
+                game_step(&g, 1, fire);
+                assert_non_null(find_event(&g, VG_EV_FIRED));
+                const cradle_event *hit = find_event(&g, VG_EV_ENEMY_HIT);
+                if (gap < 0) {
+                    assert_non_null(hit);
+                    assert_int_equal(hit->player, 0);
+                    assert_int_equal(hit->b, cases[c].type);
+                } else {
+                    assert_null(hit);
+                }
+                game_close(&g);
+            }
+}
+
 /* Puts a motionless enemy shot on the ship. */
 static cradle_entity shoot_ship(game *g, uint32_t slot) {
     vg_motion ship = ship_motion(g, slot);
@@ -852,6 +907,7 @@ int main(void) {
         cmocka_unit_test(test_relocated_state_continues),
         cmocka_unit_test(test_missile_kills_enemy),
         cmocka_unit_test(test_shooter_takes_several_hits),
+        cmocka_unit_test(test_missile_hits_at_box_edges),
         cmocka_unit_test(test_collision_costs_a_life),
         cmocka_unit_test(test_game_over_after_last_life),
         cmocka_unit_test(test_game_over_needs_every_player_out),

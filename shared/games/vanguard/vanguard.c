@@ -85,14 +85,14 @@ void vanguard_emit(const cradle_event_sink *sink, uint16_t kind, uint8_t player,
 uint32_t vanguard_isqrt(uint64_t v) {
     uint64_t r = 0, bit = 1ull << 62;
     while (bit > v) bit >>= 2;
-    while (bit) {
-        if (v >= r + bit) {
-            v -= r + bit;
-            r = (r >> 1) + bit;
-        } else {
-            r >>= 1;
-        }
-        bit >>= 2;
+    /* Digit by digit, with selects instead of a branch: whether each digit
+     * is 1 is data no predictor learns, and a miss costs more than the
+     * arithmetic. */
+    for (; bit; bit >>= 2) {
+        uint64_t t = r + bit;
+        uint64_t take = (uint64_t)0 - (uint64_t)(v >= t); /* all ones or zero */
+        v -= t & take;
+        r = (r >> 1) + (bit & take);
     }
     return (uint32_t)r;
 }
@@ -382,24 +382,117 @@ static void vg_enemy_damage(vanguard_state *s, cradle_entity e, int32_t damage, 
     vanguard_emit(events, VG_EV_ENEMY_HIT, scorer, m->x, m->y, en->hp, en->type);
 }
 
+/* ---- the collision pre-filter -------------------------------------------------
+ *
+ * A coarse map of where this step's queries look: one bit per 16-pixel
+ * square of the grid rectangle, one map per layer bit a query asks for. Each
+ * query box is marked grown by VG_COVER_REACH on every side. An object with
+ * half extents up to VG_COVER_REACH that overlaps a query box has its centre
+ * inside the grown box, so the square holding its centre is marked (squares
+ * clamp to the border like the grid's cells, which keeps that true off the
+ * map). An object whose centre square is not marked for its layer therefore
+ * overlaps no query box asking for that layer, is in no query's answer, and
+ * vg_collide() leaves it out of the grid; larger objects always go in. The
+ * answers (objects in insertion order, the inserted ones still in body
+ * order) are exactly those of the full grid, and a crowded wave costs a
+ * lookup per object instead of a grid insert.
+ *
+ * vg_move() notes each moving entity's centre square by entity index
+ * (s->square, a small table that stays in cache), so the filter needs no
+ * lookup of the entity's motion. */
+
+#define VG_COVER_SHIFT 12 /* 16-pixel squares: 16 * VG_FP == 1 << 12 */
+#define VG_COVER_COLUMNS 48u
+#define VG_COVER_ROWS 31u
+#define VG_COVER_LAYERS 5u           /* layer bits 0..4 (VG_L_*) */
+#define VG_COVER_REACH (10 * VG_FP)  /* the largest half extent but the boss's */
+
+_Static_assert(16 * VG_FP == 1 << VG_COVER_SHIFT, "VG_COVER_SHIFT");
+_Static_assert((int64_t)VG_COVER_COLUMNS << VG_COVER_SHIFT >= VG_GRID_W &&
+                   VG_COVER_COLUMNS <= 64u,
+               "a row of squares covers the grid's width in one 64-bit word");
+_Static_assert((int64_t)VG_COVER_ROWS << VG_COVER_SHIFT >= VG_GRID_H,
+               "the rows cover the grid's height");
+_Static_assert(VG_L_PICKUP < 1u << VG_COVER_LAYERS, "every layer has a map");
+
+typedef struct vg_cover {
+    uint64_t rows[VG_COVER_LAYERS][VG_COVER_ROWS]; /* bit c of rows[l][r]: square (c, r) */
+} vg_cover;
+
+static inline uint32_t vg_cover_square(int64_t d, uint32_t n) {
+    uint64_t q = d < 0 ? 0u : (uint64_t)d >> VG_COVER_SHIFT;
+    return q < n ? (uint32_t)q : n - 1u;
+}
+
+/* Marks the non-empty box of a query that asks for the layers in mask. */
+static void vg_cover_mark(vg_cover *c, uint32_t mask, cradle_box box) {
+    int64_t dx = (int64_t)box.x - VG_COVER_REACH - VG_GRID_X;
+    int64_t dy = (int64_t)box.y - VG_COVER_REACH - VG_GRID_Y;
+    uint32_t x0 = vg_cover_square(dx, VG_COVER_COLUMNS);
+    uint32_t x1 = vg_cover_square(dx + box.w + 2 * VG_COVER_REACH - 1, VG_COVER_COLUMNS);
+    uint32_t y0 = vg_cover_square(dy, VG_COVER_ROWS);
+    uint32_t y1 = vg_cover_square(dy + box.h + 2 * VG_COVER_REACH - 1, VG_COVER_ROWS);
+    uint64_t columns = ((2ull << x1) - 1u) & ~((1ull << x0) - 1u); /* x1 < 63 */
+    for (uint32_t l = 0; l < VG_COVER_LAYERS; l++) {
+        if (!(mask & (1u << l))) continue;
+        for (uint32_t r = y0; r <= y1; r++) c->rows[l][r] |= columns;
+    }
+}
+
+/* The view and the margin vg_move() keeps entities in. */
+#define VG_KEEP_MARGIN (48 * VG_FP)
+#define VG_KEEP_X0 (-VG_KEEP_MARGIN)
+#define VG_KEEP_X1 (VG_VIEW_W * VG_FP + VG_KEEP_MARGIN)
+#define VG_KEEP_Y0 (-VG_KEEP_MARGIN)
+#define VG_KEEP_Y1 (VG_VIEW_H * VG_FP + VG_KEEP_MARGIN)
+
+/* The square holding point (x, y) of that area, row << 8 | column: there
+ * the squares need no clamping. */
+static inline uint16_t vg_cover_square_of(int32_t x, int32_t y) {
+    _Static_assert(VG_COVER_COLUMNS <= 256u && VG_COVER_ROWS <= 256u, "a square fits 16 bits");
+    _Static_assert(VG_KEEP_X0 >= VG_GRID_X && VG_KEEP_Y0 >= VG_GRID_Y &&
+                       ((int64_t)VG_KEEP_X1 - VG_GRID_X) >> VG_COVER_SHIFT < VG_COVER_COLUMNS &&
+                       ((int64_t)VG_KEEP_Y1 - VG_GRID_Y) >> VG_COVER_SHIFT < VG_COVER_ROWS,
+                   "the kept area lies on the map");
+    assert(x >= VG_KEEP_X0 && x <= VG_KEEP_X1 && y >= VG_KEEP_Y0 && y <= VG_KEEP_Y1);
+    return (uint16_t)((uint32_t)(y - VG_GRID_Y) >> VG_COVER_SHIFT << 8 |
+                      (uint32_t)(x - VG_GRID_X) >> VG_COVER_SHIFT);
+}
+
+/* Whether an object of `layer` whose centre is in `square` and whose half
+ * extents are (hw, hh) may be in some query's answer. */
+static inline bool vg_cover_touches(const vg_cover *c, uint32_t layer, uint32_t square,
+                                    int32_t hw, int32_t hh) {
+    _Static_assert(VG_L_ENEMY == 1u << 2 && VG_L_ENEMY_SHOT == 1u << 3 && VG_L_PICKUP == 1u << 4,
+                   "map indices of the passive layers");
+    uint32_t l = layer == VG_L_ENEMY         ? 2u
+                 : layer == VG_L_ENEMY_SHOT  ? 3u
+                 : layer == VG_L_PICKUP      ? 4u
+                                             : VG_COVER_LAYERS;
+    if (l == VG_COVER_LAYERS || hw > VG_COVER_REACH || hh > VG_COVER_REACH) return true;
+    return (c->rows[l][square >> 8] >> (square & 0xFFu)) & 1u;
+}
+
 /* ---- motion and lifetimes ------------------------------------------------------ */
 
 static void vg_move(vanguard_state *s) {
     cradle_ecs *w = vg_world(s);
-    const int32_t margin = 48 * VG_FP;
     /* Ships keep zero velocity (vg_ship_update moves them) and stay inside
      * the view, so one dense walk moves everything else. Walk down, so that
      * the element destroy() moves into the hole was already visited. */
     uint32_t n = cradle_ecs_count(w, VG_C_MOTION);
     const cradle_entity *ids = cradle_ecs_entities(w, VG_C_MOTION);
     vg_motion *mo = cradle_ecs_data(w, VG_C_MOTION);
+    uint16_t *square = s->square;
     for (uint32_t i = n; i-- > 0;) {
         vg_motion *m = &mo[i];
         m->x += m->vx;
         m->y += m->vy;
-        if (m->x < -margin || m->x > VG_VIEW_W * VG_FP + margin || m->y < -margin ||
-            m->y > VG_VIEW_H * VG_FP + margin)
+        if (m->x < VG_KEEP_X0 || m->x > VG_KEEP_X1 || m->y < VG_KEEP_Y0 || m->y > VG_KEEP_Y1) {
             (void)cradle_ecs_destroy(w, ids[i]);
+        } else {
+            square[cradle_entity_index(ids[i])] = vg_cover_square_of(m->x, m->y);
+        }
     }
     n = cradle_ecs_count(w, VG_C_TTL);
     ids = cradle_ecs_entities(w, VG_C_TTL);
@@ -461,16 +554,39 @@ static void vg_collide(vanguard_state *s, const cradle_event_sink *events) {
     uint32_t count = cradle_ecs_count(w, VG_C_BODY);
     const cradle_entity *ids = cradle_ecs_entities(w, VG_C_BODY);
     const vg_body *bodies = cradle_ecs_data_const(w, VG_C_BODY);
+
+    /* Where the queries below will look (the same boxes and masks; marking
+     * more than they ask is harmless, less would lose collisions). */
+    vg_cover cover;
+    memset(&cover, 0, sizeof cover);
+    for (uint32_t slot = 0; slot < VG_MAX_PLAYERS; slot++) {
+        const vg_player *p = &s->players[slot];
+        if (p->ship == CRADLE_ENTITY_NONE) continue;
+        const vg_motion *m = CRADLE_ECS_GET(w, p->ship, VG_C_MOTION, vg_motion);
+        const vg_body *b = CRADLE_ECS_GET(w, p->ship, VG_C_BODY, vg_body);
+        vg_cover_mark(&cover, b->mask, vg_box(m, b->half_w, b->half_h));
+        if (p->invulnerable <= 0)
+            vg_cover_mark(&cover, VG_L_ENEMY_SHOT, vg_box(m, 26 * VG_FP, 20 * VG_FP));
+    }
     for (uint32_t i = 0; i < count; i++) {
         const vg_body *b = &bodies[i];
-        if (b->layer == VG_L_SHIP) continue;
-        if (b->layer == VG_L_PLAYER_SHOT) {
-            s->scratch[shots++] = ids[i];
-            continue;
-        }
+        if (b->layer != VG_L_PLAYER_SHOT) continue;
+        s->scratch[shots++] = ids[i];
         const vg_motion *m = cradle_ecs_get_const(w, ids[i], VG_C_MOTION);
+        vg_cover_mark(&cover, VG_L_ENEMY, vg_box(m, b->half_w, b->half_h));
+    }
+
+    for (uint32_t i = 0; i < count; i++) {
+        const vg_body *b = &bodies[i];
+        if (b->layer == VG_L_SHIP || b->layer == VG_L_PLAYER_SHOT) continue;
+        /* vg_move() noted the square of every entity here (none spawned
+         * since). */
+        uint32_t square = s->square[cradle_entity_index(ids[i])];
+        if (!vg_cover_touches(&cover, b->layer, square, b->half_w, b->half_h)) continue;
+        const vg_motion *m = cradle_ecs_get_const(w, ids[i], VG_C_MOTION);
+        cradle_box box = vg_box(m, b->half_w, b->half_h);
         /* Fails only past VG_GRID_OBJECTS, which the entity capacity bounds. */
-        (void)cradle_grid_insert(g, ids[i], vg_box(m, b->half_w, b->half_h), b->layer, b->mask);
+        (void)cradle_grid_insert(g, ids[i], box, b->layer, b->mask);
     }
 
     uint32_t hits[VG_MAX_HITS];
@@ -499,6 +615,7 @@ static void vg_collide(vanguard_state *s, const cradle_event_sink *events) {
             if (!t) continue;
             t->owner = (uint8_t)slot;
             t->mark = s->tick;
+            s->grazing = 1;
         }
     }
     /* Each missile hits the first live enemy it overlaps, in grid order. */
@@ -519,21 +636,31 @@ static void vg_collide(vanguard_state *s, const cradle_event_sink *events) {
 }
 
 /* Enemy shots that grazed a ship on an earlier step and no longer do were
- * near misses (those that hit were destroyed). */
+ * near misses (those that hit were destroyed). s->grazing is 0 only while no
+ * live enemy shot has an owner (owners are set only where grazing is set to
+ * 1, and a walk that leaves none clears it): then there is nothing to walk
+ * for, the common case of a crowded wave with no ship to graze. */
 static void vg_near_misses(vanguard_state *s, const cradle_event_sink *events) {
+    if (!s->grazing) return;
     cradle_ecs *w = vg_world(s);
     uint32_t n = cradle_ecs_count(w, VG_C_TAG);
     const cradle_entity *ids = cradle_ecs_entities(w, VG_C_TAG);
     vg_tag *tags = cradle_ecs_data(w, VG_C_TAG);
+    uint32_t still = 0;
     for (uint32_t i = 0; i < n; i++) {
         vg_tag *t = &tags[i];
-        if (t->kind != VG_K_ENEMY_SHOT || t->owner == VG_NO_PLAYER || t->mark == s->tick) continue;
+        if (t->kind != VG_K_ENEMY_SHOT || t->owner == VG_NO_PLAYER) continue;
+        if (t->mark == s->tick) {
+            still = 1; /* grazing now: owner kept */
+            continue;
+        }
         uint8_t slot = t->owner;
         t->owner = VG_NO_PLAYER;
         if (s->players[slot].ship == CRADLE_ENTITY_NONE) continue;
         const vg_motion *m = CRADLE_ECS_GET(w, ids[i], VG_C_MOTION, vg_motion);
         vanguard_emit(events, VG_EV_NEAR_MISS, slot, m->x, m->y, 0, 0);
     }
+    s->grazing = still;
 }
 
 /* ---- waves ---------------------------------------------------------------------- */
@@ -751,6 +878,9 @@ static size_t vanguard_output(const void *state, uint64_t step, uint8_t *out, si
 static void vanguard_on_reload(void *state) {
     vanguard_state *s = state;
     s->reloads++;
+    /* A state from another build may not keep the grazing invariant: the
+     * next near-miss pass walks and sets it again. */
+    s->grazing = 1;
 }
 
 static const cradle_game_contract vg_contract = {

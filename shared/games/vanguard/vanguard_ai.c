@@ -291,23 +291,38 @@ void vanguard_ai_think(vanguard_state *s, const cradle_event_sink *events) {
     cradle_ecs *w = vg_world(s);
     vg_ships ships;
     vg_ships_gather(s, &ships);
-    /* The walk visits every enemy once; shots spawned meanwhile are new
-     * entities without an enemy component and are not visited. */
-    cradle_ecs_query q;
-    cradle_ecs_query_begin(&q, w, (const uint32_t[]){VG_C_ENEMY, VG_C_MOTION}, 2);
-    while (cradle_ecs_query_next(&q)) {
+    /* Every enemy once, in the order a query over (ENEMY, MOTION) visits
+     * them: the enemy pool is the smaller one (every enemy moves), walked
+     * from its last element down. Thinking removes nobody and only adds
+     * shots, which have no enemy component, so a plain dense walk is that
+     * query without its per-entity bookkeeping. */
+    uint32_t n = cradle_ecs_count(w, VG_C_ENEMY);
+    const cradle_entity *ids = cradle_ecs_entities(w, VG_C_ENEMY);
+    vg_enemy *enemies = cradle_ecs_data(w, VG_C_ENEMY);
+    for (uint32_t i = n; i-- > 0;) {
+        cradle_entity e = ids[i];
+        vg_motion *mp = CRADLE_ECS_GET(w, e, VG_C_MOTION, vg_motion);
+        if (!mp) continue; /* as the query would (every enemy has a motion) */
         /* Think on copies: firing adds shots, and adding to a component type
-         * may move its elements. query_get() finds them again afterwards. */
-        vg_enemy en = *(const vg_enemy *)cradle_ecs_query_get(&q, 0);
-        vg_motion m = *(const vg_motion *)cradle_ecs_query_get(&q, 1);
+         * may move its elements; they are found again afterwards. */
+        vg_enemy *ep = &enemies[i];
+        vg_enemy en = *ep;
+        vg_motion m = *mp;
+        uint32_t live = cradle_ecs_live_count(w);
         switch (en.type) {
         case VG_DRIFTER: vg_think_drifter(s, &ships, &en, &m); break;
         case VG_CHASER: vg_think_chaser(s, &ships, &en, &m); break;
         case VG_SHOOTER: vg_think_shooter(s, &ships, &en, &m); break;
         default: vg_think_boss(s, &ships, &en, &m); break;
         }
-        *(vg_enemy *)cradle_ecs_query_get(&q, 0) = en;
-        *(vg_motion *)cradle_ecs_query_get(&q, 1) = m;
+        if (cradle_ecs_live_count(w) != live) { /* something spawned */
+            ids = cradle_ecs_entities(w, VG_C_ENEMY);
+            enemies = cradle_ecs_data(w, VG_C_ENEMY);
+            ep = &enemies[i];
+            mp = CRADLE_ECS_GET(w, e, VG_C_MOTION, vg_motion);
+        }
+        *ep = en;
+        *mp = m;
     }
 }
 

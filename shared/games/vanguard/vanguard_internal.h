@@ -195,12 +195,15 @@ typedef struct vanguard_state {
     uint32_t reloads;       /* not gameplay: hot reloads seen */
     uint32_t refused_spawns;/* spawns refused because the world was full */
     uint32_t dropped_hits;  /* collisions beyond VG_MAX_HITS (ignored) */
-    uint32_t reserved;
+    uint32_t grazing;       /* 0: no enemy shot has a graze owner (see vg_near_misses) */
     vg_player players[VG_MAX_PLAYERS];
     _Alignas(64) uint8_t world[VG_ECS_BYTES];
     _Alignas(64) uint8_t grid[VG_GRID_BYTES];
     /* Scratch of one step (rewritten each step; deterministic all the same). */
     uint32_t scratch[VG_MAX_ENTITIES];
+    /* Each moving entity's collision-prefilter square by entity index, as
+     * vg_move() left it (see vanguard.c). */
+    uint16_t square[VG_MAX_ENTITIES];
 } vanguard_state;
 
 _Static_assert(sizeof(vg_motion) == 16, "vg_motion has padding");
