@@ -31,7 +31,7 @@ build build/asan
 
 echo "== 2/4 ThreadSanitizer build, threaded tests"
 CC=clang cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=Debug -DCRADLE_WERROR=ON -DCRADLE_TSAN=ON \
-  -DCRADLE_BUILD_BENCH=OFF -DCRADLE_BUILD_CLIENT=OFF >/dev/null
+  -DCRADLE_BUILD_BENCH=OFF >/dev/null
 build build/tsan
 (cd build/tsan && TSAN_OPTIONS=halt_on_error=1 ctest -j"$jobs" -L threads --no-tests=ignore)
 

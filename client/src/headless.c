@@ -1,0 +1,198 @@
+/*
+ * headless: cradle-client without a window or audio (no SDL at all). One
+ * connection, or --bots N connections served by one loop, each stepping
+ * every snapshot as soon as it arrives.
+ */
+#include <inttypes.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "session_run.h"
+
+uint64_t cradle_client_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void cradle_input_source_fill(void *context, uint64_t step, uint8_t *out, uint32_t input_bytes) {
+    cradle_input_source *src = context;
+    uint64_t bits = src->held;
+    if (src->script) bits = cradle_script_bits(src->script, step);
+    else if (src->use_bot) bits = cradle_bot_next(&src->bot);
+    cradle_pack_bits(out, input_bytes, bits);
+}
+
+cradle_netclient_config cradle_client_net_config(const cradle_client_options *o) {
+    return (cradle_netclient_config){
+        .host = o->host,
+        .port = o->port,
+        .game = o->game,
+        .spectator = o->spectator,
+        .requested_slot = o->slot,
+        .build_id = o->build_id,
+        .connect_timeout_ms = o->connect_timeout_ms,
+        .silence_timeout_ms = o->silence_timeout_ms,
+        .reload_timeout_ms = o->reload_timeout_ms,
+        .output_until = o->steps,
+    };
+}
+
+void cradle_client_print_done(FILE *to, const cradle_netclient *net) {
+    fprintf(to,
+            "{\"event\":\"done\",\"slot\":%d,\"start_step\":%" PRIu64 ",\"steps\":%" PRIu64
+            ",\"hashes_checked\":%" PRIu64 ",\"last_hash_step\":%" PRId64 ",\"last_hash\":\"%016" PRIx64
+            "\",\"final_hash\":\"%016" PRIx64 "\",\"build\":\"%s\",\"rtt_ms\":%.3f,\"desync\":%s}\n",
+            net->welcome.slot == CRADLE_WIRE_SPECTATOR ? -1 : (int)net->welcome.slot, net->welcome.start_step,
+            net->next_step, net->hashes_checked,
+            net->last_hash_step == CRADLE_NETCLIENT_NO_STEP ? (int64_t)-1 : (int64_t)net->last_hash_step,
+            net->last_hash, cradle_netclient_state_hash(net), net->contract ? net->contract->build_id : "",
+            (double)net->rtt_ns / 1e6, net->desync ? "true" : "false");
+    fflush(to);
+}
+
+int cradle_client_report_failure(const cradle_netclient *net, const char *who) {
+    if (net->desync) {
+        fprintf(stderr, "%s: DESYNC at step %" PRIu64 ": client hash %016" PRIx64 ", server hash %016" PRIx64 "%s%s\n",
+                who, net->desync_step, net->desync_mine, net->desync_theirs,
+                net->config.desync_report ? "; report written to " : "",
+                net->config.desync_report ? net->config.desync_report : "");
+        if (!net->error) return 4;
+    }
+    if (net->error) {
+        fprintf(stderr, "%s: %s\n", who, net->message);
+        return 1;
+    }
+    return 0;
+}
+
+static volatile sig_atomic_t stop_requested;
+static void on_signal(int sig) {
+    (void)sig;
+    stop_requested = 1;
+}
+
+typedef struct bot_slot {
+    cradle_netclient net;
+    char copy_dir[64]; /* bot i > 0: its own directory for the library copy */
+    cradle_input_source input;
+    bool finished;
+    int status;
+} bot_slot;
+
+int cradle_client_run_headless(const cradle_client_options *o) {
+    uint32_t count = o->bots ? o->bots : 1u;
+    bot_slot *bots = calloc(count, sizeof *bots);
+    cradle_script script = {0};
+    FILE *output = NULL;
+    int status = 1;
+    char message[512];
+    if (!bots) {
+        fprintf(stderr, "cradle-client: out of memory\n");
+        return 1;
+    }
+    if (o->script && cradle_script_load(&script, o->script, message, sizeof message) != 0) {
+        fprintf(stderr, "cradle-client: %s\n", message);
+        goto out;
+    }
+    if (o->output && !(output = fopen(o->output, "wb"))) {
+        fprintf(stderr, "cradle-client: cannot create --output %s\n", o->output);
+        goto out;
+    }
+    static char report[64];
+    const char *corrupt = getenv("CRADLE_TEST_CORRUPT_STEP"); /* test hook, see netclient.h */
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    uint64_t now = cradle_client_now_ns();
+    for (uint32_t i = 0; i < count; i++) {
+        bot_slot *b = &bots[i];
+        cradle_netclient_config config = cradle_client_net_config(o);
+        if (count > 1) config.requested_slot = -1;
+        if (i > 0) {
+            const char *tmp = getenv("TMPDIR");
+            snprintf(b->copy_dir, sizeof b->copy_dir, "%s/cradle-bot-XXXXXX",
+                     tmp && strlen(tmp) < 40 ? tmp : "/tmp");
+            if (!mkdtemp(b->copy_dir)) {
+                fprintf(stderr, "cradle-client: cannot create %s\n", b->copy_dir);
+                b->copy_dir[0] = '\0';
+                goto out;
+            }
+            config.copy_dir = b->copy_dir;
+        }
+        b->input.script = o->script ? &script : NULL;
+        b->input.use_bot = o->bot || o->bots;
+        config.input = cradle_input_source_fill;
+        config.input_context = &b->input;
+        if (i == 0) {
+            config.output = output;
+            if (o->desync_report) {
+                config.desync_report = o->desync_report;
+            } else {
+                snprintf(report, sizeof report, "cradle-desync-%ld.bin", (long)getpid());
+                config.desync_report = report;
+            }
+            if (corrupt) config.corrupt_step = strtoull(corrupt, NULL, 10);
+        }
+        if (cradle_netclient_open(&b->net, &config, now) != 0) {
+            fprintf(stderr, "cradle-client: %s\n", b->net.message);
+            goto out;
+        }
+        cradle_bot_init(&b->input.bot, o->seed + i, b->net.contract->name, b->net.contract->input_bytes);
+    }
+    uint32_t running = count;
+    status = 0;
+    while (running > 0) {
+        if (stop_requested) {
+            for (uint32_t i = 0; i < count; i++)
+                if (!bots[i].finished) {
+                    if (count == 1) cradle_client_print_done(stdout, &bots[i].net);
+                    cradle_netclient_leave(&bots[i].net, 200);
+                }
+            break;
+        }
+        for (uint32_t i = 0; i < count; i++) {
+            bot_slot *b = &bots[i];
+            if (b->finished) continue;
+            now = cradle_client_now_ns();
+            (void)cradle_netclient_service(&b->net, now, count == 1 ? 2u : 0u);
+            int rc;
+            while ((rc = cradle_netclient_step(&b->net, now)) == 1) {
+                if (o->steps && b->net.next_step >= o->steps) break;
+            }
+            bool done = o->steps && b->net.next_step >= o->steps && cradle_netclient_playing(&b->net);
+            if (b->net.error || b->net.desync || done) {
+                b->finished = true;
+                running--;
+                b->status = cradle_client_report_failure(&b->net, "cradle-client");
+                if (b->status == 0 && count == 1) cradle_client_print_done(stdout, &b->net);
+                if (b->status != 1) cradle_netclient_leave(&b->net, 500);
+                if (b->status > status) status = b->status;
+            }
+        }
+        if (count > 1) {
+            struct timespec pause = {0, 1000000};
+            nanosleep(&pause, NULL);
+        }
+    }
+    if (count > 1) {
+        uint64_t desyncs = 0, steps = 0;
+        for (uint32_t i = 0; i < count; i++) {
+            desyncs += bots[i].net.desync;
+            steps += bots[i].net.steps_run;
+        }
+        printf("{\"event\":\"bots_done\",\"bots\":%u,\"steps\":%" PRIu64 ",\"desyncs\":%" PRIu64
+               ",\"status\":%d}\n", count, steps, desyncs, status);
+    }
+out:
+    for (uint32_t i = 0; i < count; i++) {
+        cradle_netclient_close(&bots[i].net);
+        if (bots[i].copy_dir[0]) (void)rmdir(bots[i].copy_dir);
+    }
+    free(bots);
+    cradle_script_free(&script);
+    if (output && fclose(output) != 0 && status == 0) status = 1;
+    return status;
+}

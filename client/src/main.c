@@ -1,0 +1,27 @@
+/*
+ * cradle-client: joins a cradle-server session and shows it (see
+ * client/README.md). main() parses the options and hands over to the
+ * headless loop (no SDL), the window, or the log player.
+ */
+#include <enet/enet.h>
+#include <stdio.h>
+
+#include "options.h"
+#include "session_run.h"
+#include "window.h"
+#include "play.h"
+
+int main(int argc, char **argv) {
+    cradle_client_options o;
+    cradle_client_parse parsed = cradle_client_options_parse(&o, argc, argv);
+    if (parsed == CRADLE_CLIENT_EXIT_OK) return 0;
+    if (parsed == CRADLE_CLIENT_EXIT_USAGE) return 2;
+    if (o.play) return cradle_client_play(&o);
+    if (enet_initialize() != 0) {
+        fprintf(stderr, "cradle-client: cannot initialise ENet\n");
+        return 1;
+    }
+    int status = o.headless ? cradle_client_run_headless(&o) : cradle_client_run_window(&o);
+    enet_deinitialize();
+    return status;
+}

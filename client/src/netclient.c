@@ -1,0 +1,468 @@
+/*
+ * netclient: the lockstep session (see netclient.h for the contract, the
+ * reload rule and the desync report format).
+ */
+#include "netclient.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cradle/hash.h"
+
+#define NS_PER_MS 1000000ull
+#define PING_INTERVAL_NS 1000000000ull
+#define RELOAD_RETRY_NS (100ull * NS_PER_MS)
+
+static int fail(cradle_netclient *net, int error, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int fail(cradle_netclient *net, int error, const char *format, ...) {
+    if (net->error != 0) return net->error; /* the first failure is the one to report */
+    va_list args;
+    va_start(args, format);
+    vsnprintf(net->message, sizeof net->message, format, args);
+    va_end(args);
+    net->error = error;
+    net->phase = CRADLE_NETCLIENT_CLOSED;
+    return error;
+}
+
+static void send_message(cradle_netclient *net, const cradle_wire_message *m, uint32_t flags) {
+    uint8_t buf[CRADLE_WIRE_MESSAGE_MAX];
+    size_t n = 0;
+    if (!net->peer || cradle_wire_encode(buf, sizeof buf, &n, m) != 0) return;
+    ENetPacket *packet = enet_packet_create(buf, n, flags);
+    if (!packet) return;
+    if (enet_peer_send(net->peer, 0, packet) != 0) {
+        enet_packet_destroy(packet);
+        return;
+    }
+    net->bytes_out += n;
+}
+
+int cradle_netclient_open(cradle_netclient *net, const cradle_netclient_config *config,
+                          uint64_t now_ns) {
+    memset(net, 0, sizeof *net);
+    net->config = *config;
+    net->phase = CRADLE_NETCLIENT_CONNECTING;
+    if (!net->config.host) net->config.host = "127.0.0.1";
+    if (!net->config.connect_timeout_ms) net->config.connect_timeout_ms = 5000;
+    if (!net->config.silence_timeout_ms) net->config.silence_timeout_ms = 5000;
+    if (!net->config.reload_timeout_ms) net->config.reload_timeout_ms = 10000;
+    net->opened_ns = now_ns;
+    net->last_heard_ns = now_ns;
+    net->last_hash_step = CRADLE_NETCLIENT_NO_STEP;
+
+    char why[CRADLE_RELOAD_MESSAGE_MAX];
+    cradle_reload_config rc = {.path = config->game, .copy_dir = config->copy_dir};
+    int rc_open = cradle_reload_open(&net->reload, &rc, now_ns, why, sizeof why);
+    if (rc_open != 0) return fail(net, rc_open, "cannot load the game library %s: %s", config->game, why);
+    net->contract = cradle_reload_contract(&net->reload);
+    (void)cradle_events_init(&net->events, net->event_storage, CRADLE_NETCLIENT_EVENTS);
+
+    ENetAddress address = {.port = config->port};
+    if (enet_address_set_host(&address, net->config.host) != 0)
+        return fail(net, CRADLE_EINVAL, "cannot resolve the server address '%s'", net->config.host);
+    net->enet = enet_host_create(NULL, 1, 1, 0, 0);
+    if (!net->enet) return fail(net, CRADLE_ENET_INIT, "cannot create an ENet host");
+    net->peer = enet_host_connect(net->enet, &address, 1, 0);
+    if (!net->peer) return fail(net, CRADLE_ENET_INIT, "cannot start connecting to %s:%u",
+                                net->config.host, (unsigned)config->port);
+    return 0;
+}
+
+static void send_hello(cradle_netclient *net) {
+    cradle_wire_message m = {.type = CRADLE_WIRE_HELLO};
+    m.as.hello.spectator = net->config.spectator;
+    m.as.hello.requested_slot = net->config.requested_slot < 0 ? CRADLE_WIRE_ANY_SLOT
+                                                               : (uint8_t)net->config.requested_slot;
+    cradle_wire_set_text(m.as.hello.game, sizeof m.as.hello.game, net->contract->name);
+    cradle_wire_set_text(m.as.hello.build_id, sizeof m.as.hello.build_id,
+                         net->config.build_id ? net->config.build_id : net->contract->build_id);
+    send_message(net, &m, ENET_PACKET_FLAG_RELIABLE);
+    net->phase = CRADLE_NETCLIENT_HELLO;
+}
+
+/* Allocates the state blocks and the queues once the WELCOME says how big. */
+static int on_welcome(cradle_netclient *net, const cradle_wire_welcome *w) {
+    const cradle_game_contract *k = net->contract;
+    if (w->state_size != k->state_size || w->input_bytes != k->input_bytes ||
+        w->max_players != k->max_players)
+        return fail(net, CRADLE_ENET_MESSAGE,
+                    "the server's game differs from the library: state %u/%u bytes, input %u/%u, "
+                    "players %u/%u (server/client)",
+                    (unsigned)w->state_size, (unsigned)k->state_size, (unsigned)w->input_bytes,
+                    (unsigned)k->input_bytes, (unsigned)w->max_players, (unsigned)k->max_players);
+    net->welcome = *w;
+    net->snapshot_size = cradle_snapshot_size(w->max_players, w->input_bytes);
+    size_t align = net->reload.max_state_align;
+    net->state_bytes = ((size_t)net->reload.state_capacity + align - 1u) / align * align;
+    net->state = aligned_alloc(align, net->state_bytes);
+    net->previous = aligned_alloc(align, net->state_bytes);
+    net->base = aligned_alloc(align, net->state_bytes);
+    net->queue = malloc((size_t)CRADLE_NETCLIENT_QUEUE_STEPS * net->snapshot_size);
+    net->history = malloc((size_t)CRADLE_NETCLIENT_HISTORY * net->snapshot_size);
+    if (!net->state || !net->previous || !net->base || !net->queue || !net->history)
+        return fail(net, CRADLE_ENOMEM, "out of memory for the game state");
+    memset(net->state, 0, net->state_bytes);
+    memset(net->previous, 0, net->state_bytes);
+    net->next_step = w->start_step;
+    net->received_next = w->start_step;
+    net->queue_first = w->start_step;
+    net->input_sent_through = w->start_step;
+    net->base_step_plus1 = w->start_step;
+    if (w->state_follows) {
+        net->phase = CRADLE_NETCLIENT_JOINING;
+        return 0;
+    }
+    if (k->init(net->state, w->seed, w->players) != 0)
+        return fail(net, CRADLE_ENET_MESSAGE, "the game refused the server's player count %u",
+                    (unsigned)w->players);
+    memcpy(net->base, net->state, net->state_bytes);
+    net->phase = CRADLE_NETCLIENT_PLAYING;
+    return 0;
+}
+
+static int on_state(cradle_netclient *net, const cradle_wire_state *st) {
+    if (net->phase != CRADLE_NETCLIENT_JOINING) return 0;
+    if (st->total != net->contract->state_size || st->offset != net->state_received ||
+        st->step != net->welcome.start_step)
+        return fail(net, CRADLE_ENET_MESSAGE, "STATE chunk out of order or of another size");
+    memcpy(net->state + st->offset, st->bytes, st->length);
+    net->state_received += st->length;
+    if (net->state_received < st->total) return 0;
+    if (cradle_hash64(net->state, st->total) != st->hash)
+        return fail(net, CRADLE_ENET_MESSAGE, "the state block for step %" PRIu64 " does not match its hash",
+                    st->step);
+    memcpy(net->base, net->state, net->state_bytes);
+    net->phase = CRADLE_NETCLIENT_PLAYING;
+    return 0;
+}
+
+static void send_inputs(cradle_netclient *net) {
+    if (net->welcome.slot == CRADLE_WIRE_SPECTATOR || net->phase == CRADLE_NETCLIENT_CONNECTING ||
+        net->phase == CRADLE_NETCLIENT_HELLO || net->phase == CRADLE_NETCLIENT_CLOSED)
+        return;
+    uint32_t ib = net->welcome.input_bytes;
+    /* (last step received) + delay, and never a step the server already built:
+     * received_next - 1 + delay, at least received_next. */
+    uint64_t target = net->received_next + net->welcome.input_delay;
+    if (net->welcome.input_delay > 0) target--;
+    if (net->input_sent_through > target) return;
+    while (net->input_sent_through <= target) {
+        uint64_t s = net->input_sent_through++;
+        uint8_t *in = net->inputs[s % 64u];
+        memset(in, 0, ib);
+        if (net->config.input) net->config.input(net->config.input_context, s, in, ib);
+    }
+    uint64_t last = net->input_sent_through - 1;
+    uint64_t first = last + 1 >= CRADLE_NETCLIENT_REDUNDANCY ? last + 1 - CRADLE_NETCLIENT_REDUNDANCY : 0;
+    if (first < net->welcome.start_step) first = net->welcome.start_step;
+    uint8_t bytes[CRADLE_NETCLIENT_REDUNDANCY * CRADLE_GAME_MAX_INPUT_BYTES];
+    uint8_t count = (uint8_t)(last - first + 1);
+    for (uint32_t i = 0; i < count; i++) memcpy(bytes + i * ib, net->inputs[(first + i) % 64u], ib);
+    cradle_wire_message m = {
+        .type = CRADLE_WIRE_INPUT,
+        .as.input = {.first_step = first, .count = count, .input_bytes = (uint8_t)ib, .inputs = bytes}};
+    send_message(net, &m, ENET_PACKET_FLAG_UNSEQUENCED);
+}
+
+static int on_steps(cradle_netclient *net, const cradle_wire_steps *s) {
+    if (net->phase != CRADLE_NETCLIENT_JOINING && net->phase != CRADLE_NETCLIENT_PLAYING) return 0;
+    if (s->snapshot_size != net->snapshot_size)
+        return fail(net, CRADLE_ENET_MESSAGE, "STEPS snapshot size %u, the game's is %u",
+                    (unsigned)s->snapshot_size, (unsigned)net->snapshot_size);
+    for (uint32_t i = 0; i < s->count; i++) {
+        uint64_t index = s->first_step + i;
+        if (index < net->received_next) continue; /* before our start, or a repeat */
+        if (index > net->received_next)
+            return fail(net, CRADLE_ENET_MESSAGE, "a gap in the step stream: step %" PRIu64
+                        " after %" PRIu64, index, net->received_next);
+        if (net->received_next - net->queue_first >= CRADLE_NETCLIENT_QUEUE_STEPS)
+            return fail(net, CRADLE_EFULL, "fell %u steps behind the server", CRADLE_NETCLIENT_QUEUE_STEPS);
+        memcpy(net->queue + (index % CRADLE_NETCLIENT_QUEUE_STEPS) * net->snapshot_size,
+               s->snapshots + (size_t)i * s->snapshot_size, s->snapshot_size);
+        net->received_next++;
+    }
+    for (uint32_t i = 0; i < s->hash_count; i++) {
+        if (s->hashes[i].step < net->next_step) continue;
+        if (net->hash_count > 0) {
+            uint32_t last = (net->hash_head + net->hash_count - 1) % CRADLE_NETCLIENT_HASHES;
+            if (s->hashes[i].step <= net->hashes[last].step) continue; /* repeat */
+        }
+        if (net->hash_count == CRADLE_NETCLIENT_HASHES)
+            return fail(net, CRADLE_EFULL, "too many unchecked hashes queued");
+        net->hashes[(net->hash_head + net->hash_count) % CRADLE_NETCLIENT_HASHES] = s->hashes[i];
+        net->hash_count++;
+    }
+    send_inputs(net);
+    return 0;
+}
+
+static int on_packet(cradle_netclient *net, const uint8_t *data, size_t size, uint64_t now_ns) {
+    cradle_wire_message m;
+    net->bytes_in += size;
+    int rc = cradle_wire_decode(&m, data, size);
+    if (rc == CRADLE_ENET_VERSION)
+        return fail(net, rc, "the server speaks protocol version %u, this client %u", (unsigned)m.version,
+                    CRADLE_WIRE_VERSION);
+    if (rc != 0) return fail(net, rc, "the server sent a bad message: %s", m.problem ? m.problem : "?");
+    switch (m.type) {
+    case CRADLE_WIRE_WELCOME:
+        if (net->phase != CRADLE_NETCLIENT_HELLO) return 0;
+        rc = on_welcome(net, &m.as.welcome);
+        if (rc == 0) send_inputs(net);
+        return rc;
+    case CRADLE_WIRE_REFUSE:
+        net->refusal = m.as.refuse.reason;
+        return fail(net, CRADLE_ENET_REFUSED, "the server refused the connection (%s): %s",
+                    cradle_wire_refusal_name(m.as.refuse.reason), m.as.refuse.text);
+    case CRADLE_WIRE_STATE: return on_state(net, &m.as.state);
+    case CRADLE_WIRE_STEPS: return on_steps(net, &m.as.steps);
+    case CRADLE_WIRE_RELOAD:
+        net->reload_pending = true;
+        net->reload_at = m.as.reload.at_step;
+        memcpy(net->reload_build, m.as.reload.build_id, sizeof net->reload_build);
+        net->reload_deadline_ns = 0; /* set when step reload_at is reached */
+        return 0;
+    case CRADLE_WIRE_PING: {
+        cradle_wire_message pong = {.type = CRADLE_WIRE_PONG, .as.ping.echo = m.as.ping.echo};
+        send_message(net, &pong, 0);
+        return 0;
+    }
+    case CRADLE_WIRE_PONG:
+        if (m.as.ping.echo <= now_ns) net->rtt_ns = now_ns - m.as.ping.echo;
+        return 0;
+    case CRADLE_WIRE_BYE:
+        return fail(net, CRADLE_ENET_INIT, "the server closed the session (%s)%s%s",
+                    cradle_wire_bye_name(m.as.bye.reason), m.as.bye.text[0] ? ": " : "", m.as.bye.text);
+    default: return 0; /* HELLO, INPUT, DESYNC are client-to-server: ignore */
+    }
+}
+
+int cradle_netclient_service(cradle_netclient *net, uint64_t now_ns, uint32_t wait_ms) {
+    if (net->error) return net->error;
+    ENetEvent event;
+    int rc = enet_host_service(net->enet, &event, wait_ms);
+    while (rc > 0 && !net->error) {
+        switch (event.type) {
+        case ENET_EVENT_TYPE_CONNECT:
+            net->last_heard_ns = now_ns;
+            send_hello(net);
+            break;
+        case ENET_EVENT_TYPE_RECEIVE:
+            net->last_heard_ns = now_ns;
+            (void)on_packet(net, event.packet->data, event.packet->dataLength, now_ns);
+            enet_packet_destroy(event.packet);
+            break;
+        case ENET_EVENT_TYPE_DISCONNECT:
+            net->peer = NULL;
+            if (net->phase == CRADLE_NETCLIENT_CONNECTING)
+                (void)fail(net, CRADLE_ENET_TIMEOUT, "no server answers on %s:%u", net->config.host,
+                           (unsigned)net->config.port);
+            else
+                (void)fail(net, CRADLE_ENET_INIT, "connection to the server lost at step %" PRIu64,
+                           net->next_step);
+            break;
+        default: break;
+        }
+        if (!net->error) rc = enet_host_check_events(net->enet, &event);
+    }
+    if (net->error) return net->error;
+    if (net->phase == CRADLE_NETCLIENT_CONNECTING &&
+        now_ns - net->opened_ns > (uint64_t)net->config.connect_timeout_ms * NS_PER_MS)
+        return fail(net, CRADLE_ENET_TIMEOUT, "no server answers on %s:%u within %u ms", net->config.host,
+                    (unsigned)net->config.port, (unsigned)net->config.connect_timeout_ms);
+    if (net->phase != CRADLE_NETCLIENT_CONNECTING &&
+        now_ns - net->last_heard_ns > (uint64_t)net->config.silence_timeout_ms * NS_PER_MS)
+        return fail(net, CRADLE_ENET_TIMEOUT, "connection lost: the server sent nothing for %u ms (step %" PRIu64 ")",
+                    (unsigned)net->config.silence_timeout_ms, net->next_step);
+    if (net->phase == CRADLE_NETCLIENT_PLAYING && now_ns - net->last_ping_ns >= PING_INTERVAL_NS) {
+        net->last_ping_ns = now_ns;
+        cradle_wire_message ping = {.type = CRADLE_WIRE_PING, .as.ping.echo = now_ns};
+        send_message(net, &ping, 0);
+    }
+    enet_host_flush(net->enet);
+    return 0;
+}
+
+/* At step reload_at: loads the library until it is the announced build. Returns 1 when the step
+ * may run, 0 to wait, or the error. */
+static int reload_gate(cradle_netclient *net, uint64_t now_ns) {
+    if (!net->reload_pending || net->next_step != net->reload_at) return 1;
+    if (strcmp(net->contract->build_id, net->reload_build) == 0) {
+        net->reload_pending = false; /* already on it (the same build re-announced) */
+        return 1;
+    }
+    if (net->reload_deadline_ns == 0)
+        net->reload_deadline_ns = now_ns + (uint64_t)net->config.reload_timeout_ms * NS_PER_MS;
+    if (now_ns < net->reload_next_try_ns) return 0;
+    net->reload_next_try_ns = now_ns + RELOAD_RETRY_NS;
+    /* NULL state: on_reload must run only for the announced build. */
+    cradle_reload_result r = cradle_reload_now(&net->reload, NULL);
+    net->contract = cradle_reload_contract(&net->reload);
+    if (r.kind == CRADLE_RELOAD_SWAPPED && strcmp(net->contract->build_id, net->reload_build) == 0) {
+        if (net->contract->on_reload) net->contract->on_reload(net->state);
+        net->reload_pending = false;
+        net->reloads++;
+        return 1;
+    }
+    if (now_ns >= net->reload_deadline_ns)
+        return fail(net, r.kind == CRADLE_RELOAD_REFUSED ? r.error : CRADLE_ERELOAD_MISMATCH,
+                    "reload: the server runs build '%s' from step %" PRIu64 ", but %s is build '%s'%s%s "
+                    "after %u ms",
+                    net->reload_build, net->reload_at, net->config.game, net->contract->build_id,
+                    r.kind == CRADLE_RELOAD_REFUSED ? "; the new file was refused: " : "",
+                    r.kind == CRADLE_RELOAD_REFUSED ? r.message : "", (unsigned)net->config.reload_timeout_ms);
+    return 0;
+}
+
+static void hex16(char out[17], uint64_t v) { snprintf(out, 17, "%016" PRIx64, v); }
+
+static int write_desync_report(cradle_netclient *net, uint64_t step) {
+    const char *path = net->config.desync_report;
+    if (!path) return 0;
+    FILE *f = fopen(path, "wb");
+    if (!f) return fail(net, CRADLE_EIO, "cannot write the desync report %s", path);
+    uint64_t available = net->next_step + 1 - net->base_step_plus1; /* steps base+1 .. step */
+    bool truncated = available > CRADLE_NETCLIENT_HISTORY;
+    uint64_t count = truncated ? CRADLE_NETCLIENT_HISTORY : available;
+    uint64_t first = step + 1 - count;
+    char mine[17], theirs[17];
+    hex16(mine, net->desync_mine);
+    hex16(theirs, net->desync_theirs);
+    fprintf(f,
+            "cradle-desync 1\ngame %s\nbuild %s\nstep %" PRIu64 "\nclient_hash %s\nserver_hash %s\n"
+            "base_step %" PRId64 "\nsnapshot_size %u\nsnapshots %" PRIu64 "\ntruncated %d\n"
+            "state_size %u\nend\n",
+            net->contract->name, net->contract->build_id, step, mine, theirs,
+            (int64_t)net->base_step_plus1 - 1, (unsigned)net->snapshot_size, count, truncated ? 1 : 0,
+            (unsigned)net->contract->state_size);
+    fwrite(net->base, 1, net->contract->state_size, f);
+    for (uint64_t s = first; s <= step; s++)
+        fwrite(net->history + (s % CRADLE_NETCLIENT_HISTORY) * net->snapshot_size, 1, net->snapshot_size, f);
+    fwrite(net->state, 1, net->contract->state_size, f);
+    if (ferror(f) | (fclose(f) != 0)) return fail(net, CRADLE_EIO, "cannot write the desync report %s", path);
+    return 0;
+}
+
+/* Checks the server's hash for the step just run, if it sent one. */
+static int check_hash(cradle_netclient *net, uint64_t step) {
+    while (net->hash_count > 0 && net->hashes[net->hash_head].step < step) {
+        net->hash_head = (net->hash_head + 1) % CRADLE_NETCLIENT_HASHES;
+        net->hash_count--;
+    }
+    if (net->hash_count == 0 || net->hashes[net->hash_head].step != step) return 0;
+    uint64_t theirs = net->hashes[net->hash_head].hash;
+    net->hash_head = (net->hash_head + 1) % CRADLE_NETCLIENT_HASHES;
+    net->hash_count--;
+    uint64_t mine = cradle_hash64(net->state, net->contract->state_size);
+    if (mine == theirs) {
+        net->hashes_checked++;
+        net->last_hash_step = step;
+        net->last_hash = mine;
+        if (!net->desync) {
+            memcpy(net->base, net->state, net->state_bytes);
+            net->base_step_plus1 = step + 1;
+        }
+        return 0;
+    }
+    if (net->desync) return 0; /* only the first differing step is reported */
+    net->desync = true;
+    net->desync_step = step;
+    net->desync_mine = mine;
+    net->desync_theirs = theirs;
+    cradle_wire_message d = {.type = CRADLE_WIRE_DESYNC,
+                             .as.desync = {.step = step, .hash = mine, .expected = theirs}};
+    send_message(net, &d, ENET_PACKET_FLAG_RELIABLE);
+    return write_desync_report(net, step);
+}
+
+static bool count_event(void *context, const cradle_event *event) {
+    return cradle_events_push(context, event);
+}
+
+int cradle_netclient_step(cradle_netclient *net, uint64_t now_ns) {
+    if (net->error) return net->error;
+    if (net->phase != CRADLE_NETCLIENT_PLAYING || net->next_step >= net->received_next) return 0;
+    int gate = reload_gate(net, now_ns);
+    if (gate <= 0) return gate;
+    const cradle_game_contract *k = net->contract;
+    uint64_t s = net->next_step;
+    uint8_t *snapshot = net->history + (s % CRADLE_NETCLIENT_HISTORY) * net->snapshot_size;
+    memcpy(snapshot, net->queue + (s % CRADLE_NETCLIENT_QUEUE_STEPS) * net->snapshot_size, net->snapshot_size);
+    if (net->config.corrupt_step != 0 && s == net->config.corrupt_step)
+        for (uint32_t i = 0; i < net->snapshot_size; i++) snapshot[i] = (uint8_t)~snapshot[i];
+    memcpy(net->previous, net->state, net->state_bytes);
+    net->has_previous = true;
+    uint32_t per_frame = k->steps_per_second / k->source_frames_per_second;
+    cradle_game_step step = {.index = s,
+                             .source_frame = s / per_frame,
+                             .phase = (uint32_t)(s % per_frame),
+                             .snapshot_size = net->snapshot_size,
+                             .snapshot = snapshot};
+    cradle_events_clear(&net->events);
+    cradle_event_sink sink = {.context = &net->events, .emit = count_event};
+    k->step(net->state, &step, &sink);
+    net->queue_first = s + 1;
+    net->steps_run++;
+    if (net->config.output && k->output && (net->config.output_until == 0 || s < net->config.output_until)) {
+        uint8_t out[CRADLE_GAME_OUTPUT_MAX];
+        size_t n = k->output(net->state, s, out, sizeof out);
+        if (n > sizeof out || fwrite(out, 1, n, net->config.output) != n)
+            return fail(net, CRADLE_EIO, "cannot write --output");
+    }
+    int rc = check_hash(net, s);
+    net->next_step = s + 1;
+    return rc == 0 ? 1 : rc;
+}
+
+uint64_t cradle_netclient_pending(const cradle_netclient *net) {
+    return net->phase == CRADLE_NETCLIENT_PLAYING ? net->received_next - net->next_step : 0;
+}
+
+bool cradle_netclient_playing(const cradle_netclient *net) { return net->phase == CRADLE_NETCLIENT_PLAYING; }
+
+uint32_t cradle_netclient_players_present(const cradle_netclient *net) {
+    if (!net->history || net->next_step == net->welcome.start_step) return 0;
+    const uint8_t *snapshot =
+        net->history + ((net->next_step - 1) % CRADLE_NETCLIENT_HISTORY) * net->snapshot_size;
+    uint32_t count = 0;
+    for (uint32_t s = 0; s < net->welcome.max_players; s++) count += cradle_snapshot_present(snapshot, s);
+    return count;
+}
+
+uint64_t cradle_netclient_state_hash(const cradle_netclient *net) {
+    return net->state && net->contract ? cradle_hash64(net->state, net->contract->state_size) : 0;
+}
+
+void cradle_netclient_leave(cradle_netclient *net, uint32_t wait_ms) {
+    if (!net->enet || !net->peer) return;
+    cradle_wire_message bye = {.type = CRADLE_WIRE_BYE, .as.bye = {.reason = CRADLE_WIRE_BYE_LEAVING}};
+    send_message(net, &bye, ENET_PACKET_FLAG_RELIABLE);
+    enet_peer_disconnect_later(net->peer, 0);
+    ENetEvent event;
+    for (uint32_t waited = 0; waited < wait_ms; waited += 10) {
+        int rc = enet_host_service(net->enet, &event, 10);
+        if (rc < 0) break;
+        if (rc == 0) continue;
+        if (event.type == ENET_EVENT_TYPE_RECEIVE) enet_packet_destroy(event.packet);
+        if (event.type == ENET_EVENT_TYPE_DISCONNECT) break;
+    }
+    net->peer = NULL;
+}
+
+void cradle_netclient_close(cradle_netclient *net) {
+    if (net->enet) enet_host_destroy(net->enet);
+    net->enet = NULL;
+    net->peer = NULL;
+    cradle_reload_close(&net->reload);
+    free(net->state);
+    free(net->previous);
+    free(net->base);
+    free(net->queue);
+    free(net->history);
+    net->state = net->previous = net->base = net->queue = net->history = NULL;
+}

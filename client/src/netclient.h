@@ -1,0 +1,217 @@
+#ifndef CRADLE_CLIENT_NETCLIENT_H
+#define CRADLE_CLIENT_NETCLIENT_H
+/*
+ * netclient: one lockstep session with a cradle-server over ENet, without
+ * SDL, so the window, headless bots and tests all drive the same code.
+ *
+ * Life of a session:
+ *   open     loads the game library (reload.h: a numbered copy of --game),
+ *            creates the ENet host and starts connecting. Nothing blocks.
+ *   service  (every frame) sends and receives: HELLO once connected; WELCOME
+ *            (start step, input delay, seed); STATE chunks for a join in
+ *            progress; STEPS, whose snapshots and hashes go into bounded
+ *            queues; RELOAD; PING/PONG (round-trip time, one PING a second);
+ *            BYE. On each STEPS it sends the local input for every step up
+ *            to (last step received + input delay, but at least the next
+ *            step) not sent yet, asking
+ *            the input function for each; every INPUT repeats the previous
+ *            steps (REDUNDANCY) because it travels unreliable.
+ *   step     runs ONE queued snapshot through the game, keeping the state
+ *            before it as `previous` (for render interpolation), checks the
+ *            hash the server sent for that step, appends the game's output
+ *            bytes to config.output. The caller decides how many steps run
+ *            per frame (catch-up is bounded there, not here).
+ *
+ * Failures end the session: the error and a one-line message (net->message)
+ * stay, service/step return it from then on. Kinds:
+ *   CRADLE_ENET_TIMEOUT  no connection within connect_timeout_ms, or no
+ *                        message from the server for silence_timeout_ms
+ *   CRADLE_ENET_REFUSED  REFUSE (net->refusal: its reason, text printed)
+ *   CRADLE_ENET_MESSAGE  the server sent something invalid
+ *   CRADLE_ENET_INIT     the connection dropped or the server said BYE
+ *   CRADLE_ERELOAD_*     the announced build never appeared in time
+ *   CRADLE_EIO           --output or the desync report could not be written
+ * A desync is not a failure of the session object: net->desync is set, the
+ * report is written and DESYNC sent; the caller decides (headless exits 4,
+ * the window shows a banner and keeps drawing).
+ *
+ * Reload: a RELOAD(build X, step S) makes step S wait until the client's own
+ * loader has build X: at S the client calls cradle_reload_now() on its --game
+ * path (the same library path the server watches when both run on one
+ * machine, or a path the operator syncs) and, when the loaded build is not X,
+ * tries again every 100 ms until reload_timeout_ms has passed, then fails
+ * with both build ids in the message. on_reload runs only for build X.
+ *
+ * Desync report (config.desync_report, written once at the first mismatch):
+ *   text header, one "key value" per line:
+ *     cradle-desync 1
+ *     game <name>
+ *     build <build id>
+ *     step <S>                   the first step whose hashes differ
+ *     client_hash <16 hex>
+ *     server_hash <16 hex>
+ *     base_step <B>              the state below is the state after step B
+ *                                (the last matching hash step), or the
+ *                                start state (B = start step - 1, "-1" for 0)
+ *     snapshot_size <N>
+ *     snapshots <C>              steps B+1 .. S (C = S - B); fewer when the
+ *                                history ring overflowed (then truncated 1)
+ *     truncated <0|1>
+ *     state_size <Z>
+ *     end
+ *   then binary: Z bytes base state, C * N bytes snapshots in step order,
+ *   Z bytes of the client's state after step S.
+ *
+ * Test hook: config.corrupt_step (the program sets it from the environment
+ * variable CRADLE_TEST_CORRUPT_STEP) inverts every byte of that step's
+ * snapshot before it runs, to provoke a desync on purpose.
+ *
+ * Threads: none. One thread owns a netclient; --bots N runs N of them in one
+ * loop.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <enet/enet.h>
+
+#include "cradle/errors.h"
+#include "cradle/events.h"
+#include "cradle/game_abi.h"
+#include "cradle/reload.h"
+#include "cradle/wire.h"
+
+#define CRADLE_NETCLIENT_MESSAGE_MAX 512u
+#define CRADLE_NETCLIENT_QUEUE_STEPS 4096u   /* snapshots received, not yet run */
+#define CRADLE_NETCLIENT_HASHES 1024u        /* server hashes received, not yet checked */
+#define CRADLE_NETCLIENT_HISTORY 1024u       /* snapshots kept since the last matching hash */
+#define CRADLE_NETCLIENT_EVENTS 1024u        /* events one step may report */
+#define CRADLE_NETCLIENT_REDUNDANCY 4u       /* steps each INPUT carries */
+#define CRADLE_NETCLIENT_NO_STEP UINT64_MAX
+
+/* Fills out (input_bytes bytes, zeroed by the caller) with the local
+ * player's input for `step`. */
+typedef void (*cradle_netclient_input_fn)(void *context, uint64_t step, uint8_t *out,
+                                          uint32_t input_bytes);
+
+/* Zero means default for every field but port, game and requested_slot. */
+typedef struct cradle_netclient_config {
+    const char *host;              /* address or name; NULL = 127.0.0.1 */
+    uint16_t port;
+    const char *game;              /* game library path */
+    const char *copy_dir;          /* where the loader puts its numbered copy; NULL = beside
+                                      the library (two netclients in one process need two) */
+    bool spectator;
+    int requested_slot;            /* -1 = any slot (0 is slot 0: set it explicitly) */
+    const char *build_id;          /* test hook: claim another build in HELLO; NULL = the library's */
+    uint32_t connect_timeout_ms;   /* 0 = 5000 */
+    uint32_t silence_timeout_ms;   /* 0 = 5000 */
+    uint32_t reload_timeout_ms;    /* 0 = 10000 */
+    FILE *output;                  /* the game's output bytes of every step run; may be NULL */
+    uint64_t output_until;         /* write output for steps below this; 0 = all */
+    const char *desync_report;     /* path; NULL = no report file */
+    uint64_t corrupt_step;         /* test hook; 0 = none (step 0 cannot be corrupted) */
+    cradle_netclient_input_fn input;
+    void *input_context;
+} cradle_netclient_config;
+
+typedef enum cradle_netclient_phase {
+    CRADLE_NETCLIENT_CONNECTING, /* ENet connect sent */
+    CRADLE_NETCLIENT_HELLO,      /* HELLO sent, no WELCOME yet */
+    CRADLE_NETCLIENT_JOINING,    /* WELCOME received, state block arriving */
+    CRADLE_NETCLIENT_PLAYING,    /* stepping */
+    CRADLE_NETCLIENT_CLOSED,     /* failed or left; see error */
+} cradle_netclient_phase;
+
+/* The caller owns the struct (large: static or heap). Fields are for
+ * reading (the HUD shows them); change none. */
+typedef struct cradle_netclient {
+    cradle_netclient_config config;
+    cradle_netclient_phase phase;
+    int error;                          /* 0 or the code that ended the session */
+    int refusal;                        /* cradle_wire_refusal when error == CRADLE_ENET_REFUSED */
+    char message[CRADLE_NETCLIENT_MESSAGE_MAX];
+
+    cradle_reload reload;
+    const cradle_game_contract *contract;
+    ENetHost *enet;
+    ENetPeer *peer;
+    uint64_t opened_ns, last_heard_ns, last_ping_ns;
+    uint64_t rtt_ns;                    /* last measured round trip; 0 = none yet */
+
+    cradle_wire_welcome welcome;
+    uint32_t snapshot_size;
+    size_t state_bytes;                 /* allocated size of each state block */
+    uint8_t *state, *previous, *base;   /* base: state at the last matching hash */
+    bool has_previous;
+    uint32_t state_received;            /* STATE bytes so far */
+    uint64_t next_step;                 /* the next step to run */
+    uint64_t received_next;             /* the next step expected from the server */
+
+    /* received snapshots [queue_first, received_next) not yet run, ring */
+    uint8_t *queue;
+    uint64_t queue_first;
+    cradle_wire_hash hashes[CRADLE_NETCLIENT_HASHES];
+    uint32_t hash_head, hash_count;
+
+    /* snapshots since the last matching hash (for the desync report) */
+    uint8_t *history;
+    uint64_t base_step_plus1;           /* the state in base is after step base_step_plus1 - 1 */
+    uint64_t hashes_checked, last_hash_step, last_hash;
+
+    /* inputs sent: step input_sent_through - 1 is the last */
+    uint64_t input_sent_through;
+    uint8_t inputs[64][CRADLE_GAME_MAX_INPUT_BYTES];
+
+    bool reload_pending;
+    uint64_t reload_at, reload_deadline_ns, reload_next_try_ns;
+    char reload_build[CRADLE_GAME_BUILD_ID_MAX + 1];
+    uint64_t reloads;
+
+    bool desync;
+    uint64_t desync_step, desync_mine, desync_theirs;
+
+    cradle_event_queue events;          /* the last step's events */
+    cradle_event event_storage[CRADLE_NETCLIENT_EVENTS];
+    uint64_t steps_run;
+    uint64_t bytes_in, bytes_out;
+} cradle_netclient;
+
+/* enet_initialize()/enet_deinitialize() are the program's (once per process). */
+
+/* Loads config->game and starts connecting. Returns 0, or a negative code with
+ * net->message set (the library could not be loaded, bad address, no ENet
+ * host); then nothing is left to close but calling close is safe. */
+CRADLE_MUST_CHECK int cradle_netclient_open(cradle_netclient *net,
+                                            const cradle_netclient_config *config,
+                                            uint64_t now_ns);
+
+/* Services the connection without blocking longer than wait_ms. Returns 0, or
+ * the session's error once it failed. */
+int cradle_netclient_service(cradle_netclient *net, uint64_t now_ns, uint32_t wait_ms);
+
+/* Runs the next received step. Returns 1 when a step ran, 0 when none is
+ * ready (or a reload is waiting for its build), or the session's error. */
+int cradle_netclient_step(cradle_netclient *net, uint64_t now_ns);
+
+/* Received steps not yet run. */
+uint64_t cradle_netclient_pending(const cradle_netclient *net);
+
+/* True once the session is stepping (WELCOME and any state block done). */
+bool cradle_netclient_playing(const cradle_netclient *net);
+
+/* Sends BYE (leaving) and disconnects, waiting at most wait_ms for ENet to
+ * deliver it. */
+void cradle_netclient_leave(cradle_netclient *net, uint32_t wait_ms);
+
+/* Releases everything. Safe on a zeroed or failed struct. */
+void cradle_netclient_close(cradle_netclient *net);
+
+/* Players present (presence mask bits) in the last step run; 0 before one ran. */
+uint32_t cradle_netclient_players_present(const cradle_netclient *net);
+
+/* The state hash of the current state (0 before playing). */
+uint64_t cradle_netclient_state_hash(const cradle_netclient *net);
+
+#endif

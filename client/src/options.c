@@ -1,0 +1,196 @@
+/*
+ * options: cradle-client's command line.
+ */
+#include "options.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cradle/version.h"
+
+static void usage(FILE *to) {
+    fprintf(to,
+            "usage: cradle-client --game LIBRARY [--host ADDR] [--port N] [options]\n"
+            "       cradle-client --play LOG [--game LIBRARY] [--headless]\n"
+            "Joins a cradle-server session and shows it in a window (SDL2).\n"
+            "  --host ADDR            server address (default 127.0.0.1)\n"
+            "  --port N               server UDP port (default 7777)\n"
+            "  --game LIBRARY         the game library (the same build as the server's)\n"
+            "  --spectator            watch without a player slot\n"
+            "  --slot N               ask for player slot N (to rejoin it)\n"
+            "  --headless             no window, no audio (bots, tests)\n"
+            "  --script FILE          drive the input from a script: lines '<step> <hex bits>'\n"
+            "  --bot                  seeded simple play (--seed N)\n"
+            "  --bots N               N headless bot connections from this process\n"
+            "  --seed N               bot seed (default 1; bot i of --bots uses seed + i)\n"
+            "  --steps N              leave after N steps (headless: print a summary line)\n"
+            "  --output FILE          write the game's output bytes of every step run\n"
+            "  --desync-report FILE   where a desync report goes (default cradle-desync-<pid>.bin)\n"
+            "  --config FILE          key bindings (default $XDG_CONFIG_HOME/cradle/client.json)\n"
+            "  --mute                 no sound\n"
+            "  --fullscreen           borderless fullscreen window\n"
+            "  --size WxH             window size (default: the game's view, at least 960 wide)\n"
+            "  --connect-timeout MS   give up connecting after MS (default 5000)\n"
+            "  --silence-timeout MS   give up when the server is silent for MS (default 5000)\n"
+            "  --reload-timeout MS    give up when an announced build does not appear (default 10000)\n"
+            "  --play LOG             show a recorded session (Space pause, +/- speed, Right step)\n"
+            "  --help, --version\n"
+            "Exit status: 0 ok, 1 error (unreachable, refused, connection lost, bad log),\n"
+            "2 usage, 4 desync (headless).\n");
+}
+
+static int parse_u64(const char *text, uint64_t max, uint64_t *out) {
+    char *end = NULL;
+    errno = 0;
+    if (!text || text[0] < '0' || text[0] > '9') return -1;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (errno || *end || v > max) return -1;
+    *out = v;
+    return 0;
+}
+
+cradle_client_parse cradle_client_options_parse(cradle_client_options *o, int argc, char **argv) {
+    memset(o, 0, sizeof *o);
+    o->host = "127.0.0.1";
+    o->port = 7777;
+    o->slot = -1;
+    o->seed = 1;
+    enum { O_HOST = 256, O_PORT, O_GAME, O_SPECTATOR, O_SLOT, O_HEADLESS, O_SCRIPT, O_BOT, O_BOTS,
+           O_SEED, O_STEPS, O_OUTPUT, O_DESYNC, O_CONFIG, O_MUTE, O_FULLSCREEN, O_SIZE, O_CONNECT,
+           O_SILENCE, O_RELOAD, O_PLAY, O_HELP, O_VERSION, O_SCREENSHOT, O_BUILD_ID };
+    static const struct option options[] = {
+        {"host", required_argument, NULL, O_HOST},
+        {"port", required_argument, NULL, O_PORT},
+        {"game", required_argument, NULL, O_GAME},
+        {"spectator", no_argument, NULL, O_SPECTATOR},
+        {"slot", required_argument, NULL, O_SLOT},
+        {"headless", no_argument, NULL, O_HEADLESS},
+        {"script", required_argument, NULL, O_SCRIPT},
+        {"bot", no_argument, NULL, O_BOT},
+        {"bots", required_argument, NULL, O_BOTS},
+        {"seed", required_argument, NULL, O_SEED},
+        {"steps", required_argument, NULL, O_STEPS},
+        {"output", required_argument, NULL, O_OUTPUT},
+        {"desync-report", required_argument, NULL, O_DESYNC},
+        {"config", required_argument, NULL, O_CONFIG},
+        {"mute", no_argument, NULL, O_MUTE},
+        {"fullscreen", no_argument, NULL, O_FULLSCREEN},
+        {"size", required_argument, NULL, O_SIZE},
+        {"connect-timeout", required_argument, NULL, O_CONNECT},
+        {"silence-timeout", required_argument, NULL, O_SILENCE},
+        {"reload-timeout", required_argument, NULL, O_RELOAD},
+        {"play", required_argument, NULL, O_PLAY},
+        {"help", no_argument, NULL, O_HELP},
+        {"version", no_argument, NULL, O_VERSION},
+        /* hidden: README screenshots and tests */
+        {"screenshot", required_argument, NULL, O_SCREENSHOT},
+        {"build-id", required_argument, NULL, O_BUILD_ID},
+        {NULL, 0, NULL, 0},
+    };
+    int opt;
+    uint64_t v = 0;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
+        const char *flag = NULL; /* set when the value is bad */
+        const char *allowed = NULL;
+        switch (opt) {
+        case O_HOST: o->host = optarg; break;
+        case O_PORT:
+            if (parse_u64(optarg, 65535, &v) != 0 || v == 0) flag = "--port", allowed = "1..65535";
+            o->port = (uint16_t)v;
+            break;
+        case O_GAME: o->game = optarg; break;
+        case O_SPECTATOR: o->spectator = true; break;
+        case O_SLOT:
+            if (parse_u64(optarg, 63, &v) != 0) flag = "--slot", allowed = "0..63";
+            o->slot = (int)v;
+            break;
+        case O_HEADLESS: o->headless = true; break;
+        case O_SCRIPT: o->script = optarg; break;
+        case O_BOT: o->bot = true; break;
+        case O_BOTS:
+            if (parse_u64(optarg, 256, &v) != 0 || v == 0) flag = "--bots", allowed = "1..256";
+            o->bots = (uint32_t)v;
+            break;
+        case O_SEED:
+            if (parse_u64(optarg, UINT64_MAX, &o->seed) != 0) flag = "--seed", allowed = "a decimal number";
+            break;
+        case O_STEPS:
+            if (parse_u64(optarg, UINT64_MAX, &o->steps) != 0) flag = "--steps", allowed = "a decimal number";
+            break;
+        case O_OUTPUT: o->output = optarg; break;
+        case O_DESYNC: o->desync_report = optarg; break;
+        case O_CONFIG: o->config = optarg; break;
+        case O_MUTE: o->mute = true; break;
+        case O_FULLSCREEN: o->fullscreen = true; break;
+        case O_SIZE: {
+            unsigned w = 0, h = 0;
+            char tail = 0;
+            if (sscanf(optarg, "%ux%u%c", &w, &h, &tail) != 2 || w < 160 || h < 90 || w > 16384 || h > 16384)
+                flag = "--size", allowed = "WxH, 160x90 .. 16384x16384";
+            o->width = w;
+            o->height = h;
+            break;
+        }
+        case O_CONNECT:
+            if (parse_u64(optarg, 600000, &v) != 0 || v == 0) flag = "--connect-timeout", allowed = "1..600000 ms";
+            o->connect_timeout_ms = (uint32_t)v;
+            break;
+        case O_SILENCE:
+            if (parse_u64(optarg, 600000, &v) != 0 || v == 0) flag = "--silence-timeout", allowed = "1..600000 ms";
+            o->silence_timeout_ms = (uint32_t)v;
+            break;
+        case O_RELOAD:
+            if (parse_u64(optarg, 600000, &v) != 0 || v == 0) flag = "--reload-timeout", allowed = "1..600000 ms";
+            o->reload_timeout_ms = (uint32_t)v;
+            break;
+        case O_PLAY: o->play = optarg; break;
+        case O_HELP: usage(stdout); return CRADLE_CLIENT_EXIT_OK;
+        case O_VERSION:
+            printf("cradle-client %s (wire protocol %u)\n", CRADLE_VERSION_STRING, 1u);
+            return CRADLE_CLIENT_EXIT_OK;
+        case O_SCREENSHOT: {
+            /* FILE:STEPS */
+            const char *colon = strrchr(optarg, ':');
+            if (!colon || parse_u64(colon + 1, UINT64_MAX, &o->screenshot_after) != 0)
+                flag = "--screenshot", allowed = "FILE.bmp:STEPS";
+            else {
+                static char path[4096];
+                size_t n = (size_t)(colon - optarg);
+                if (n >= sizeof path) n = sizeof path - 1;
+                memcpy(path, optarg, n);
+                path[n] = '\0';
+                o->screenshot = path;
+            }
+            break;
+        }
+        case O_BUILD_ID: o->build_id = optarg; break;
+        case '?':
+        default:
+            fprintf(stderr, "cradle-client: unknown option or missing value: %s\n", argv[optind - 1]);
+            usage(stderr);
+            return CRADLE_CLIENT_EXIT_USAGE;
+        }
+        if (flag) {
+            fprintf(stderr, "cradle-client: %s '%s': expected %s\n", flag, optarg, allowed);
+            return CRADLE_CLIENT_EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "cradle-client: unexpected argument '%s'\n", argv[optind]);
+        return CRADLE_CLIENT_EXIT_USAGE;
+    }
+    if (!o->play && !o->game) {
+        fprintf(stderr, "cradle-client: --game LIBRARY is required (or --play LOG)\n");
+        return CRADLE_CLIENT_EXIT_USAGE;
+    }
+    if ((o->script ? 1 : 0) + (o->bot ? 1 : 0) + (o->spectator ? 1 : 0) > 1) {
+        fprintf(stderr, "cradle-client: --script, --bot and --spectator exclude each other\n");
+        return CRADLE_CLIENT_EXIT_USAGE;
+    }
+    if (o->bots) o->headless = true;
+    return CRADLE_CLIENT_RUN;
+}

@@ -1,0 +1,39 @@
+#ifndef CRADLE_CLIENT_OPTIONS_H
+#define CRADLE_CLIENT_OPTIONS_H
+/*
+ * options: cradle-client's command line (getopt_long). A bad value is
+ * reported naming the flag; the program exits 2.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct cradle_client_options {
+    const char *host;        /* default 127.0.0.1 */
+    uint16_t port;           /* default 7777 */
+    const char *game;        /* game library path (required to join; --play may use the log's) */
+    const char *config;      /* key bindings; NULL = $XDG_CONFIG_HOME/cradle/client.json */
+    const char *script;      /* input script */
+    const char *output;      /* game output bytes per step */
+    const char *desync_report; /* default cradle-desync-<pid>.txt in the current directory */
+    const char *play;        /* session log to show */
+    const char *screenshot;  /* hidden: BMP written after screenshot_after steps, then exit */
+    const char *build_id;    /* hidden test hook: claim this build id in HELLO */
+    uint64_t screenshot_after;
+    uint64_t steps;          /* stop after this step count is reached; 0 = run until the server ends */
+    uint64_t seed;           /* bot seed */
+    uint32_t bots;           /* --bots N: N headless bot connections */
+    uint32_t connect_timeout_ms, silence_timeout_ms, reload_timeout_ms;
+    int slot;                /* -1 = any */
+    bool headless, bot, spectator, mute, fullscreen;
+    uint32_t width, height;  /* window size; 0 = from the game's view */
+} cradle_client_options;
+
+typedef enum cradle_client_parse {
+    CRADLE_CLIENT_RUN = 0,
+    CRADLE_CLIENT_EXIT_OK = 1,    /* --help or --version printed */
+    CRADLE_CLIENT_EXIT_USAGE = 2, /* a message was printed on stderr */
+} cradle_client_parse;
+
+cradle_client_parse cradle_client_options_parse(cradle_client_options *o, int argc, char **argv);
+
+#endif

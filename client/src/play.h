@@ -1,0 +1,14 @@
+#ifndef CRADLE_CLIENT_PLAY_H
+#define CRADLE_CLIENT_PLAY_H
+/*
+ * play: --play LOG shows a recorded session (log.h reader) and checks the
+ * recorded hashes as it goes. In the window: Space pauses, + or Up doubles
+ * the speed, - or Down halves it, Right or . steps once while paused.
+ * With --headless it replays as fast as possible and exits 0 when every
+ * recorded hash matched, 1 otherwise.
+ */
+#include "options.h"
+
+int cradle_client_play(const cradle_client_options *o);
+
+#endif

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# cradle-client's failures: clear message, exit 1, no hang.
+#  - nothing listens on the port: exit 1 within the connect timeout;
+#  - the server runs another build of the game: refused, both build ids shown;
+#  - the server stops mid-game: "closed the session" / lost, exit 1;
+#  - usage errors exit 2; --help and --version exit 0.
+set -euo pipefail
+server=$1 client=$2 game=$3 other_build=$4
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/server_common.sh"
+work=$(mktemp -d)
+trap 'stop_server_on_exit; rm -rf "$work"' EXIT
+cd "$work"
+
+"$client" --help | grep -q -- "--headless"
+"$client" --version | grep -q "cradle-client"
+rc=0; "$client" --headless --game "$game" --port 0 2>usage.err || rc=$?
+[ "$rc" -eq 2 ] && grep -q -- "--port" usage.err
+rc=0; "$client" --headless 2>usage.err || rc=$?
+[ "$rc" -eq 2 ]
+
+# Unreachable: a free port nobody listens on.
+port=$((20000 + RANDOM % 40000))
+start=$(date +%s)
+rc=0; "$client" --headless --game "$game" --port "$port" --connect-timeout 1500 2>unreach.err || rc=$?
+elapsed=$(( $(date +%s) - start ))
+cat unreach.err
+[ "$rc" -eq 1 ] && grep -q "no server answers" unreach.err
+[ "$elapsed" -le 6 ] || { echo "took ${elapsed}s"; exit 1; }
+
+# Build mismatch: the server hosts $game, the client loads another build of it.
+start_server --game "$game" --players 2
+rc=0; "$client" --headless --game "$other_build" --port "$PORT" 2>build.err || rc=$?
+cat build.err
+[ "$rc" -eq 1 ]
+grep -q "refused the connection (build)" build.err
+server_build=$(sed -n "s/.*server runs build '\([^']*\)'.*/\1/p" build.err)
+client_build=$(sed -n "s/.*client has '\([^']*\)'.*/\1/p" build.err)
+[ -n "$server_build" ] && [ -n "$client_build" ] && [ "$server_build" != "$client_build" ]
+
+# Lost mid-game: the server is killed while a client plays.
+"$client" --headless --game "$game" --port "$PORT" --bot --silence-timeout 1500 >lost.out 2>lost.err & c=$!
+for i in $(seq 1 100); do grep -q "joined" server.err && break; sleep 0.05; done
+sleep 0.3
+kill -KILL "$SERVER_PID"
+rc=0; wait "$c" || rc=$?
+cat lost.err
+[ "$rc" -eq 1 ]
+grep -E -q "connection lost|connection to the server lost" lost.err
+echo "client errors ok"

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# cradle-client --headless against cradle-server on loopback, vanguard:
+# two bot players, two --bots and a spectator for 300 steps all end on the server's hash
+# at step 299 (hash interval 30); player 0's --output bytes equal
+# cradle-replay's output of the server's log over the same steps. Then a
+# client fed a corrupted snapshot at step 250 (test hook
+# CRADLE_TEST_CORRUPT_STEP) reports the desync at step 269 (the first hash
+# step at or after 250), writes its report and the server logs the DESYNC.
+# Finally --play of the server's log verifies it headless.
+set -euo pipefail
+server=$1 client=$2 game=$3 replay=$4 other_game=$5
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/server_common.sh"
+work=$(mktemp -d)
+trap 'stop_server_on_exit; rm -rf "$work"' EXIT
+cd "$work"
+
+start_server --game "$game" --players 4 --log session.log --hash-interval 30
+echo "server on port $PORT"
+run_client() { # name args...
+  local name=$1; shift
+  "$client" --headless --port "$PORT" --game "$game" --silence-timeout 10000 "$@" >"$name.out" 2>"$name.err"
+}
+run_client p0 --bot --seed 10 --steps 300 --output p0.bin & p0=$!
+run_client p1 --bot --seed 11 --steps 300 & p1=$!
+run_client spec --spectator --steps 300 & spec=$!
+# Two seeded bots from one process (--bots).
+run_client bots --bots 2 --seed 20 --steps 300 & bots=$!
+# The provoked desync, in the same session (it must join before step 250).
+CRADLE_TEST_CORRUPT_STEP=250 run_client bad --spectator --steps 300 --desync-report bad.report & bad=$!
+for pid in $p0 $p1 $spec; do wait "$pid"; done
+hash=""
+for name in p0 p1 spec; do
+  line=$(grep '"event":"done"' "$name.out" || { echo "$name did not finish:"; cat "$name.out" "$name.err"; exit 1; })
+  echo "$name: $line"
+  [ "$(json_field "$line" steps)" -ge 300 ]
+  [ "$(json_field "$line" last_hash_step)" = 299 ]
+  [ "$(json_field "$line" hashes_checked)" -ge 1 ]
+  h=$(json_field "$line" last_hash)
+  [ -z "$hash" ] || [ "$h" = "$hash" ] || { echo "$name ends on hash $h, others on $hash"; exit 1; }
+  hash=$h
+done
+[ "$(json_field "$(grep done spec.out)" slot)" = -1 ]
+wait $bots
+grep '"event":"bots_done"' bots.out
+grep -q '"bots":2,' bots.out
+grep -q '"desyncs":0,"status":0' bots.out
+
+# The provoked desync: reported at the first hash step at or after 250.
+rc=0; wait $bad || rc=$?
+cat bad.err
+[ "$rc" -eq 4 ] || { echo "a desync should exit 4, got $rc"; exit 1; }
+grep -q "DESYNC at step 269" bad.err
+head -c 15 bad.report | grep -q "cradle-desync 1"
+grep -a -q "^step 269$" bad.report
+grep -a -q "^base_step 239$" bad.report
+grep -a -q "^snapshots 30$" bad.report
+for i in $(seq 1 50); do grep -q "desync at step 269" server.err && break; sleep 0.1; done
+grep -q "desync at step 269" server.err
+
+kill -TERM "$SERVER_PID"
+rc=0; wait "$SERVER_PID" || rc=$?
+[ "$rc" -eq 0 ] || { echo "server exited $rc"; cat server.err; exit 1; }
+start=$(json_field "$(grep done p0.out)" start_step)
+"$replay" --output replay.bin --from "$start" --to 299 session.log
+[ -s p0.bin ]
+cmp replay.bin p0.bin
+# --play LOG --headless replays the server's log, checking its hashes.
+"$client" --play session.log --headless >play.out
+cat play.out
+grep -q '"verdict":"ok"' play.out
+[ "$(json_field "$(cat play.out)" hashes_checked)" -ge 10 ]
+rc=0; "$client" --play session.log --headless --game "$other_game" >play2.out 2>play2.err || rc=$?
+[ "$rc" -eq 1 ] && grep -q "the log needs game 'vanguard'" play2.err
+echo "client session ok"
