@@ -43,7 +43,7 @@ build build/valgrind
 
 echo "== 4/4 libFuzzer harnesses, short bounded runs"
 CC=clang cmake -S . -B build/fuzz -DCMAKE_BUILD_TYPE=Debug -DCRADLE_WERROR=ON -DCRADLE_ASAN=ON \
-  -DCRADLE_FUZZ=ON -DCRADLE_BUILD_BENCH=OFF -DCRADLE_BUILD_CLIENT=OFF >/dev/null
+  -DCRADLE_FUZZ=ON -DCRADLE_BUILD_BENCH=OFF >/dev/null
 build build/fuzz
 (cd build/fuzz && ctest -j"$jobs" -L fuzz --no-tests=ignore)
 
