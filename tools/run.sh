@@ -1,9 +1,84 @@
 #!/usr/bin/env bash
-# run.sh: sets up, builds and runs the main job: the demo host stepping a
-# session in real time. Extra arguments go to the host.
+# run.sh: sets up, builds and runs the main job: a cradle-server session of
+# the sample game (vanguard) on this machine, with local bot clients and, when
+# a display exists, a cradle-client window for you. Without a display it runs
+# headless for a while, printing the server's status, then stops the session
+# and replays its log to show the replay matches.
+#
+#   bash tools/run.sh [--bots N] [--seconds S] [--port P] [--headless]
+#
+# --bots N     bot players besides you (default 3)
+# --seconds S  headless only: how long the session runs (default 30)
+# --port P     UDP port of the server (default 7777)
+# --headless   do not open a window even when a display exists
 set -euo pipefail
 cd "$(dirname "$0")/.."
+bots=3 seconds=30 port=7777 headless=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --bots) bots=$2; shift 2 ;;
+    --seconds) seconds=$2; shift 2 ;;
+    --port) port=$2; shift 2 ;;
+    --headless) headless=1; shift ;;
+    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "run.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
+  esac
+done
+case "$bots$seconds$port" in *[!0-9]*) echo "run.sh: --bots, --seconds and --port take whole numbers" >&2; exit 2 ;; esac
+
 bash tools/setup.sh
+echo "run.sh: building (Release) ..." >&2
 cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DCRADLE_BUILD_TESTS=OFF >/dev/null
-cmake --build build/release -j"$(nproc)" >/dev/null
-exec build/release/server/cradle-demo "$@"
+cmake --build build/release -j"$(nproc)" >build/release-build.log 2>&1 ||
+  { tail -40 build/release-build.log; exit 1; }
+
+bin=build/release
+game=$PWD/$bin/shared/games/vanguard/vanguard.so
+work=$PWD/build/run
+mkdir -p "$work"
+log=$work/session-$(date +%Y%m%d-%H%M%S).log
+sock=$work/dev.sock
+players=$((bots + 1))
+
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+}
+trap cleanup EXIT
+
+"$bin/server/cradle-server" --game "$game" --bind 127.0.0.1 --port "$port" --players "$players" \
+  --dev-socket "$sock" --log "$log" >"$work/server.out" 2>"$work/server.err" &
+server_pid=$!
+pids+=("$server_pid")
+for _ in $(seq 1 100); do
+  grep -q '"event":"serving"' "$work/server.out" 2>/dev/null && break
+  kill -0 "$server_pid" 2>/dev/null || { cat "$work/server.err" >&2; exit 1; }
+  sleep 0.05
+done
+echo "run.sh: cradle-server hosts vanguard on 127.0.0.1:$port (log $log, dev socket $sock)"
+if [ "$bots" -gt 0 ]; then
+  "$bin/client/cradle-client" --headless --game "$game" --port "$port" --bots "$bots" --seed 7 \
+    >"$work/bots.out" 2>"$work/bots.err" &
+  pids+=("$!")
+  echo "run.sh: $bots bot players joined"
+fi
+
+ctl() { "$bin/tools/cradlectl" --socket "$sock" "$@"; }
+if [ "$headless" -eq 0 ] && { [ -n "${DISPLAY:-}" ] || [ -n "${WAYLAND_DISPLAY:-}" ]; }; then
+  echo "run.sh: opening the window: arrows/WASD move, Space fires, R restarts after game over; close it to stop"
+  "$bin/client/cradle-client" --game "$game" --port "$port" || true
+else
+  echo "run.sh: no display: running headless for $seconds s (status every 5 s)"
+  "$bin/client/cradle-client" --headless --bot --seed 99 --game "$game" --port "$port" \
+    >"$work/player.out" 2>"$work/player.err" &
+  pids+=("$!")
+  for _ in $(seq 1 $(( (seconds + 4) / 5 ))); do
+    sleep 5
+    ctl status || true
+  done
+fi
+ctl quit >/dev/null 2>&1 || kill -TERM "$server_pid" 2>/dev/null || true
+wait "$server_pid" 2>/dev/null || true
+echo "run.sh: session over; replaying its log:"
+"$bin/tools/cradle-replay" "$log"
