@@ -1,13 +1,25 @@
 #!/usr/bin/env bash
-# bench.sh: builds the benchmark programs in Release and runs them all.
-# Each prints its own figures (the README's performance table comes from here).
+# bench.sh [NAME...]: builds the benchmark programs in Release and runs them
+# (all, or only those named: core world game log reload dev server secure
+# client). Each prints its own figures; the README's performance table comes
+# from these runs. bench_server runs 64 bots for BENCH_SERVER_SECONDS (60).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh redis-server
 cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DCRADLE_BUILD_TESTS=OFF >/dev/null
-cmake --build build/release -j"$(nproc)" >/dev/null
-for b in build/release/tools/bench/bench_*; do
-  [ -x "$b" ] || continue
-  echo "== $(basename "$b")"
-  "$b"
+cmake --build build/release -j"$(nproc)" >build/release-build.log 2>&1 ||
+  { tail -40 build/release-build.log; exit 1; }
+b=build/release/tools/bench
+vanguard=build/release/shared/games/vanguard/vanguard.so
+names=("$@")
+[ ${#names[@]} -gt 0 ] || names=(core world game log reload dev secure client server)
+for name in "${names[@]}"; do
+  echo "== bench_$name"
+  case "$name" in
+    dev) bash tools/bench/bench_dev.sh build/release ;;
+    log) "$b/bench_log" "$vanguard" ;;
+    server) "$b/bench_server" "${BENCH_SERVER_SECONDS:-60}" ;;
+    *) [ -x "$b/bench_$name" ] || { echo "bench.sh: no benchmark '$name'" >&2; exit 2; }
+       "$b/bench_$name" ;;
+  esac
 done
