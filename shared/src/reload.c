@@ -38,6 +38,7 @@ typedef Elf32_Phdr elf_phdr;
 #define ELF_NATIVE_DATA ELFDATA2LSB
 #endif
 
+#define COPY_NAME_ATTEMPTS 64u /* numbered names tried past stale copies */
 #define COPY_CHUNK_BYTES 32768u
 #define MISSING_SIZE UINT64_MAX
 #define MISSING_MTIME INT64_MIN
@@ -191,18 +192,23 @@ static int copy_library(cradle_reload *r, candidate *c, char *message, size_t me
                  (unsigned long long)r->file_size_bound);
         goto out_close_src;
     }
-    r->copies++;
-    int n = snprintf(c->copy_path, sizeof c->copy_path, "%s/%s.cradle-%ld-%llu.so", r->copy_dir,
-                     r->basename, r->pid, (unsigned long long)r->copies);
-    if (n < 0 || (size_t)n >= sizeof c->copy_path) {
-        c->copy_path[0] = '\0';
-        rc = say(CRADLE_ERELOAD_COPY, message, message_size,
-                 "copy path length %d >= maximum %u", n, (unsigned)CRADLE_RELOAD_PATH_MAX);
-        goto out_close_src;
+    /* O_EXCL: a stale file of that name (left by a killed host whose pid
+     * was recycled, as happens at every container restart) is never
+     * overwritten or loaded; the next number is tried instead, a bounded
+     * number of times. 0600: the copy is executable code. */
+    for (unsigned attempt = 0; attempt < COPY_NAME_ATTEMPTS; attempt++) {
+        r->copies++;
+        int n = snprintf(c->copy_path, sizeof c->copy_path, "%s/%s.cradle-%ld-%llu.so", r->copy_dir,
+                         r->basename, r->pid, (unsigned long long)r->copies);
+        if (n < 0 || (size_t)n >= sizeof c->copy_path) {
+            c->copy_path[0] = '\0';
+            rc = say(CRADLE_ERELOAD_COPY, message, message_size,
+                     "copy path length %d >= maximum %u", n, (unsigned)CRADLE_RELOAD_PATH_MAX);
+            goto out_close_src;
+        }
+        dst = open(c->copy_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (dst >= 0 || errno != EEXIST) break;
     }
-    /* O_EXCL: a stale file of that name (another host with a recycled pid)
-     * is never overwritten or loaded. 0600: the copy is executable code. */
-    dst = open(c->copy_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (dst < 0) {
         rc = say(CRADLE_ERELOAD_COPY, message, message_size, "cannot create %s: %s",
                  c->copy_path, strerror(errno));

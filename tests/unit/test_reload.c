@@ -630,6 +630,34 @@ static void test_private_copy_dir(void **unused) {
     host_close(&h);
 }
 
+/* A killed host leaves its copy behind; a later host with the same pid (a
+ * container restart) must skip that name, never load or delete it. */
+static void test_stale_copy_of_a_recycled_pid_is_skipped(void **unused) {
+    (void)unused;
+    host h;
+    host_make_dir(&h);
+    place_library(&h, RELOAD_LIB_INC1);
+    char copies[400], stale[512];
+    snprintf(copies, sizeof copies, "%s/copies", h.dir);
+    assert_int_equal(mkdir(copies, 0700), 0);
+    snprintf(stale, sizeof stale, "%s/counter.so.cradle-%ld-1.so", copies, (long)getpid());
+    spit(stale, (const unsigned char *)"stale", 5);
+    host_start(&h, (cradle_reload_config){.copy_dir = copies});
+    char expect[512];
+    snprintf(expect, sizeof expect, "%s/counter.so.cradle-%ld-2.so", copies, (long)getpid());
+    assert_string_equal(cradle_reload_copy_path(h.r), expect);
+    size_t size = 0;
+    unsigned char *left = slurp(stale, &size);
+    assert_int_equal(size, 5);
+    assert_memory_equal(left, "stale", 5);
+    free(left);
+    cradle_reload_close(h.r);
+    assert_int_equal(count_entries(copies), 1); /* only the stale file, untouched */
+    assert_int_equal(unlink(stale), 0);
+    assert_int_equal(rmdir(copies), 0);
+    host_close(&h);
+}
+
 static void test_state_growth_and_alignment_within_limits(void **unused) {
     (void)unused;
     host h;
@@ -664,6 +692,7 @@ int main(void) {
         cmocka_unit_test(test_reload_now_skips_settle_and_is_not_repeated),
         cmocka_unit_test(test_open_refusals_leave_nothing),
         cmocka_unit_test(test_private_copy_dir),
+        cmocka_unit_test(test_stale_copy_of_a_recycled_pid_is_skipped),
         cmocka_unit_test(test_state_growth_and_alignment_within_limits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
