@@ -20,6 +20,9 @@ function(cradle_target_defaults target)
   target_compile_definitions(${target} PRIVATE _POSIX_C_SOURCE=200809L)
   # Determinism: never let the compiler fuse or reorder float operations.
   target_compile_options(${target} PRIVATE -ffp-contract=off -fno-fast-math)
+  # Position-independent code (libcradle_core, game libraries) may still
+  # inline and call its own functions directly: nobody interposes them.
+  target_compile_options(${target} PRIVATE -fno-semantic-interposition)
   if(CRADLE_ASAN)
     target_compile_options(${target} PRIVATE
       -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
