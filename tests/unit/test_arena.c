@@ -5,6 +5,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "cradle_test.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -192,24 +194,6 @@ static void test_alloc_zero(void **state) {
 
 /* ---- programmer errors assert ---------------------------------------------- */
 
-/* Runs fn in a child process; returns the signal that ended it, or 0. */
-static int signal_of(void (*fn)(void)) {
-    fflush(NULL);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        int devnull = open("/dev/null", O_WRONLY);
-        if (devnull >= 0) dup2(devnull, STDERR_FILENO);
-        signal(SIGABRT, SIG_DFL);
-        fn();
-        _exit(0);
-    }
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0) {
-        if (errno != EINTR) fail_msg("waitpid failed");
-    }
-    return WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-}
 
 static void align_not_power_of_two(void) {
     cradle_arena a;
@@ -242,10 +226,10 @@ static void test_contract_violations_assert(void **state) {
 #ifdef NDEBUG
     skip();
 #else
-    assert_int_equal(signal_of(valid_calls), 0);
-    assert_int_equal(signal_of(align_not_power_of_two), SIGABRT);
-    assert_int_equal(signal_of(align_zero), SIGABRT);
-    assert_int_equal(signal_of(reset_past_used), SIGABRT);
+    assert_int_equal(cradle_test_signal_of(valid_calls), 0);
+    assert_int_equal(cradle_test_signal_of(align_not_power_of_two), SIGABRT);
+    assert_int_equal(cradle_test_signal_of(align_zero), SIGABRT);
+    assert_int_equal(cradle_test_signal_of(reset_past_used), SIGABRT);
 #endif
 }
 

@@ -5,6 +5,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "cradle_test.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -410,28 +412,8 @@ static void test_ns_until_next(void **state) {
 
 /* ---- programmer errors assert ------------------------------------------- */
 
-/* Runs fn in a child process and returns the signal that ended it, or 0 when
- * it returned normally. A child keeps ASan and valgrind working, which a
- * longjmp out of assert() would not; its stderr (the assert message) is
- * silenced. */
-static int signal_of(void (*fn)(void)) {
-    fflush(NULL);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        int devnull = open("/dev/null", O_WRONLY);
-        if (devnull >= 0) dup2(devnull, STDERR_FILENO);
-        signal(SIGABRT, SIG_DFL);
-        fn();
-        _exit(0);
-    }
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0) {
-        if (errno != EINTR) fail_msg("waitpid failed");
-    }
-    if (WIFSIGNALED(status)) return WTERMSIG(status);
-    return 0;
-}
+/* Each case runs in a child (cradle_test_signal_of): a child keeps ASan and
+ * valgrind working, which a longjmp out of assert() would not. */
 
 static void offer_with_steps_outstanding(void) {
     cradle_clock c = make_clock(60, 20, 0);
@@ -473,11 +455,11 @@ static void test_order_violations_assert(void **state) {
 #ifdef NDEBUG
     skip();
 #else
-    assert_int_equal(signal_of(correct_order), 0);
-    assert_int_equal(signal_of(offer_with_steps_outstanding), SIGABRT);
-    assert_int_equal(signal_of(next_with_none_planned), SIGABRT);
-    assert_int_equal(signal_of(next_past_the_plan), SIGABRT);
-    assert_int_equal(signal_of(command_step_with_steps_outstanding), SIGABRT);
+    assert_int_equal(cradle_test_signal_of(correct_order), 0);
+    assert_int_equal(cradle_test_signal_of(offer_with_steps_outstanding), SIGABRT);
+    assert_int_equal(cradle_test_signal_of(next_with_none_planned), SIGABRT);
+    assert_int_equal(cradle_test_signal_of(next_past_the_plan), SIGABRT);
+    assert_int_equal(cradle_test_signal_of(command_step_with_steps_outstanding), SIGABRT);
 #endif
 }
 
