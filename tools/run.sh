@@ -40,6 +40,18 @@ log=$work/session-$(date +%Y%m%d-%H%M%S).log
 sock=$work/dev.sock
 players=$((bots + 1))
 
+# The secure default, as in production: a server key (its public half, the
+# "server id", is what clients pin) and a token issuer the server trusts. The
+# bots and your window mint a fresh join token per connection from the issuer
+# key (--issuer-key: a development convenience; real players get tokens from a
+# backend, see the README's Security section).
+keys=$bin/tools/cradle-keys
+[ -f "$work/issuer.key" ] || "$keys" gen --out "$work/issuer.key" >/dev/null
+[ -f "$work/server.key" ] || "$keys" gen --out "$work/server.key" >/dev/null
+server_id=$("$keys" pub "$work/server.key" --kx)
+issuer_pub=$("$keys" pub "$work/issuer.key" --sign)
+secure_client=(--server-key "$server_id" --issuer-key "$work/issuer.key")
+
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
@@ -48,7 +60,8 @@ cleanup() {
 trap cleanup EXIT
 
 "$bin/server/cradle-server" --game "$game" --bind 127.0.0.1 --port "$port" --players "$players" \
-  --dev-socket "$sock" --log "$log" >"$work/server.out" 2>"$work/server.err" &
+  --dev-socket "$sock" --log "$log" --key "$work/server.key" --trust "$issuer_pub" \
+  --connect-rate 50 --connect-burst 50 >"$work/server.out" 2>"$work/server.err" &
 server_pid=$!
 pids+=("$server_pid")
 for _ in $(seq 1 100); do
@@ -56,9 +69,10 @@ for _ in $(seq 1 100); do
   kill -0 "$server_pid" 2>/dev/null || { cat "$work/server.err" >&2; exit 1; }
   sleep 0.05
 done
-echo "run.sh: cradle-server hosts vanguard on 127.0.0.1:$port (log $log, dev socket $sock)"
+echo "run.sh: cradle-server hosts vanguard on 127.0.0.1:$port, server id $server_id"
+echo "run.sh: session log $log, dev socket $sock"
 if [ "$bots" -gt 0 ]; then
-  "$bin/client/cradle-client" --headless --game "$game" --port "$port" --bots "$bots" --seed 7 \
+  "$bin/client/cradle-client" --headless --game "$game" --port "$port" --bots "$bots" --seed 7 "${secure_client[@]}" \
     >"$work/bots.out" 2>"$work/bots.err" &
   pids+=("$!")
   echo "run.sh: $bots bot players joined"
@@ -67,10 +81,10 @@ fi
 ctl() { "$bin/tools/cradlectl" --socket "$sock" "$@"; }
 if [ "$headless" -eq 0 ] && { [ -n "${DISPLAY:-}" ] || [ -n "${WAYLAND_DISPLAY:-}" ]; }; then
   echo "run.sh: opening the window: arrows/WASD move, Space fires, R restarts after game over; close it to stop"
-  "$bin/client/cradle-client" --game "$game" --port "$port" || true
+  "$bin/client/cradle-client" --game "$game" --port "$port" "${secure_client[@]}" || true
 else
   echo "run.sh: no display: running headless for $seconds s (status every 5 s)"
-  "$bin/client/cradle-client" --headless --bot --seed 99 --game "$game" --port "$port" \
+  "$bin/client/cradle-client" --headless --bot --seed 99 --game "$game" --port "$port" "${secure_client[@]}" \
     >"$work/player.out" 2>"$work/player.err" &
   pids+=("$!")
   for _ in $(seq 1 $(( (seconds + 4) / 5 ))); do
@@ -80,5 +94,5 @@ else
 fi
 ctl quit >/dev/null 2>&1 || kill -TERM "$server_pid" 2>/dev/null || true
 wait "$server_pid" 2>/dev/null || true
-echo "run.sh: session over; replaying its log:"
-"$bin/tools/cradle-replay" "$log"
+echo "run.sh: session over; replaying its log and checking the server's signature:"
+"$bin/tools/cradle-replay" --verify-key "$("$keys" pub "$work/server.key" --sign)" "$log"

@@ -4,7 +4,8 @@
 #   1. the whole suite built with ASan+UBSan and warnings as errors (gcc);
 #   2. the threaded tests (label "threads") built with ThreadSanitizer (clang);
 #   3. the unit tests under valgrind (no sanitizers), which must report no
-#      error and no leak;
+#      error and no leak, and the short soak on that plain build (its
+#      flat-memory check means nothing under a sanitizer);
 #   4. a short bounded run of every libFuzzer harness (clang).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,11 +36,13 @@ CC=clang cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=Debug -DCRADLE_WERROR=ON -D
 build build/tsan
 (cd build/tsan && TSAN_OPTIONS=halt_on_error=1 ctest -j"$jobs" -L threads --no-tests=ignore)
 
-echo "== 3/4 valgrind over the unit tests"
+echo "== 3/4 valgrind over the unit tests; the short soak on a plain build"
 cmake -S . -B build/valgrind -DCMAKE_BUILD_TYPE=Debug -DCRADLE_WERROR=ON -DCRADLE_VALGRIND=ON \
   -DCRADLE_BUILD_BENCH=OFF >/dev/null
 build build/valgrind
 (cd build/valgrind && ctest -j"$jobs" -L unit -LE no_valgrind)
+# The soak's flat-memory check needs a build without sanitizers: this one.
+(cd build/valgrind && ctest -L soak)
 
 echo "== 4/4 libFuzzer harnesses, short bounded runs"
 CC=clang cmake -S . -B build/fuzz -DCMAKE_BUILD_TYPE=Debug -DCRADLE_WERROR=ON -DCRADLE_ASAN=ON \

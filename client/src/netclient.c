@@ -9,7 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sodium.h>
+#include <time.h>
+
 #include "cradle/hash.h"
+#include "cradle/keys.h"
+#include "cradle/token.h"
 
 #define NS_PER_MS 1000000ull
 #define PING_INTERVAL_NS 1000000000ull
@@ -33,7 +38,17 @@ static void send_message(cradle_netclient *net, const cradle_wire_message *m, ui
     uint8_t buf[CRADLE_WIRE_MESSAGE_MAX];
     size_t n = 0;
     if (!net->peer || cradle_wire_encode(buf, sizeof buf, &n, m) != 0) return;
-    ENetPacket *packet = enet_packet_create(buf, n, flags);
+    const uint8_t *data = buf;
+    static _Thread_local uint8_t sealed[CRADLE_SECURE_PACKET_MAX];
+    if (net->secure && m->type != CRADLE_WIRE_HELLO) {
+        int rc = cradle_secure_seal(&net->session, sealed, sizeof sealed, &n, buf, n);
+        if (rc != 0) {
+            (void)fail(net, rc, "cannot seal a message: %s", cradle_strerror(rc));
+            return;
+        }
+        data = sealed;
+    }
+    ENetPacket *packet = enet_packet_create(data, n, flags);
     if (!packet) return;
     if (enet_peer_send(net->peer, 0, packet) != 0) {
         enet_packet_destroy(packet);
@@ -60,6 +75,14 @@ int cradle_netclient_open(cradle_netclient *net, const cradle_netclient_config *
     int rc_open = cradle_reload_open(&net->reload, &rc, now_ns, why, sizeof why);
     if (rc_open != 0) return fail(net, rc_open, "cannot load the game library %s: %s", config->game, why);
     net->contract = cradle_reload_contract(&net->reload);
+    if (!config->insecure) {
+        if (!config->server_key || cradle_keys_from_hex(net->server_key, config->server_key) != 0)
+            return fail(net, CRADLE_EINVAL, "the server key (--server-key) must be the server id, 64 hex digits");
+        if (!config->token && !config->issuer_key)
+            return fail(net, CRADLE_EINVAL, "a join token is needed (--token TOKEN, or --issuer-key FILE)");
+        if (sodium_init() < 0) return fail(net, CRADLE_EIO, "libsodium failed to initialise");
+        net->secure = true;
+    }
     (void)cradle_events_init(&net->events, net->event_storage, CRADLE_NETCLIENT_EVENTS);
 
     ENetAddress address = {.port = config->port};
@@ -73,8 +96,45 @@ int cradle_netclient_open(cradle_netclient *net, const cradle_netclient_config *
     return 0;
 }
 
+/* The HELLO credential (token || a fresh ephemeral public key) and this
+ * connection's session keys. Returns 0 or the failure (reported). */
+static int secure_hello(cradle_netclient *net, cradle_wire_hello *h) {
+    uint8_t token[CRADLE_TOKEN_MAX_BYTES];
+    size_t token_size = 0;
+    if (net->config.token) {
+        if (cradle_token_from_text(token, &token_size, net->config.token) != 0)
+            return fail(net, CRADLE_ETOKEN_MALFORMED, "--token is not a join token");
+    } else {
+        cradle_keys issuer;
+        char why[256];
+        int rc = cradle_keys_load(&issuer, net->config.issuer_key, why, sizeof why);
+        if (rc != 0) return fail(net, rc, "--issuer-key: %s", why);
+        cradle_token t = {.client_id = net->config.client_id};
+        randombytes_buf(t.id, sizeof t.id);
+        memcpy(t.server_id, net->server_key, sizeof t.server_id);
+        t.issued_unix = (uint64_t)time(NULL);
+        t.expires_unix = t.issued_unix + 3600u;
+        snprintf(t.build_id, sizeof t.build_id, "%s", net->contract->build_id);
+        rc = cradle_token_issue(token, sizeof token, &token_size, &t, issuer.sign_secret);
+        cradle_keys_wipe(&issuer);
+        if (rc != 0) return fail(net, rc, "cannot issue a join token: %s", cradle_strerror(rc));
+    }
+    uint8_t pk[CRADLE_SECURE_KEY_BYTES], sk[CRADLE_SECURE_KEY_BYTES];
+    size_t n = 0;
+    int rc = cradle_secure_keypair(pk, sk);
+    if (rc == 0) rc = cradle_token_credential(h->credential, sizeof h->credential, &n, token, token_size, pk);
+    if (rc == 0)
+        rc = cradle_secure_client_init(&net->session, pk, sk, net->server_key,
+                                       &(cradle_secure_config){.context = net->peer->connectID});
+    sodium_memzero(sk, sizeof sk);
+    if (rc != 0) return fail(net, rc, "cannot set up the secure channel: %s", cradle_strerror(rc));
+    h->credential_size = (uint16_t)n;
+    return 0;
+}
+
 static void send_hello(cradle_netclient *net) {
     cradle_wire_message m = {.type = CRADLE_WIRE_HELLO};
+    if (net->secure && secure_hello(net, &m.as.hello) != 0) return;
     m.as.hello.spectator = net->config.spectator;
     m.as.hello.requested_slot = net->config.requested_slot < 0 ? CRADLE_WIRE_ANY_SLOT
                                                                : (uint8_t)net->config.requested_slot;
@@ -204,6 +264,27 @@ static int on_steps(cradle_netclient *net, const cradle_wire_steps *s) {
 static int on_packet(cradle_netclient *net, const uint8_t *data, size_t size, uint64_t now_ns) {
     cradle_wire_message m;
     net->bytes_in += size;
+    static _Thread_local uint8_t opened[CRADLE_SECURE_PACKET_MAX];
+    if (net->secure) {
+        size_t plain = 0;
+        if (cradle_secure_open(&net->session, opened, sizeof opened, &plain, data, size) == 0) {
+            net->proven = true;
+            data = opened;
+            size = plain;
+        } else {
+            /* Before keys agree the server can only refuse unsealed (another
+             * protocol, no usable credential): shown, marked unproven. */
+            if (!net->proven && cradle_wire_decode(&m, data, size) == 0 && m.type == CRADLE_WIRE_REFUSE &&
+                (m.as.refuse.reason == CRADLE_WIRE_REFUSE_PROTOCOL || m.as.refuse.reason == CRADLE_WIRE_REFUSE_AUTH)) {
+                net->refusal = m.as.refuse.reason;
+                return fail(net, CRADLE_ENET_REFUSED,
+                            "the server refused the connection (%s, unsealed: its identity is not proven): %s",
+                            cradle_wire_refusal_name(m.as.refuse.reason), m.as.refuse.text);
+            }
+            net->dropped_unopened++;
+            return 0;
+        }
+    }
     int rc = cradle_wire_decode(&m, data, size);
     if (rc == CRADLE_ENET_VERSION)
         return fail(net, rc, "the server speaks protocol version %u, this client %u", (unsigned)m.version,
@@ -250,6 +331,7 @@ int cradle_netclient_service(cradle_netclient *net, uint64_t now_ns, uint32_t wa
         switch (event.type) {
         case ENET_EVENT_TYPE_CONNECT:
             net->last_heard_ns = now_ns;
+            net->hello_ns = now_ns;
             send_hello(net);
             break;
         case ENET_EVENT_TYPE_RECEIVE:
@@ -262,6 +344,10 @@ int cradle_netclient_service(cradle_netclient *net, uint64_t now_ns, uint32_t wa
             if (net->phase == CRADLE_NETCLIENT_CONNECTING)
                 (void)fail(net, CRADLE_ENET_TIMEOUT, "no server answers on %s:%u", net->config.host,
                            (unsigned)net->config.port);
+            else if (net->secure && !net->proven)
+                (void)fail(net, CRADLE_ENET_AUTH,
+                           "server identity not proven: disconnected before any reply opened with the "
+                           "pinned key (--server-key)");
             else
                 (void)fail(net, CRADLE_ENET_INIT, "connection to the server lost at step %" PRIu64,
                            net->next_step);
@@ -275,6 +361,11 @@ int cradle_netclient_service(cradle_netclient *net, uint64_t now_ns, uint32_t wa
         now_ns - net->opened_ns > (uint64_t)net->config.connect_timeout_ms * NS_PER_MS)
         return fail(net, CRADLE_ENET_TIMEOUT, "no server answers on %s:%u within %u ms", net->config.host,
                     (unsigned)net->config.port, (unsigned)net->config.connect_timeout_ms);
+    if (net->secure && !net->proven && net->phase == CRADLE_NETCLIENT_HELLO &&
+        now_ns - net->hello_ns > (uint64_t)net->config.connect_timeout_ms * NS_PER_MS)
+        return fail(net, CRADLE_ENET_AUTH,
+                    "server identity not proven: no reply opened with the pinned key (--server-key) within %u ms",
+                    (unsigned)net->config.connect_timeout_ms);
     if (net->phase != CRADLE_NETCLIENT_CONNECTING &&
         now_ns - net->last_heard_ns > (uint64_t)net->config.silence_timeout_ms * NS_PER_MS)
         return fail(net, CRADLE_ENET_TIMEOUT, "connection lost: the server sent nothing for %u ms (step %" PRIu64 ")",
@@ -455,6 +546,7 @@ void cradle_netclient_leave(cradle_netclient *net, uint32_t wait_ms) {
 }
 
 void cradle_netclient_close(cradle_netclient *net) {
+    cradle_secure_wipe(&net->session);
     if (net->enet) enet_host_destroy(net->enet);
     net->enet = NULL;
     net->peer = NULL;

@@ -80,6 +80,7 @@
 #include "cradle/events.h"
 #include "cradle/game_abi.h"
 #include "cradle/reload.h"
+#include "cradle/secure.h"
 #include "cradle/wire.h"
 
 #define CRADLE_NETCLIENT_MESSAGE_MAX 512u
@@ -112,6 +113,17 @@ typedef struct cradle_netclient_config {
     uint64_t output_until;         /* write output for steps below this; 0 = all */
     const char *desync_report;     /* path; NULL = no report file */
     uint64_t corrupt_step;         /* test hook; 0 = none (step 0 cannot be corrupted) */
+    /* Security (secure.h, token.h). Unless insecure: server_key (64 hex, the
+     * pinned server id) and a credential, token (text form) or issuer_key (an
+     * issuer key file: a fresh token is minted per connect, a development and
+     * bot convenience). Every message after HELLO is sealed; a reply that
+     * does not open is dropped; no opened reply within connect_timeout_ms
+     * ends with "server identity not proven". */
+    bool insecure;
+    const char *server_key;
+    const char *token;
+    const char *issuer_key;
+    uint64_t client_id;            /* in minted tokens */
     cradle_netclient_input_fn input;
     void *input_context;
 } cradle_netclient_config;
@@ -138,6 +150,11 @@ typedef struct cradle_netclient {
     ENetHost *enet;
     ENetPeer *peer;
     uint64_t opened_ns, last_heard_ns, last_ping_ns;
+    bool secure, proven;                /* proven: a sealed reply opened */
+    uint8_t server_key[32];
+    uint64_t hello_ns;
+    uint64_t dropped_unopened;          /* packets that failed to open */
+    cradle_secure session;
     uint64_t rtt_ns;                    /* last measured round trip; 0 = none yet */
 
     cradle_wire_welcome welcome;

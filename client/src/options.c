@@ -33,6 +33,12 @@ static void usage(FILE *to) {
             "  --mute                 no sound\n"
             "  --fullscreen           borderless fullscreen window\n"
             "  --size WxH             window size (default: the game's view, at least 960 wide)\n"
+            "  --server-key HEX       the server id to pin (the server prints it; required unless\n"
+            "                         --insecure): a server that cannot prove it is refused\n"
+            "  --token TOKEN          a join token from the game's issuer (cradle-keys token)\n"
+            "  --issuer-key FILE      mint a fresh token per connect with this issuer key file\n"
+            "                         (development and bots only: whoever holds it admits anyone)\n"
+            "  --insecure             plaintext, no token (a server run with --insecure)\n"
             "  --connect-timeout MS   give up connecting after MS (default 5000)\n"
             "  --silence-timeout MS   give up when the server is silent for MS (default 5000)\n"
             "  --reload-timeout MS    give up when an announced build does not appear (default 10000)\n"
@@ -60,7 +66,8 @@ cradle_client_parse cradle_client_options_parse(cradle_client_options *o, int ar
     o->seed = 1;
     enum { O_HOST = 256, O_PORT, O_GAME, O_SPECTATOR, O_SLOT, O_HEADLESS, O_SCRIPT, O_BOT, O_BOTS,
            O_SEED, O_STEPS, O_OUTPUT, O_DESYNC, O_CONFIG, O_MUTE, O_FULLSCREEN, O_SIZE, O_CONNECT,
-           O_SILENCE, O_RELOAD, O_PLAY, O_HELP, O_VERSION, O_SCREENSHOT, O_BUILD_ID };
+           O_SILENCE, O_RELOAD, O_PLAY, O_HELP, O_VERSION, O_SCREENSHOT, O_BUILD_ID, O_SERVER_KEY,
+           O_TOKEN, O_ISSUER_KEY, O_INSECURE };
     static const struct option options[] = {
         {"host", required_argument, NULL, O_HOST},
         {"port", required_argument, NULL, O_PORT},
@@ -83,6 +90,10 @@ cradle_client_parse cradle_client_options_parse(cradle_client_options *o, int ar
         {"silence-timeout", required_argument, NULL, O_SILENCE},
         {"reload-timeout", required_argument, NULL, O_RELOAD},
         {"play", required_argument, NULL, O_PLAY},
+        {"server-key", required_argument, NULL, O_SERVER_KEY},
+        {"token", required_argument, NULL, O_TOKEN},
+        {"issuer-key", required_argument, NULL, O_ISSUER_KEY},
+        {"insecure", no_argument, NULL, O_INSECURE},
         {"help", no_argument, NULL, O_HELP},
         {"version", no_argument, NULL, O_VERSION},
         /* hidden: README screenshots and tests */
@@ -168,6 +179,10 @@ cradle_client_parse cradle_client_options_parse(cradle_client_options *o, int ar
             break;
         }
         case O_BUILD_ID: o->build_id = optarg; break;
+        case O_SERVER_KEY: o->server_key = optarg; break;
+        case O_TOKEN: o->token = optarg; break;
+        case O_ISSUER_KEY: o->issuer_key = optarg; break;
+        case O_INSECURE: o->insecure = true; break;
         case '?':
         default:
             fprintf(stderr, "cradle-client: unknown option or missing value: %s\n", argv[optind - 1]);
@@ -192,5 +207,19 @@ cradle_client_parse cradle_client_options_parse(cradle_client_options *o, int ar
         return CRADLE_CLIENT_EXIT_USAGE;
     }
     if (o->bots) o->headless = true;
+    if (!o->play && !o->insecure && (!o->server_key || (!o->token && !o->issuer_key))) {
+        fprintf(stderr, "cradle-client: joining a server needs --server-key HEX (the server id it prints) "
+                        "and --token TOKEN (or --issuer-key FILE); --insecure for a server run with "
+                        "--insecure\n");
+        return CRADLE_CLIENT_EXIT_USAGE;
+    }
+    if (o->token && o->issuer_key) {
+        fprintf(stderr, "cradle-client: --token and --issuer-key exclude each other\n");
+        return CRADLE_CLIENT_EXIT_USAGE;
+    }
+    if (o->token && o->bots > 1) {
+        fprintf(stderr, "cradle-client: a --token works once: --bots N needs --issuer-key FILE\n");
+        return CRADLE_CLIENT_EXIT_USAGE;
+    }
     return CRADLE_CLIENT_RUN;
 }

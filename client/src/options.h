@@ -18,6 +18,10 @@ typedef struct cradle_client_options {
     const char *play;        /* session log to show */
     const char *screenshot;  /* hidden: BMP written after screenshot_after steps, then exit */
     const char *build_id;    /* hidden test hook: claim this build id in HELLO */
+    const char *server_key;  /* --server-key HEX: the pinned server id */
+    const char *token;       /* --token TOKEN */
+    const char *issuer_key;  /* --issuer-key FILE: mint a token per connect (development, bots) */
+    bool insecure;           /* --insecure: plaintext, no token (a server run with --insecure) */
     uint64_t screenshot_after;
     uint64_t steps;          /* stop after this step count is reached; 0 = run until the server ends */
     uint64_t seed;           /* bot seed */

@@ -479,6 +479,7 @@ static void after_reload(cradle_server_host *host, const cradle_reload_result *r
     if (r->kind == CRADLE_RELOAD_SWAPPED) {
         host->contract = r->contract;
         host->reloads++;
+        cradle_server_net_set_build(host->net, host->contract->build_id); /* tokens name the build */
         snprintf(host->last_reload, sizeof host->last_reload, "swapped to build %s at step %" PRIu64,
                  host->contract->build_id, host->next_step);
         flush_steps(host);
@@ -553,6 +554,27 @@ static void dev_status(cradle_server_host *host, const cradle_dev_request *req, 
     cradle_dev_field_u64(reply, "packets_in", atomic_load(&host->net->stats.packets_in));
     cradle_dev_field_u64(reply, "packets_out", atomic_load(&host->net->stats.packets_out));
     cradle_dev_field_u64(reply, "dropped_malformed", atomic_load(&host->net->stats.dropped_malformed));
+    {
+        const cradle_server_net_stats *ns = &host->net->stats;
+        cradle_dev_field_bool(reply, "secure", host->net->secure);
+        cradle_dev_field_u64(reply, "rate_limited", atomic_load(&ns->rate_limited));
+        cradle_dev_field_u64(reply, "auth_failed", atomic_load(&ns->auth_failed));
+        cradle_dev_field_u64(reply, "replayed", atomic_load(&ns->replayed));
+        cradle_dev_field_u64(reply, "unauthenticated", atomic_load(&ns->unauthenticated));
+        cradle_dev_field_u64(reply, "auth_timeouts", atomic_load(&ns->auth_timeouts));
+        cradle_dev_field_u64(reply, "bad_credential", atomic_load(&ns->bad_credential));
+        cradle_dev_field_u64(reply, "tokens_accepted", atomic_load(&ns->tokens_accepted));
+        /* Tokens refused, per reason. */
+        cradle_dev_field_u64(reply, "token_malformed", atomic_load(&ns->token_malformed));
+        cradle_dev_field_u64(reply, "token_signature", atomic_load(&ns->token_signature));
+        cradle_dev_field_u64(reply, "token_server", atomic_load(&ns->token_server));
+        cradle_dev_field_u64(reply, "token_build", atomic_load(&ns->token_build));
+        cradle_dev_field_u64(reply, "token_future", atomic_load(&ns->token_future));
+        cradle_dev_field_u64(reply, "token_lifetime", atomic_load(&ns->token_lifetime));
+        cradle_dev_field_u64(reply, "token_expired", atomic_load(&ns->token_expired));
+        cradle_dev_field_u64(reply, "token_reused", atomic_load(&ns->token_reused));
+        cradle_dev_field_u64(reply, "token_cache_full", atomic_load(&ns->token_cache_full));
+    }
     cradle_dev_field_string(reply, "game", host->contract->name);
     cradle_dev_field_string(reply, "build", host->contract->build_id);
     if (host->log_open)
@@ -565,6 +587,8 @@ static void dev_status(cradle_server_host *host, const cradle_dev_request *req, 
     cradle_dev_field_u64(reply, "refusals", host->refusals);
     cradle_dev_field_u64(reply, "desyncs", host->desyncs);
     cradle_dev_field_u64(reply, "dropped_steps", host->dropped_steps);
+    /* Steps on disk after an fdatasync: a crash from now on keeps at least these. */
+    cradle_dev_field_u64(reply, "durable_steps", host->log_open ? cradle_log_writer_durable_steps(&host->log) : 0);
     cradle_dev_reply_end(reply);
 }
 
@@ -801,6 +825,8 @@ int cradle_server_host_init(cradle_server_host *host, const cradle_server_option
             .stdio = options->dev_stdin,
             .handler = dev_line,
             .context = host,
+            .peer_group = options->dev_group_set,
+            .peer_gid = options->dev_group,
         };
         rc = cradle_transport_open(&host->transport, &tc);
         if (rc != 0) {
@@ -872,7 +898,10 @@ int cradle_server_host_finish(cradle_server_host *host) {
     int rc = 0;
     if (host->log_open) {
         uint64_t final_hash = cradle_hash64(host->state, host->contract->state_size);
-        rc = cradle_log_writer_close(&host->log, final_hash);
+        /* Secure mode signs the log with the server key (cradle-replay --verify-key). */
+        rc = host->net && host->net->secure
+                 ? cradle_log_writer_close_signed(&host->log, final_hash, host->net->keys.sign_secret)
+                 : cradle_log_writer_close(&host->log, final_hash);
         host->log_open = false;
         if (rc != 0)
             cradle_server_say(host, "error", "log", "closing the session log failed: %s",

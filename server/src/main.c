@@ -5,21 +5,133 @@
  * the game thread, which is this thread (host.c). Exit status: 0 after a
  * quit or SIGINT/SIGTERM, 2 for a usage error, 1 for anything else.
  */
+#include <arpa/inet.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <enet/enet.h>
 
 #include "cradle/dev.h"
 #include "cradle/errors.h"
+#include "cradle/keys.h"
+#include "cradle/token.h"
 
+#include "agones.h"
 #include "host.h"
+#include "resume.h"
 #include "net.h"
 #include "options.h"
 
 static volatile sig_atomic_t signalled;
+
+/* The server's key pair and the issuers it trusts (secure mode). */
+typedef struct security {
+    bool secure;
+    cradle_keys keys;
+    uint8_t issuers[CRADLE_TOKEN_ISSUERS_MAX][CRADLE_TOKEN_KEY_BYTES];
+    uint32_t issuer_count;
+    char server_id[CRADLE_KEYS_HEX_SIZE];
+} security;
+
+static bool loopback_address(const char *text) {
+    struct in_addr a;
+    return text[0] != '\0' && inet_pton(AF_INET, text, &a) == 1 && (ntohl(a.s_addr) >> 24) == 127u;
+}
+
+static bool add_issuer(security *sec, const char *hex, const char *where) {
+    if (sec->issuer_count >= CRADLE_TOKEN_ISSUERS_MAX) {
+        fprintf(stderr, "cradle-server: %s: at most %u trusted issuers\n", where, CRADLE_TOKEN_ISSUERS_MAX);
+        return false;
+    }
+    if (cradle_keys_from_hex(sec->issuers[sec->issuer_count], hex) != 0) {
+        fprintf(stderr, "cradle-server: %s: '%s' is not 64 hex digits (an issuer public key)\n", where, hex);
+        return false;
+    }
+    sec->issuer_count++;
+    return true;
+}
+
+/* Trusted keys from FILE: one hex key a line; blank lines and '#' comments skipped. */
+static bool read_trust_file(security *sec, const char *path) {
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "cradle-server: --trust-file: cannot open '%s': %s\n", path, strerror(errno));
+        return false;
+    }
+    char line[256];
+    bool ok = true;
+    while (ok && fgets(line, sizeof line, f)) {
+        char *p = line;
+        while (*p == ' ' || *p == '\t') p++;
+        size_t n = strcspn(p, " \t\r\n#");
+        if (n == 0) continue;
+        p[n] = '\0';
+        ok = add_issuer(sec, p, "--trust-file");
+    }
+    fclose(f);
+    return ok;
+}
+
+/* Applies the security options. Returns 0, or the exit status after
+ * printing what is wrong and how to fix it. */
+static int setup_security(const cradle_server_options *o, security *sec) {
+    memset(sec, 0, sizeof *sec);
+    if (o->insecure) {
+        if (!loopback_address(o->bind)) {
+            fprintf(stderr, "cradle-server: --insecure (plaintext, no join tokens) is refused on %s: it is "
+                            "for local development on a loopback address only (--bind 127.0.0.1)\n",
+                    o->bind[0] ? o->bind : "all addresses (no --bind)");
+            return 2;
+        }
+        if (o->key[0] || o->trust_count || o->trust_file[0]) {
+            fprintf(stderr, "cradle-server: --insecure cannot be combined with --key, --trust or --trust-file\n");
+            return 2;
+        }
+        fprintf(stderr, "cradle-server: WARNING: --insecure: plaintext and no join tokens (local development only)\n");
+        return 0;
+    }
+    if (!o->key[0] || (o->trust_count == 0 && !o->trust_file[0])) {
+        fprintf(stderr,
+                "cradle-server: the server is secure by default and needs --key FILE (its key file, "
+                "created on first run) and at least one trusted token issuer (--trust HEX or "
+                "--trust-file FILE). Make an issuer key with 'cradle-keys gen --out issuer.key' and "
+                "trust its public key 'cradle-keys pub issuer.key --sign'; issue player tokens with "
+                "'cradle-keys token'. For local development only: --insecure --bind 127.0.0.1\n");
+        return 2;
+    }
+    for (uint32_t i = 0; i < o->trust_count; i++)
+        if (!add_issuer(sec, o->trust[i], "--trust")) return 2;
+    if (o->trust_file[0] && !read_trust_file(sec, o->trust_file)) return 2;
+    if (sec->issuer_count == 0) {
+        fprintf(stderr, "cradle-server: --trust-file '%s' holds no key\n", o->trust_file);
+        return 2;
+    }
+    char message[512];
+    int rc = cradle_keys_load(&sec->keys, o->key, message, sizeof message);
+    if (rc == CRADLE_EIO && access(o->key, F_OK) != 0 && errno == ENOENT) {
+        rc = cradle_keys_generate(&sec->keys);
+        if (rc == 0) rc = cradle_keys_save(&sec->keys, o->key, message, sizeof message);
+        if (rc != 0) {
+            fprintf(stderr, "cradle-server: --key: cannot create '%s': %s\n", o->key,
+                    rc == CRADLE_EIO && message[0] ? message : cradle_strerror(rc));
+            cradle_keys_wipe(&sec->keys);
+            return 1;
+        }
+        cradle_keys_to_hex(sec->server_id, sec->keys.kx_public);
+        fprintf(stderr, "cradle-server: created the server key file %s (0600); server id: %s\n", o->key,
+                sec->server_id);
+    } else if (rc != 0) {
+        fprintf(stderr, "cradle-server: --key: %s\n", message[0] ? message : cradle_strerror(rc));
+        return 2;
+    }
+    cradle_keys_to_hex(sec->server_id, sec->keys.kx_public);
+    sec->secure = true;
+    return 0;
+}
 
 static void on_signal(int signo) { signalled = signo; }
 
@@ -39,6 +151,15 @@ int main(int argc, char **argv) {
     case CRADLE_SERVER_RUN: break;
     case CRADLE_SERVER_EXIT_OK: return 0;
     case CRADLE_SERVER_EXIT_USAGE: return 2;
+    }
+    if (options.agones && !cradle_agones_available()) {
+        fprintf(stderr, "cradle-server: --agones: this build has no Agones support (configure with "
+                        "-DCRADLE_AGONES=ON and libcurl)\n");
+        return 2;
+    }
+    if (options.resume[0]) {
+        int prc = cradle_server_resume_prepare(&options);
+        if (prc != 0) return prc;
     }
     install_signals();
     if (enet_initialize() != 0) {
@@ -61,14 +182,29 @@ int main(int argc, char **argv) {
     int rc = cradle_server_host_init(host, &options, net, (volatile const int *)&signalled);
     if (rc == CRADLE_ERANGE) status = 2; /* --players beyond the game's maximum */
     if (rc != 0) goto out_host;
+    if (options.resume[0] && cradle_server_resume_replay(host) != 0) goto out_host;
+    static security sec;
+    rc = setup_security(&options, &sec);
+    if (rc != 0) {
+        status = rc;
+        goto out_host;
+    }
 
     uint32_t max_peers = host->players + options.spectators + 8u; /* room to refuse politely */
     if (max_peers > CRADLE_SERVER_MAX_PEERS) max_peers = CRADLE_SERVER_MAX_PEERS;
     cradle_server_net_config nc = {.bind_address = options.bind,
                                    .port = options.port,
                                    .max_peers = max_peers,
-                                   .timeout_ms = options.timeout_ms};
+                                   .timeout_ms = options.timeout_ms,
+                                   .keys = sec.secure ? &sec.keys : NULL,
+                                   .issuers = (const uint8_t(*)[CRADLE_TOKEN_KEY_BYTES])sec.issuers,
+                                   .issuer_count = sec.issuer_count,
+                                   .build_id = host->contract->build_id,
+                                   .auth_timeout_ms = options.auth_timeout_ms,
+                                   .connect_rate = options.connect_rate,
+                                   .connect_burst = options.connect_burst};
     rc = cradle_server_net_open(net, &nc);
+    cradle_keys_wipe(&sec.keys); /* the network thread holds its copy */
     if (rc == CRADLE_EINVAL) {
         fprintf(stderr, "cradle-server: --bind must be an IPv4 address, got '%s'\n", options.bind);
         cradle_server_host_deinit(host);
@@ -97,16 +233,46 @@ int main(int argc, char **argv) {
     cradle_writer_json_string(&w, host->contract->name, strlen(host->contract->name));
     cradle_writer_text(&w, ",\"build\":");
     cradle_writer_json_string(&w, host->contract->build_id, strlen(host->contract->build_id));
-    cradle_writer_format(&w, ",\"players\":%u}\n", host->players);
+    cradle_writer_format(&w, ",\"players\":%u", host->players);
+    cradle_writer_text(&w, ",\"server_id\":");
+    if (sec.secure)
+        cradle_writer_json_string(&w, sec.server_id, strlen(sec.server_id));
+    else
+        cradle_writer_text(&w, "null");
+    cradle_writer_text(&w, "}\n");
     fwrite(line, 1, w.length, stdout);
     fflush(stdout);
+    /* Agones: health pings from now on, Ready now that the port listens. */
+    static cradle_agones agones;
+    bool agones_failed = false;
+    if (options.agones) {
+        rc = cradle_agones_start(&agones, &(cradle_agones_config){0});
+        if (rc != 0) {
+            cradle_server_say(host, "error", "agones", "cannot start the Agones client: %s%s", cradle_strerror(rc),
+                              rc == CRADLE_ERANGE ? " (AGONES_SDK_HTTP_PORT must be 1..65535)" : "");
+            host->quit = true; /* stop cleanly: the log still gets its trailer */
+            agones_failed = true;
+        } else {
+            cradle_agones_ready(&agones);
+            cradle_server_say(host, "info", "agones", "reporting to the Agones SDK at %s", agones.base_url);
+        }
+    }
     cradle_server_say(host, "info", "start", "hosting '%s' build %s for %u players on UDP port %u (%s mode)",
                       host->contract->name, host->contract->build_id, host->players, (unsigned)options.port,
                       options.mode == CRADLE_SERVER_PACED ? "paced" : "commanded");
 
     (void)cradle_server_host_run(host);
     if (signalled) cradle_server_say(host, "info", "signal", "signal %d: stopping", (int)signalled);
-    status = cradle_server_host_finish(host) == 0 ? 0 : 1;
+    status = cradle_server_host_finish(host) == 0 && !agones_failed ? 0 : 1;
+    if (agones.started) {
+        /* The session ended (quit or SIGTERM): the log is closed, tell Agones. */
+        cradle_agones_shutdown(&agones);
+        cradle_server_say(host, "info", "agones", "shutdown %s (health %llu, ready %llu, failed calls %llu)",
+                          atomic_load(&agones.shutdown_ok) ? "reported" : "NOT reported",
+                          (unsigned long long)atomic_load(&agones.health_ok),
+                          (unsigned long long)atomic_load(&agones.ready_ok),
+                          (unsigned long long)atomic_load(&agones.failures));
+    }
     cradle_server_net_stop(net, 500);
     cradle_server_say(host, "info", "stop", "stopped at step %llu", (unsigned long long)host->next_step);
 out_net:

@@ -4,10 +4,17 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+static uint64_t mono_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u + 1u; /* never 0 */
+}
 
 static void sleep_us(long us) {
     struct timespec ts = {.tv_sec = 0, .tv_nsec = us * 1000L};
@@ -52,6 +59,38 @@ int cradle_server_net_open(cradle_server_net *net, const cradle_server_net_confi
     int rc = cradle_server_net_init_rings(net);
     if (rc != 0) return rc;
     net->timeout_ms = config->timeout_ms ? config->timeout_ms : 5000u;
+    net->auth_timeout_ms = config->auth_timeout_ms ? config->auth_timeout_ms : CRADLE_SERVER_AUTH_TIMEOUT_DEFAULT;
+    atomic_init(&net->build_changed, false);
+    uint64_t seed = 0;
+    net->rate_entries = calloc(CRADLE_SERVER_RATE_ENTRIES, sizeof *net->rate_entries);
+    if (sodium_init() < 0 || !net->rate_entries || pthread_mutex_init(&net->build_lock, NULL) != 0) {
+        cradle_server_net_close(net);
+        return CRADLE_ENOMEM;
+    }
+    net->build_lock_ready = true;
+    randombytes_buf(&seed, sizeof seed); /* an attacker must not aim hash collisions */
+    rc = cradle_ratelimit_init(&net->ratelimit, net->rate_entries, CRADLE_SERVER_RATE_ENTRIES,
+                               &(cradle_ratelimit_config){.per_second = config->connect_rate,
+                                                          .burst = config->connect_burst,
+                                                          .seed = seed});
+    if (rc == 0 && config->keys) {
+        net->secure = true;
+        net->keys = *config->keys;
+        net->seen = calloc(CRADLE_SERVER_SEEN_TOKENS, sizeof *net->seen);
+        rc = !net->seen ? CRADLE_ENOMEM
+                        : cradle_token_verifier_init(
+                              &net->verifier, &(cradle_token_verifier_config){
+                                                  .issuers = config->issuers,
+                                                  .issuer_count = config->issuer_count,
+                                                  .server_id = net->keys.kx_public,
+                                                  .build_id = config->build_id,
+                                                  .seen = net->seen,
+                                                  .seen_capacity = CRADLE_SERVER_SEEN_TOKENS});
+    }
+    if (rc != 0) {
+        cradle_server_net_close(net);
+        return rc;
+    }
     ENetAddress address = {.host = ENET_HOST_ANY, .port = config->port};
     if (config->bind_address && config->bind_address[0] != '\0' &&
         enet_address_set_host_ip(&address, config->bind_address) != 0) {
@@ -101,13 +140,204 @@ static void send_to(ENetPeer *peer, const void *data, size_t length, uint32_t fl
     if (packet && enet_peer_send(peer, 0, packet) != 0) enet_packet_destroy(packet);
 }
 
+/* The game thread learns of a peer: at connect (insecure) or once its token
+ * verified (secure). */
+static void announce(cradle_server_net *net, const ENetPeer *peer) {
+    fill_peer(net, &net->scratch_in, peer, CRADLE_SERVER_IN_CONNECT);
+    push_in(net, &net->scratch_in, true);
+    net->announced[peer_index(net, peer)] = true;
+}
+
+/* The peer is gone (ENet's disconnect, or dropped here): forget its keys and
+ * tell the game thread if it knew the peer. */
+static void forget_peer(cradle_server_net *net, const ENetPeer *peer) {
+    uint16_t i = peer_index(net, peer);
+    net->admitted[i] = false;
+    net->auth[i] = CRADLE_SERVER_AUTH_NONE;
+    net->connected_ms[i] = 0;
+    net->hello_bytes[i] = 0;
+    cradle_secure_wipe(&net->session[i]);
+    if (net->announced[i]) {
+        net->announced[i] = false;
+        fill_peer(net, &net->scratch_in, peer, CRADLE_SERVER_IN_DISCONNECT);
+        push_in(net, &net->scratch_in, true);
+    }
+}
+
+/* Drops a peer at once (ENet then reports no disconnect event). */
+static void drop_peer(cradle_server_net *net, ENetPeer *peer) {
+    enet_peer_disconnect_now(peer, 0);
+    forget_peer(net, peer);
+}
+
+/* Sends one message to one peer, sealed with its session keys in secure mode. */
+static void send_message_to(cradle_server_net *net, ENetPeer *peer, const void *data, size_t length,
+                            uint32_t flags) {
+    if (!net->secure) {
+        send_to(peer, data, length, flags);
+        return;
+    }
+    uint16_t i = peer_index(net, peer);
+    if (net->auth[i] == CRADLE_SERVER_AUTH_NONE) return; /* no keys: nothing may leave */
+    size_t n = 0;
+    int rc = cradle_secure_seal(&net->session[i], net->sealed, sizeof net->sealed, &n, data, length);
+    if (rc == CRADLE_ESECURE_EXHAUSTED) {
+        drop_peer(net, peer); /* never reuse a nonce: the client reconnects */
+        return;
+    }
+    if (rc == 0) send_to(peer, net->sealed, n, flags);
+}
+
+/* Cuts a REFUSE's text so that it, plus overhead, is no larger than limit
+ * (the HELLO that caused it): a forged source address must not earn a reply
+ * larger than its request. Returns the new length. */
+static size_t fit_refuse(uint8_t *bytes, size_t length, size_t overhead, size_t limit) {
+    if (limit == 0 || length + overhead <= limit) return length;
+    cradle_wire_message m;
+    if (cradle_wire_decode(&m, bytes, length) != 0 || m.type != CRADLE_WIRE_REFUSE) return length;
+    size_t text = strlen(m.as.refuse.text);
+    size_t excess = length + overhead - limit;
+    m.as.refuse.text[excess >= text ? 0 : text - excess] = '\0';
+    size_t n = 0;
+    return cradle_wire_encode(bytes, length, &n, &m) == 0 ? n : length;
+}
+
+/* Refuses a peer from the net thread (no slot was ever taken) and lets it go. */
+static void refuse_here(cradle_server_net *net, ENetPeer *peer, uint8_t reason, const char *text,
+                        bool sealed) {
+    uint16_t i = peer_index(net, peer);
+    uint8_t buf[CRADLE_WIRE_TEXT_MAX + 16];
+    size_t n = 0;
+    cradle_wire_message m = {.type = CRADLE_WIRE_REFUSE};
+    m.as.refuse.reason = reason;
+    cradle_wire_set_text(m.as.refuse.text, sizeof m.as.refuse.text, text);
+    if (cradle_wire_encode(buf, sizeof buf, &n, &m) == 0) {
+        n = fit_refuse(buf, n, sealed ? CRADLE_SECURE_OVERHEAD : 0, net->hello_bytes[i]);
+        if (sealed)
+            send_message_to(net, peer, buf, n, ENET_PACKET_FLAG_RELIABLE);
+        else
+            send_to(peer, buf, n, ENET_PACKET_FLAG_RELIABLE);
+    }
+    net->auth[i] = CRADLE_SERVER_AUTH_CLOSING;
+    enet_peer_disconnect_later(peer, 0);
+}
+
+static void sync_token_stats(cradle_server_net *net) {
+    const cradle_token_stats *t = &net->verifier.stats;
+    cradle_server_net_stats *s = &net->stats;
+    atomic_store(&s->tokens_accepted, t->accepted);
+    atomic_store(&s->token_malformed, t->malformed);
+    atomic_store(&s->token_signature, t->signature);
+    atomic_store(&s->token_server, t->server);
+    atomic_store(&s->token_build, t->build);
+    atomic_store(&s->token_future, t->future);
+    atomic_store(&s->token_lifetime, t->lifetime);
+    atomic_store(&s->token_expired, t->expired);
+    atomic_store(&s->token_reused, t->reused);
+    atomic_store(&s->token_cache_full, t->cache_full);
+}
+
+void cradle_server_net_set_build(cradle_server_net *net, const char *build_id) {
+    if (!net->build_lock_ready) return;
+    pthread_mutex_lock(&net->build_lock);
+    snprintf(net->build_pending, sizeof net->build_pending, "%s", build_id);
+    atomic_store(&net->build_changed, true);
+    pthread_mutex_unlock(&net->build_lock);
+}
+
+static void apply_build(cradle_server_net *net) {
+    if (!atomic_exchange(&net->build_changed, false)) return;
+    pthread_mutex_lock(&net->build_lock);
+    int rc = cradle_token_verifier_set_build(&net->verifier, net->build_pending);
+    (void)rc; /* a loaded contract's build id is always valid */
+    pthread_mutex_unlock(&net->build_lock);
+}
+
+/* Secure mode, a peer not yet authenticated: its packet must be a plaintext
+ * HELLO with a valid credential (token || the client's ephemeral key). */
+static void on_first_packet(cradle_server_net *net, ENetPeer *peer, const uint8_t *data, size_t size) {
+    uint16_t i = peer_index(net, peer);
+    cradle_wire_message m;
+    int rc = size <= CRADLE_SERVER_IN_BYTES ? cradle_wire_decode(&m, data, size) : CRADLE_ENET_MESSAGE;
+    if (rc == CRADLE_ENET_VERSION && m.type == CRADLE_WIRE_HELLO) {
+        /* Another protocol: its credential cannot be read, so no keys exist
+         * and the answer is a plaintext REFUSE no larger than the HELLO. */
+        net->hello_bytes[i] = (uint16_t)size;
+        refuse_here(net, peer, CRADLE_WIRE_REFUSE_PROTOCOL, "protocol version differs", false);
+        return;
+    }
+    if (rc != 0 || m.type != CRADLE_WIRE_HELLO) {
+        atomic_fetch_add(&net->stats.unauthenticated, 1);
+        return;
+    }
+    net->hello_bytes[i] = (uint16_t)size;
+    const cradle_wire_hello *h = &m.as.hello;
+    if (h->credential_size < CRADLE_TOKEN_MIN_BYTES + CRADLE_TOKEN_KEY_BYTES) {
+        atomic_fetch_add(&net->stats.bad_credential, 1);
+        refuse_here(net, peer, CRADLE_WIRE_REFUSE_AUTH, "this server needs a join token", false);
+        return;
+    }
+    size_t token_size = h->credential_size - CRADLE_TOKEN_KEY_BYTES;
+    if (cradle_secure_server_init(&net->session[i], net->keys.kx_public, net->keys.kx_secret,
+                                  h->credential + token_size,
+                                  &(cradle_secure_config){.context = peer->connectID}) != 0) {
+        atomic_fetch_add(&net->stats.bad_credential, 1);
+        drop_peer(net, peer); /* a degenerate key: nothing to seal a reply with */
+        return;
+    }
+    net->auth[i] = CRADLE_SERVER_AUTH_OK; /* keys exist: replies are sealed */
+    apply_build(net);
+    rc = cradle_token_verify(&net->verifier, h->credential, token_size, (uint64_t)time(NULL), NULL);
+    sync_token_stats(net);
+    if (rc == CRADLE_ETOKEN_BUILD) {
+        /* A trusted issuer's token for another build: say which, as the
+         * game thread does for a HELLO naming another build. */
+        char text[CRADLE_WIRE_TEXT_MAX + 1];
+        snprintf(text, sizeof text, "server runs build '%s', client has '%s'", net->verifier.build_id, h->build_id);
+        refuse_here(net, peer, CRADLE_WIRE_REFUSE_BUILD, text, true);
+        return;
+    }
+    if (rc != 0) {
+        refuse_here(net, peer, CRADLE_WIRE_REFUSE_AUTH, cradle_error_name(rc), true);
+        return;
+    }
+    announce(net, peer);
+    cradle_server_in *in = &net->scratch_in;
+    fill_peer(net, in, peer, CRADLE_SERVER_IN_MESSAGE);
+    in->length = (uint16_t)size;
+    memcpy(in->bytes, data, size);
+    push_in(net, in, true); /* the HELLO must follow its CONNECT */
+}
+
 static void on_receive(cradle_server_net *net, ENetEvent *event) {
     ENetPacket *packet = event->packet;
     cradle_server_in *in = &net->scratch_in;
+    const uint8_t *data = packet->data;
+    size_t size = packet->dataLength;
+    if (net->secure) {
+        uint16_t i = peer_index(net, event->peer);
+        if (net->auth[i] == CRADLE_SERVER_AUTH_CLOSING) return;
+        if (net->auth[i] == CRADLE_SERVER_AUTH_NONE) {
+            on_first_packet(net, event->peer, data, size);
+            return;
+        }
+        size_t plain = 0;
+        int rc = size <= CRADLE_SERVER_IN_BYTES + CRADLE_SECURE_OVERHEAD
+                     ? cradle_secure_open(&net->session[i], net->opened, sizeof net->opened, &plain, data, size)
+                     : CRADLE_ESECURE_LONG;
+        if (rc != 0) {
+            /* Dropped, never decoded: replays are counted once authentic. */
+            if (rc == CRADLE_ESECURE_REPLAY || rc == CRADLE_ESECURE_OLD)
+                atomic_fetch_add(&net->stats.replayed, 1);
+            else
+                atomic_fetch_add(&net->stats.auth_failed, 1);
+            return;
+        }
+        data = net->opened;
+        size = plain;
+    }
     cradle_wire_message m;
-    int rc = packet->dataLength <= CRADLE_SERVER_IN_BYTES
-                 ? cradle_wire_decode(&m, packet->data, packet->dataLength)
-                 : CRADLE_ENET_MESSAGE;
+    int rc = size <= CRADLE_SERVER_IN_BYTES ? cradle_wire_decode(&m, data, size) : CRADLE_ENET_MESSAGE;
     if (rc != 0 && rc != CRADLE_ENET_VERSION) {
         atomic_fetch_add(&net->stats.dropped_malformed, 1);
         return;
@@ -117,38 +347,49 @@ static void on_receive(cradle_server_net *net, ENetEvent *event) {
         size_t n = 0;
         cradle_wire_message pong = {.type = CRADLE_WIRE_PONG, .as.ping.echo = m.as.ping.echo};
         if (cradle_wire_encode(reply, sizeof reply, &n, &pong) == 0)
-            send_to(event->peer, reply, n, ENET_PACKET_FLAG_UNSEQUENCED);
+            send_message_to(net, event->peer, reply, n, ENET_PACKET_FLAG_UNSEQUENCED);
         return;
     }
+    if (!net->secure && m.type == CRADLE_WIRE_HELLO)
+        net->hello_bytes[peer_index(net, event->peer)] = (uint16_t)size; /* caps the REFUSE */
     fill_peer(net, in, event->peer, CRADLE_SERVER_IN_MESSAGE);
-    in->length = (uint16_t)packet->dataLength;
-    memcpy(in->bytes, packet->data, packet->dataLength);
+    in->length = (uint16_t)size;
+    memcpy(in->bytes, data, size);
     push_in(net, in, false);
 }
 
 static void handle_event(cradle_server_net *net, ENetEvent *event) {
-    cradle_server_in *in = &net->scratch_in;
     switch (event->type) {
     case ENET_EVENT_TYPE_CONNECT: {
         uint16_t i = peer_index(net, event->peer);
+        uint64_t now = mono_ms();
+        if (!cradle_ratelimit_allow(&net->ratelimit, &event->peer->address.host,
+                                    sizeof event->peer->address.host, now)) {
+            atomic_fetch_add(&net->stats.rate_limited, 1);
+            enet_peer_reset(event->peer); /* at once, no reply */
+            break;
+        }
         net->generation[i]++;
         net->admitted[i] = false;
+        net->auth[i] = CRADLE_SERVER_AUTH_NONE;
+        net->announced[i] = false;
+        net->connected_ms[i] = now;
+        net->hello_bytes[i] = 0;
         enet_peer_timeout(event->peer, 0, net->timeout_ms, net->timeout_ms);
-        fill_peer(net, in, event->peer, CRADLE_SERVER_IN_CONNECT);
-        push_in(net, in, true);
+        /* No throttle deceleration: ENet's default shrinks the reliable window to
+         * one MTU per round trip under sustained loss or jitter, and the step
+         * stream (reliable) then falls behind for good (seen in tools/soak.sh).
+         * The command also configures the client's side of the connection. */
+        enet_peer_throttle_configure(event->peer, ENET_PEER_PACKET_THROTTLE_INTERVAL,
+                                     ENET_PEER_PACKET_THROTTLE_ACCELERATION, 0);
+        if (!net->secure) announce(net, event->peer);
         break;
     }
     case ENET_EVENT_TYPE_RECEIVE:
         on_receive(net, event);
         enet_packet_destroy(event->packet);
         break;
-    case ENET_EVENT_TYPE_DISCONNECT: {
-        uint16_t i = peer_index(net, event->peer);
-        net->admitted[i] = false;
-        fill_peer(net, in, event->peer, CRADLE_SERVER_IN_DISCONNECT);
-        push_in(net, in, true);
-        break;
-    }
+    case ENET_EVENT_TYPE_DISCONNECT: forget_peer(net, event->peer); break;
     case ENET_EVENT_TYPE_NONE: break;
     }
 }
@@ -162,6 +403,15 @@ static void drain_out(cradle_server_net *net) {
         bool has_message = !(out->flags & CRADLE_SERVER_OUT_CONTROL) && out->length > 0;
         if (out->peer == CRADLE_SERVER_BROADCAST) {
             if (!has_message) continue;
+            if (net->secure) {
+                /* Each peer's own keys: one sealed packet per peer. */
+                for (size_t i = 0; i < net->host->peerCount; i++) {
+                    ENetPeer *peer = &net->host->peers[i];
+                    if (net->admitted[i] && peer->state == ENET_PEER_STATE_CONNECTED)
+                        send_message_to(net, peer, out->bytes, out->length, flags);
+                }
+                continue;
+            }
             /* One packet, reference-counted by ENet across every peer. */
             ENetPacket *packet = enet_packet_create(out->bytes, out->length, flags);
             if (!packet) continue;
@@ -181,12 +431,30 @@ static void drain_out(cradle_server_net *net) {
         ENetPeer *peer = &net->host->peers[out->peer];
         if (has_message) {
             if (out->bytes[0] == CRADLE_WIRE_WELCOME) net->admitted[out->peer] = true;
-            send_to(peer, out->bytes, out->length, flags);
+            if (out->bytes[0] == CRADLE_WIRE_REFUSE)
+                out->length = (uint32_t)fit_refuse(out->bytes, out->length,
+                                                   net->secure ? CRADLE_SECURE_OVERHEAD : 0,
+                                                   net->hello_bytes[out->peer]);
+            send_message_to(net, peer, out->bytes, out->length, flags);
         }
         if (out->flags & CRADLE_SERVER_OUT_DISCONNECT) {
             net->admitted[out->peer] = false;
             enet_peer_disconnect_later(peer, 0);
         }
+    }
+}
+
+/* Secure mode: drops peers that did not authenticate in time (a refused one
+ * gets a second more for its REFUSE to arrive). */
+static void expire_unauthenticated(cradle_server_net *net) {
+    if (!net->secure) return;
+    uint64_t now = mono_ms();
+    for (size_t i = 0; i < net->host->peerCount; i++) {
+        if (net->connected_ms[i] == 0 || net->auth[i] == CRADLE_SERVER_AUTH_OK) continue;
+        uint64_t limit = net->auth_timeout_ms + (net->auth[i] == CRADLE_SERVER_AUTH_CLOSING ? 1000u : 0u);
+        if (now - net->connected_ms[i] < limit) continue;
+        if (net->auth[i] == CRADLE_SERVER_AUTH_NONE) atomic_fetch_add(&net->stats.auth_timeouts, 1);
+        drop_peer(net, &net->host->peers[i]);
     }
 }
 
@@ -217,6 +485,7 @@ static void *net_main(void *arg) {
             rc = enet_host_check_events(net->host, &event);
         }
         drain_out(net);
+        expire_unauthenticated(net);
         enet_host_flush(net->host);
         account(net);
         /* Sleeps until the game thread queues output (wake) or the 4 ms
@@ -277,6 +546,14 @@ void cradle_server_net_stop(cradle_server_net *net, uint32_t linger_ms) {
 void cradle_server_net_close(cradle_server_net *net) {
     if (net->host) enet_host_destroy(net->host);
     net->host = NULL;
+    cradle_keys_wipe(&net->keys);
+    for (size_t i = 0; i < CRADLE_SERVER_MAX_PEERS; i++) cradle_secure_wipe(&net->session[i]);
+    free(net->seen);
+    free(net->rate_entries);
+    net->seen = NULL;
+    net->rate_entries = NULL;
+    if (net->build_lock_ready) pthread_mutex_destroy(&net->build_lock);
+    net->build_lock_ready = false;
     free(net->in_storage);
     free(net->out_storage);
     net->in_storage = net->out_storage = NULL;

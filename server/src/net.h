@@ -20,6 +20,15 @@
  * Output leaves as soon as the game thread queues it (a pipe wakes the
  * thread); input is read in batches at most 4 ms apart.
  *
+ * Security (secure mode, the default): ENet's connect is rate-limited per
+ * address (refused at once, no reply); the first message must be a plaintext
+ * HELLO whose credential (token.h) verifies, else the peer is refused with a
+ * counted reason and takes no slot; from then on every packet both ways is
+ * sealed (secure.h) with this peer's session keys and one that fails to open
+ * is counted and dropped, never decoded. A peer that has not authenticated
+ * within auth_timeout_ms is dropped. No reply is larger than the HELLO that
+ * caused it (REFUSE texts are cut to fit).
+ *
  * Memory: cradle_server_net_open allocates everything (rings, slots); the
  * thread allocates nothing of its own (ENet allocates its packets).
  */
@@ -30,7 +39,11 @@
 
 #include <enet/enet.h>
 
+#include "cradle/keys.h"
+#include "cradle/ratelimit.h"
 #include "cradle/ring.h"
+#include "cradle/secure.h"
+#include "cradle/token.h"
 #include "cradle/wire.h"
 
 #define CRADLE_SERVER_IN_BYTES 1024u /* largest inbound message accepted */
@@ -39,6 +52,9 @@
 #define CRADLE_SERVER_OUT_SLOTS 256u
 #define CRADLE_SERVER_MAX_PEERS 128u
 #define CRADLE_SERVER_BROADCAST 0xFFFFu
+#define CRADLE_SERVER_SEEN_TOKENS 4096u /* token ids remembered (usable once) */
+#define CRADLE_SERVER_RATE_ENTRIES 4096u /* addresses the connect limiter tracks */
+#define CRADLE_SERVER_AUTH_TIMEOUT_DEFAULT 2000u
 
 _Static_assert(CRADLE_SERVER_OUT_BYTES >= CRADLE_SNAPSHOT_MAX + 64u, "one snapshot per STEPS");
 _Static_assert(CRADLE_SERVER_IN_BYTES >= 2u + 10u + CRADLE_WIRE_INPUT_STEPS_MAX * CRADLE_GAME_MAX_INPUT_BYTES,
@@ -83,6 +99,15 @@ typedef struct cradle_server_net_config {
     uint16_t port;
     uint32_t max_peers; /* 1..CRADLE_SERVER_MAX_PEERS */
     uint32_t timeout_ms; /* peer timeout; 0 = 5000 */
+    /* Security (see "Security" below). keys NULL = insecure: plaintext, no
+     * tokens (the caller allows it on loopback only). */
+    const cradle_keys *keys;
+    const uint8_t (*issuers)[CRADLE_TOKEN_KEY_BYTES]; /* trusted token issuers */
+    uint32_t issuer_count;                           /* 1..CRADLE_TOKEN_ISSUERS_MAX with keys */
+    const char *build_id;      /* the build tokens must name */
+    uint32_t auth_timeout_ms;  /* HELLO must authenticate within this; 0 = 2000 */
+    uint32_t connect_rate;     /* connects a second per address; 0 = 2 */
+    uint32_t connect_burst;    /* connects at once per address; 0 = 5 */
 } cradle_server_net_config;
 
 typedef struct cradle_server_net_stats {
@@ -90,7 +115,24 @@ typedef struct cradle_server_net_stats {
     atomic_uint_fast64_t dropped_malformed; /* messages that failed to decode */
     atomic_uint_fast64_t dropped_in_full; /* the inbound ring was full */
     atomic_uint_fast64_t dropped_stale; /* queued for a peer that had left */
+    /* security */
+    atomic_uint_fast64_t rate_limited; /* connects refused by the per-address limit */
+    atomic_uint_fast64_t auth_failed;  /* sealed packets that did not open: short, long, forged */
+    atomic_uint_fast64_t replayed;     /* opened but replayed or behind the window */
+    atomic_uint_fast64_t unauthenticated; /* packets before a valid HELLO that were not one */
+    atomic_uint_fast64_t auth_timeouts;   /* peers dropped for not authenticating in time */
+    atomic_uint_fast64_t bad_credential;  /* HELLO credential too short or a degenerate key */
+    atomic_uint_fast64_t tokens_accepted;
+    atomic_uint_fast64_t token_malformed, token_signature, token_server, token_build, token_future,
+        token_lifetime, token_expired, token_reused, token_cache_full;
 } cradle_server_net_stats;
+
+/* Per-peer authentication state (net thread). */
+typedef enum cradle_server_auth {
+    CRADLE_SERVER_AUTH_NONE = 0, /* connected, no valid HELLO yet */
+    CRADLE_SERVER_AUTH_OK,       /* token verified: every packet is sealed */
+    CRADLE_SERVER_AUTH_CLOSING,  /* refused: packets ignored until it leaves */
+} cradle_server_auth;
 
 typedef struct cradle_server_net {
     cradle_ring in; /* net produces, game consumes */
@@ -105,6 +147,29 @@ typedef struct cradle_server_net {
     /* net thread only */
     uint32_t generation[CRADLE_SERVER_MAX_PEERS];
     bool admitted[CRADLE_SERVER_MAX_PEERS];
+    /* Security. Secure mode: a peer is announced to the game thread (CONNECT
+     * then its HELLO) only once its token verified; until then it holds no
+     * slot and receives nothing but ENet's own handshake. The verifier and
+     * the rate limiter live on the net thread; the game thread only reads
+     * the stats and posts a new build through set_build. */
+    bool secure;
+    cradle_keys keys;
+    uint32_t auth_timeout_ms;
+    cradle_token_verifier verifier;
+    cradle_token_seen *seen;                /* CRADLE_SERVER_SEEN_TOKENS, allocated */
+    cradle_ratelimit ratelimit;
+    cradle_ratelimit_entry *rate_entries;   /* CRADLE_SERVER_RATE_ENTRIES, allocated */
+    uint8_t auth[CRADLE_SERVER_MAX_PEERS];  /* cradle_server_auth */
+    bool announced[CRADLE_SERVER_MAX_PEERS]; /* the game thread saw its CONNECT */
+    uint64_t connected_ms[CRADLE_SERVER_MAX_PEERS];
+    uint16_t hello_bytes[CRADLE_SERVER_MAX_PEERS]; /* size of its HELLO packet: replies' cap */
+    cradle_secure session[CRADLE_SERVER_MAX_PEERS];
+    pthread_mutex_t build_lock;
+    bool build_lock_ready;
+    atomic_bool build_changed;
+    char build_pending[CRADLE_GAME_BUILD_ID_MAX + 1];
+    uint8_t sealed[CRADLE_SERVER_OUT_BYTES + CRADLE_SECURE_OVERHEAD];
+    uint8_t opened[CRADLE_SERVER_IN_BYTES];
     cradle_server_in scratch_in;
     cradle_server_out scratch_out;
     cradle_server_net_stats stats;
@@ -122,6 +187,10 @@ int cradle_server_net_open(cradle_server_net *net, const cradle_server_net_confi
 /* Game thread: wakes the network thread after queuing output, so it leaves
  * at once instead of at the next millisecond tick. */
 void cradle_server_net_wake(cradle_server_net *net);
+
+/* Game thread, after a reload: tokens must now name build_id (the net thread
+ * applies it before the next token it verifies). */
+void cradle_server_net_set_build(cradle_server_net *net, const char *build_id);
 
 /* Starts the thread. Returns 0 or CRADLE_ENET_INIT. */
 int cradle_server_net_start(cradle_server_net *net);

@@ -30,11 +30,21 @@ static const struct option long_options[] = {
     {"hash-interval", required_argument, NULL, 'k'},
     {"spectators", required_argument, NULL, 'S'},
     {"timeout", required_argument, NULL, 'T'},
+    {"agones", no_argument, NULL, 'A'},
+    {"resume", required_argument, NULL, 'R'},
+    {"key", required_argument, NULL, 'K'},
+    {"trust", required_argument, NULL, 't'},
+    {"trust-file", required_argument, NULL, 'f'},
+    {"insecure", no_argument, NULL, 'I'},
+    {"auth-timeout", required_argument, NULL, 'a'},
+    {"connect-rate", required_argument, NULL, 'r'},
+    {"connect-burst", required_argument, NULL, 'B'},
+    {"dev-group", required_argument, NULL, 'G'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0},
 };
-static const char short_options[] = "g:b:p:d:il:s:n:D:m:c:F:k:S:T:hV";
+static const char short_options[] = "g:b:p:d:il:s:n:D:m:c:F:k:S:T:AR:K:t:f:Ia:r:B:G:hV";
 
 static void usage(FILE *to) {
     fprintf(to, "usage: cradle-server --game LIBRARY [options]\n"
@@ -56,6 +66,25 @@ static void usage(FILE *to) {
                 "  -k, --hash-interval K     send the state hash every K steps, 1..65535 (default 30)\n"
                 "  -S, --spectators N        spectators at once, 0..64 (default 8)\n"
                 "  -T, --timeout MS          drop a silent peer after MS, 100..600000 (default 5000)\n"
+                "  -A, --agones              report Ready/Health/Shutdown to the Agones SDK sidecar\n"
+                "                            (port from AGONES_SDK_HTTP_PORT, default 9358)\n"
+                "  -R, --resume LOG          continue the session recorded in LOG (after a crash): its\n"
+                "                            seed, players and steps; --log names the new log, which\n"
+                "                            holds LOG's recovered steps and continues from them\n"
+                "Security (the default is secure: a key and at least one trusted issuer):\n"
+                "  -K, --key FILE            server key file; created (0600) if missing, and the\n"
+                "                            server id (its public key, for clients to pin) printed\n"
+                "  -t, --trust HEX           trust join tokens signed by this issuer public key\n"
+                "                            (cradle-keys pub ISSUER.key --sign); repeatable, up to 8\n"
+                "  -f, --trust-file FILE     trusted issuer keys, one hex key a line ('#' comments)\n"
+                "  -I, --insecure            plaintext, no tokens: local development only, refused\n"
+                "                            unless --bind is a loopback address (127.x.x.x)\n"
+                "  -a, --auth-timeout MS     drop a peer not authenticated after MS, 100..60000\n"
+                "                            (default 2000)\n"
+                "  -r, --connect-rate N      connects a second per address, 1..100000 (default 2)\n"
+                "  -B, --connect-burst N     connects at once per address, 1..100000 (default 5)\n"
+                "  -G, --dev-group GID       also admit this group id to --dev-socket (mode 0660;\n"
+                "                            default: only this user and root)\n"
                 "  -h, --help                show this help\n"
                 "  -V, --version             show the version\n");
 }
@@ -116,6 +145,76 @@ static bool apply(cradle_server_options *o, int opt, const char *value, const ch
             return true;
         }
         fprintf(stderr, "cradle-server: %s must be true or false, got '%s'\n", where, value);
+        return false;
+    case 'A':
+        if (strcmp(value, "true") == 0 || strcmp(value, "false") == 0) {
+            o->agones = strcmp(value, "true") == 0;
+            return true;
+        }
+        fprintf(stderr, "cradle-server: %s must be true or false, got '%s'\n", where, value);
+        return false;
+    case 'K':
+        if (copy_path(o->key, sizeof o->key, value)) return true;
+        fprintf(stderr, "cradle-server: %s must be a path of 1..4095 bytes\n", where);
+        return false;
+    case 'f':
+        if (copy_path(o->trust_file, sizeof o->trust_file, value)) return true;
+        fprintf(stderr, "cradle-server: %s must be a path of 1..4095 bytes\n", where);
+        return false;
+    case 't': {
+        size_t n = strlen(value);
+        bool hex = n == 64;
+        for (size_t i = 0; i < n && hex; i++)
+            hex = (value[i] >= '0' && value[i] <= '9') || (value[i] >= 'a' && value[i] <= 'f') ||
+                  (value[i] >= 'A' && value[i] <= 'F');
+        if (!hex) {
+            fprintf(stderr, "cradle-server: %s must be 64 hex digits (an issuer's public key: cradle-keys pub "
+                            "ISSUER.key --sign), got '%s'\n", where, value);
+            return false;
+        }
+        if (o->trust_count >= CRADLE_SERVER_TRUST_MAX) {
+            fprintf(stderr, "cradle-server: %s: at most %u trusted issuers\n", where, CRADLE_SERVER_TRUST_MAX);
+            return false;
+        }
+        memcpy(o->trust[o->trust_count++], value, 65);
+        return true;
+    }
+    case 'I':
+        if (strcmp(value, "true") == 0 || strcmp(value, "false") == 0) {
+            o->insecure = strcmp(value, "true") == 0;
+            return true;
+        }
+        fprintf(stderr, "cradle-server: %s must be true or false, got '%s'\n", where, value);
+        return false;
+    case 'a':
+        if (parse_u64(value, 100, 60000, &v)) {
+            o->auth_timeout_ms = (uint32_t)v;
+            return true;
+        }
+        fprintf(stderr, "cradle-server: %s must be an integer from 100 to 60000, got '%s'\n", where, value);
+        return false;
+    case 'G':
+        if (parse_u64(value, 0, 4294967294u, &v)) {
+            o->dev_group_set = true;
+            o->dev_group = (uint32_t)v;
+            return true;
+        }
+        fprintf(stderr, "cradle-server: %s must be a numeric group id, got '%s'\n", where, value);
+        return false;
+    case 'r':
+    case 'B':
+        if (parse_u64(value, 1, 100000, &v)) {
+            if (opt == 'r')
+                o->connect_rate = (uint32_t)v;
+            else
+                o->connect_burst = (uint32_t)v;
+            return true;
+        }
+        fprintf(stderr, "cradle-server: %s must be an integer from 1 to 100000, got '%s'\n", where, value);
+        return false;
+    case 'R':
+        if (copy_path(o->resume, sizeof o->resume, value)) return true;
+        fprintf(stderr, "cradle-server: %s must be a path of 1..4095 bytes\n", where);
         return false;
     case 'l':
         if (copy_path(o->log, sizeof o->log, value)) return true;
@@ -289,7 +388,7 @@ cradle_server_parse cradle_server_options_parse(cradle_server_options *o, int ar
         if (opt == 'c') continue;
         char where[48];
         snprintf(where, sizeof where, "--%s", flag_name(opt));
-        if (!apply(o, opt, opt == 'i' ? "true" : optarg, where)) return CRADLE_SERVER_EXIT_USAGE;
+        if (!apply(o, opt, opt == 'i' || opt == 'A' || opt == 'I' ? "true" : optarg, where)) return CRADLE_SERVER_EXIT_USAGE;
     }
     if (o->game[0] == '\0') {
         fprintf(stderr, "cradle-server: --game is required: the path of a game library (.so)\n");

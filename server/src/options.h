@@ -16,6 +16,7 @@
 #define CRADLE_SERVER_DEFAULT_INPUT_DELAY 3u
 #define CRADLE_SERVER_MAX_INPUT_DELAY 60u
 #define CRADLE_SERVER_INPUT_DELAY_AUTO 0xFFFFu
+#define CRADLE_SERVER_TRUST_MAX 8u /* trusted issuers (CRADLE_TOKEN_ISSUERS_MAX) */
 
 typedef enum cradle_server_mode {
     CRADLE_SERVER_PACED = 0, /* real time: the clock paces the steps */
@@ -37,6 +38,18 @@ typedef struct cradle_server_options {
     uint32_t hash_interval; /* K */
     uint32_t spectators; /* most spectators at once */
     uint32_t timeout_ms; /* peer timeout */
+    bool agones; /* --agones: report to the Agones SDK sidecar (agones.h) */
+    char resume[CRADLE_SERVER_PATH_MAX]; /* --resume: the log of a session to continue (resume.h) */
+    /* security (net.h): the default is secure and needs key + a trusted issuer */
+    char key[CRADLE_SERVER_PATH_MAX]; /* --key: server key file ("" = none) */
+    char trust[CRADLE_SERVER_TRUST_MAX][65]; /* --trust: issuer public keys, hex */
+    uint32_t trust_count;
+    char trust_file[CRADLE_SERVER_PATH_MAX]; /* --trust-file: one hex key a line */
+    bool insecure; /* --insecure: plaintext, no tokens, loopback bind only */
+    uint32_t auth_timeout_ms; /* --auth-timeout */
+    uint32_t connect_rate, connect_burst; /* per-address connect limit (0 = default) */
+    bool dev_group_set; /* --dev-group: also admit this group to the dev socket */
+    uint32_t dev_group;
 } cradle_server_options;
 
 typedef enum cradle_server_parse {

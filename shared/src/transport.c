@@ -1,3 +1,4 @@
+#define _GNU_SOURCE /* struct ucred (SO_PEERCRED) */
 #include "cradle/transport.h"
 
 #include <assert.h>
@@ -78,7 +79,7 @@ static int clear_path(cradle_transport *t) {
         t->system_error = errno;
         return CRADLE_EIO;
     }
-    if (!S_ISSOCK(st.st_mode)) return CRADLE_ETRANSPORT_FOREIGN;
+    if (!S_ISSOCK(st.st_mode) || st.st_uid != geteuid()) return CRADLE_ETRANSPORT_FOREIGN;
     int probe = socket(AF_UNIX, SOCK_STREAM, 0);
     if (probe < 0) {
         t->system_error = errno;
@@ -102,8 +103,36 @@ static int clear_path(cradle_transport *t) {
     return 0;
 }
 
+/* The socket's directory: created 0700 when missing; refused when it is not
+ * a directory, belongs to another user (root excepted), or group or others
+ * may write it (they could replace the socket with their own). */
+static int check_directory(cradle_transport *t) {
+    char dir[sizeof t->path];
+    memcpy(dir, t->path, sizeof dir);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        memcpy(dir, ".", 2);
+    else if (slash == dir)
+        dir[1] = '\0';
+    else
+        *slash = '\0';
+    struct stat st;
+    if (stat(dir, &st) != 0) {
+        if (errno != ENOENT || (mkdir(dir, S_IRWXU) != 0 && errno != EEXIST) || stat(dir, &st) != 0) {
+            t->system_error = errno;
+            return CRADLE_EIO;
+        }
+    }
+    if (!S_ISDIR(st.st_mode) || (st.st_uid != geteuid() && st.st_uid != 0) ||
+        (st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+        return CRADLE_ETRANSPORT_DIR;
+    return 0;
+}
+
 static int listen_on(cradle_transport *t) {
-    int rc = clear_path(t);
+    int rc = check_directory(t);
+    if (rc != 0) return rc;
+    rc = clear_path(t);
     if (rc != 0) return rc;
     int fd = socket(AF_UNIX, SOCK_STREAM, 0);
     if (fd < 0 || set_flags(fd) != 0) goto out_io;
@@ -121,7 +150,9 @@ static int listen_on(cradle_transport *t) {
         goto out_io;
     }
     struct stat st;
-    if (chmod(t->path, S_IRUSR | S_IWUSR) != 0 || lstat(t->path, &st) != 0 || listen(fd, 128) != 0) {
+    mode_t mode = S_IRUSR | S_IWUSR | (t->config.peer_group ? S_IRGRP | S_IWGRP : 0);
+    if ((t->config.peer_group && chown(t->path, (uid_t)-1, (gid_t)t->config.peer_gid) != 0) ||
+        chmod(t->path, mode) != 0 || lstat(t->path, &st) != 0 || listen(fd, 128) != 0) {
         int err = errno;
         unlink(t->path);
         errno = err;
@@ -383,6 +414,15 @@ static void accept_clients(cradle_transport *t) {
         if (fd < 0) {
             if (errno == EINTR) continue;
             return; /* EAGAIN: no more waiting; others (EMFILE...): try next poll */
+        }
+        struct ucred cred;
+        socklen_t cred_size = sizeof cred;
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cred_size) != 0 ||
+            !(cred.uid == geteuid() || cred.uid == 0 ||
+              (t->config.peer_group && cred.gid == (gid_t)t->config.peer_gid))) {
+            close(fd); /* no reply: a stranger learns nothing */
+            t->stats.denied++;
+            continue;
         }
         if (set_flags(fd) != 0) {
             close(fd);

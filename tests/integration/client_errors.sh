@@ -11,6 +11,7 @@ source "$here/server_common.sh"
 work=$(mktemp -d)
 trap 'stop_server_on_exit; rm -rf "$work"' EXIT
 cd "$work"
+secure_setup
 
 "$client" --help | grep -q -- "--headless"
 "$client" --version | grep -q "cradle-client"
@@ -22,7 +23,7 @@ rc=0; "$client" --headless 2>usage.err || rc=$?
 # Unreachable: a free port nobody listens on.
 port=$((20000 + RANDOM % 40000))
 start=$(date +%s)
-rc=0; "$client" --headless --game "$game" --port "$port" --connect-timeout 1500 2>unreach.err || rc=$?
+rc=0; "$client" --headless --game "$game" --port "$port" "${CLIENT_SECURITY[@]}" --connect-timeout 1500 2>unreach.err || rc=$?
 elapsed=$(( $(date +%s) - start ))
 cat unreach.err
 [ "$rc" -eq 1 ] && grep -q "no server answers" unreach.err
@@ -30,7 +31,7 @@ cat unreach.err
 
 # Build mismatch: the server hosts $game, the client loads another build of it.
 start_server --game "$game" --players 2
-rc=0; "$client" --headless --game "$other_build" --port "$PORT" 2>build.err || rc=$?
+rc=0; "$client" --headless --game "$other_build" --port "$PORT" "${CLIENT_SECURITY[@]}" 2>build.err || rc=$?
 cat build.err
 [ "$rc" -eq 1 ]
 grep -q "refused the connection (build)" build.err
@@ -39,7 +40,7 @@ client_build=$(sed -n "s/.*client has '\([^']*\)'.*/\1/p" build.err)
 [ -n "$server_build" ] && [ -n "$client_build" ] && [ "$server_build" != "$client_build" ]
 
 # Lost mid-game: the server is killed while a client plays.
-"$client" --headless --game "$game" --port "$PORT" --bot --silence-timeout 1500 >lost.out 2>lost.err & c=$!
+"$client" --headless --game "$game" --port "$PORT" "${CLIENT_SECURITY[@]}" --bot --silence-timeout 1500 >lost.out 2>lost.err & c=$!
 for i in $(seq 1 100); do grep -q "joined" server.err && break; sleep 0.05; done
 sleep 0.3
 kill -KILL "$SERVER_PID"

@@ -18,10 +18,10 @@ install_game "$inc1" game.so
 install_game "$inc1" stale.so
 start_server --game "$PWD/game.so" --mode commanded --players 3 --dev-socket dev.sock --hash-interval 10
 build1=$(json_field "$(ctl status)" build)
-"$client" --headless --port "$PORT" --game "$PWD/game.so" --bot --steps 200 >a.out 2>a.err & a=$!
-"$client" --headless --port "$PORT" --game "$PWD/game.so" --spectator --steps 200 >s.out 2>s.err & s=$!
+"$client" --headless --port "$PORT" "${CLIENT_SECURITY[@]}" --game "$PWD/game.so" --bot --steps 200 >a.out 2>a.err & a=$!
+"$client" --headless --port "$PORT" "${CLIENT_SECURITY[@]}" --game "$PWD/game.so" --spectator --steps 200 >s.out 2>s.err & s=$!
 # This one's library is never rebuilt: it must give up with both ids.
-"$client" --headless --port "$PORT" --game "$PWD/stale.so" --bot --steps 200 --reload-timeout 1500 >x.out 2>x.err & x=$!
+"$client" --headless --port "$PORT" "${CLIENT_SECURITY[@]}" --game "$PWD/stale.so" --bot --steps 200 --reload-timeout 1500 >x.out 2>x.err & x=$!
 for i in $(seq 1 100); do
   [ "$(json_field "$(ctl status)" joins)" -ge 3 ] && break
   sleep 0.05

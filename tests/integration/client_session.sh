@@ -19,7 +19,7 @@ start_server --game "$game" --players 4 --log session.log --hash-interval 30
 echo "server on port $PORT"
 run_client() { # name args...
   local name=$1; shift
-  "$client" --headless --port "$PORT" --game "$game" --silence-timeout 10000 "$@" >"$name.out" 2>"$name.err"
+  "$client" --headless --port "$PORT" "${CLIENT_SECURITY[@]}" --game "$game" --silence-timeout 10000 "$@" >"$name.out" 2>"$name.err"
 }
 run_client p0 --bot --seed 10 --steps 300 --output p0.bin & p0=$!
 run_client p1 --bot --seed 11 --steps 300 & p1=$!

@@ -7,12 +7,44 @@
 #                       server.err (in the current directory).
 # json_field LINE KEY   prints the value of "KEY" in a flat JSON line.
 
+# secure_setup        (called by start_server) creates issuer.key and
+#                       server.key in the current directory with cradle-keys
+#                       (beside "$server": ../tools/cradle-keys, or
+#                       $CRADLE_KEYS), and sets SERVER_SECURITY (the server's
+#                       flags), CLIENT_SECURITY (cradle-client's flags), SERVER_ID,
+#                       ISSUER_PUB, KEYS_BIN, and exports CRADLE_TEST_SERVER_KEY
+#                       and CRADLE_TEST_ISSUER_KEY for cradle-test-client.
+# The servers are secure by default, as in production; set
+# CRADLE_TEST_INSECURE=1 before start_server for a plaintext (--insecure) one.
+
+secure_setup() {
+  KEYS_BIN=${CRADLE_KEYS:-$(dirname "$server")/../tools/cradle-keys}
+  [ -x "$KEYS_BIN" ] || { echo "cradle-keys not found at $KEYS_BIN (build it, or set CRADLE_KEYS)" >&2; return 1; }
+  [ -f issuer.key ] || "$KEYS_BIN" gen --out issuer.key >/dev/null
+  [ -f server.key ] || "$KEYS_BIN" gen --out server.key >/dev/null
+  ISSUER_PUB=$("$KEYS_BIN" pub issuer.key --sign)
+  SERVER_ID=$("$KEYS_BIN" pub server.key --kx)
+  export CRADLE_TEST_SERVER_KEY=$SERVER_ID
+  export CRADLE_TEST_ISSUER_KEY=$PWD/issuer.key
+  # Loopback tests connect many clients from one address: a generous limiter.
+  SERVER_SECURITY=(--key server.key --trust "$ISSUER_PUB" --connect-rate 1000 --connect-burst 1000)
+  CLIENT_SECURITY=(--server-key "$SERVER_ID" --issuer-key "$PWD/issuer.key")
+}
+
 start_server() {
   local try
+  local security=()
+  if [ -n "${CRADLE_TEST_INSECURE:-}" ]; then
+    security=(--insecure)
+    CLIENT_SECURITY=(--insecure)
+  else
+    secure_setup || return 1
+    security=("${SERVER_SECURITY[@]}")
+  fi
   for try in 1 2 3 4 5 6 7 8; do
     PORT=$((20000 + RANDOM % 40000))
     : >server.out
-    "$server" --bind 127.0.0.1 --port "$PORT" "$@" >server.out 2>server.err &
+    "$server" --bind 127.0.0.1 --port "$PORT" "${security[@]}" "$@" >server.out 2>server.err &
     SERVER_PID=$!
     local waited=0
     while [ $waited -lt 100 ]; do

@@ -19,6 +19,19 @@
  *    "last_hash_step":K,"last_hash":"<hex>","final_hash":"<hex>"}
  * or {"event":"refused","reason":"full","text":"..."} (exit 3), and exits 4 on
  * a hash mismatch, 5 on a timeout, 1 on any other failure.
+ *
+ * Security (the server's default): --server-key HEX pins the server's public
+ * key and --token TEXT or --issuer-key FILE (mint a fresh token per connect:
+ * a test and bot convenience) supplies the credential; when neither flag is
+ * given the environment's CRADLE_TEST_SERVER_KEY and CRADLE_TEST_ISSUER_KEY
+ * are used (tests/integration/server_common.sh sets them). --insecure talks
+ * plaintext. Every message after HELLO is sealed; anything that does not
+ * open is dropped, and a server whose first reply does not open within 5 s
+ * is reported as "server identity not proven" (exit 1). Attack hooks for
+ * the security tests (after WELCOME, then it plays on): --attack KIND[,KIND]
+ * with KIND forged, replay, truncated, oversized, wrongkey, plaintext
+ * (--attack-count N of each); --save-token FILE writes the token used;
+ * --silent connects and never says HELLO (counts packets received).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -29,9 +42,13 @@
 #include <time.h>
 
 #include <enet/enet.h>
+#include <sodium.h>
 
 #include "cradle/hash.h"
+#include "cradle/keys.h"
 #include "cradle/reload.h"
+#include "cradle/secure.h"
+#include "cradle/token.h"
 #include "cradle/wire.h"
 
 #define REDUNDANCY 4u
@@ -54,7 +71,23 @@ typedef struct client {
     uint64_t garbage;
     FILE *output; /* --output: the game's output bytes of each step run below --steps */
     uint64_t timeout_ms;
+    uint64_t peer_timeout_ms; /* --peer-timeout-ms: ENet's silence timeout; 0 = ENet's default */
     const char *expect_refusal;
+    /* security */
+    bool insecure;
+    const char *server_key_hex;
+    const char *token_text;
+    const char *issuer_key_path;
+    const char *save_token;
+    const char *attack;
+    uint64_t attack_count;
+    uint64_t client_id;
+    bool silent;
+    uint64_t connect_flood; /* --connect-flood N: N connects at once, then exit */
+    bool secure, proven;
+    uint8_t server_key[CRADLE_KEYS_PUBLIC_BYTES];
+    cradle_secure session;
+    uint64_t packets_received, dropped_unopened;
 
     cradle_reload reload;
     const cradle_game_contract *contract;
@@ -102,8 +135,119 @@ static void send_message(client *c, const cradle_wire_message *m, uint32_t flags
         return;
     }
     if (m->type == CRADLE_WIRE_HELLO && c->protocol >= 0) buf[1] = (uint8_t)c->protocol;
-    ENetPacket *packet = enet_packet_create(buf, n, flags);
+    const uint8_t *data = buf;
+    if (c->secure && m->type != CRADLE_WIRE_HELLO) {
+        static uint8_t sealed[CRADLE_SECURE_PACKET_MAX];
+        if (cradle_secure_seal(&c->session, sealed, sizeof sealed, &n, buf, n) != 0) {
+            fprintf(stderr, "test-client: cannot seal %s\n", cradle_wire_type_name(m->type));
+            return;
+        }
+        data = sealed;
+    }
+    ENetPacket *packet = enet_packet_create(data, n, flags);
     if (packet && enet_peer_send(c->peer, 0, packet) != 0) enet_packet_destroy(packet);
+}
+
+static void send_raw(client *c, const void *data, size_t n) {
+    ENetPacket *packet = enet_packet_create(data, n, ENET_PACKET_FLAG_RELIABLE);
+    if (packet && enet_peer_send(c->peer, 0, packet) != 0) enet_packet_destroy(packet);
+}
+
+/* --attack: hostile packets over the authenticated connection; the server
+ * must drop and count each without decoding it. */
+static void attack(client *c) {
+    if (!c->attack || !c->secure) return;
+    uint8_t pkt[CRADLE_SECURE_PACKET_MAX];
+    uint8_t plain[64];
+    size_t n = 0;
+    cradle_wire_message ping = {.type = CRADLE_WIRE_PING, .as.ping.echo = 7};
+    size_t pn = 0;
+    if (cradle_wire_encode(plain, sizeof plain, &pn, &ping) != 0) return;
+    for (uint64_t k = 0; k < c->attack_count; k++) {
+        if (strstr(c->attack, "forged")) {
+            if (cradle_secure_seal(&c->session, pkt, sizeof pkt, &n, plain, pn) == 0) {
+                pkt[n - 1] ^= 0x5a; /* tag altered */
+                send_raw(c, pkt, n);
+            }
+        }
+        if (strstr(c->attack, "replay") &&
+            cradle_secure_seal(&c->session, pkt, sizeof pkt, &n, plain, pn) == 0) {
+            send_raw(c, pkt, n); /* authentic once (answered with a PONG) */
+            send_raw(c, pkt, n); /* then a replay */
+        }
+        if (strstr(c->attack, "truncated")) {
+            if (cradle_secure_seal(&c->session, pkt, sizeof pkt, &n, plain, pn) == 0) {
+                send_raw(c, pkt, 10);      /* shorter than counter + tag */
+                send_raw(c, pkt, n - 3);   /* a cut tag */
+            }
+        }
+        if (strstr(c->attack, "oversized")) {
+            static uint8_t big[CRADLE_SECURE_PACKET_MAX + 100];
+            randombytes_buf(big, sizeof big);
+            send_raw(c, big, sizeof big);
+        }
+        if (strstr(c->attack, "wrongkey")) {
+            uint8_t pk[32], sk[32], other_pk[32], other_sk[32];
+            cradle_secure other;
+            if (cradle_secure_keypair(pk, sk) == 0 && cradle_secure_keypair(other_pk, other_sk) == 0 &&
+                cradle_secure_client_init(&other, pk, sk, other_pk,
+                                          &(cradle_secure_config){.context = c->peer->connectID}) == 0 &&
+                cradle_secure_seal(&other, pkt, sizeof pkt, &n, plain, pn) == 0)
+                send_raw(c, pkt, n);
+            cradle_secure_wipe(&other);
+            sodium_memzero(sk, sizeof sk);
+            sodium_memzero(other_sk, sizeof other_sk);
+        }
+        if (strstr(c->attack, "plaintext")) send_raw(c, plain, pn);
+    }
+    c->attack = NULL; /* once */
+}
+
+/* The credential for HELLO: --token, or a fresh token minted with
+ * --issuer-key for the pinned server and this game build. */
+static bool make_credential(client *c, cradle_wire_hello *h, const uint8_t client_public[32]) {
+    uint8_t token[CRADLE_TOKEN_MAX_BYTES];
+    size_t token_size = 0;
+    if (c->token_text) {
+        if (cradle_token_from_text(token, &token_size, c->token_text) != 0) {
+            fprintf(stderr, "test-client: --token is not a join token\n");
+            return false;
+        }
+    } else {
+        cradle_keys issuer;
+        char message[256];
+        if (cradle_keys_load(&issuer, c->issuer_key_path, message, sizeof message) != 0) {
+            fprintf(stderr, "test-client: --issuer-key: %s\n", message);
+            return false;
+        }
+        cradle_token t = {.client_id = c->client_id};
+        randombytes_buf(t.id, sizeof t.id);
+        memcpy(t.server_id, c->server_key, sizeof t.server_id);
+        t.issued_unix = (uint64_t)time(NULL);
+        t.expires_unix = t.issued_unix + 600u;
+        snprintf(t.build_id, sizeof t.build_id, "%s", c->contract->build_id);
+        int rc = cradle_token_issue(token, sizeof token, &token_size, &t, issuer.sign_secret);
+        cradle_keys_wipe(&issuer);
+        if (rc != 0) {
+            fprintf(stderr, "test-client: cannot issue a token: %s\n", cradle_strerror(rc));
+            return false;
+        }
+    }
+    if (c->save_token) {
+        char text[CRADLE_TOKEN_TEXT_SIZE];
+        FILE *f = fopen(c->save_token, "w");
+        if (!f || cradle_token_to_text(text, token, token_size) != 0) {
+            if (f) fclose(f);
+            return false;
+        }
+        fprintf(f, "%s\n", text);
+        fclose(f);
+    }
+    size_t n = 0;
+    if (cradle_token_credential(h->credential, sizeof h->credential, &n, token, token_size, client_public) != 0)
+        return false;
+    h->credential_size = (uint16_t)n;
+    return true;
 }
 
 static void fail(client *c, int code, const char *what, const char *detail) {
@@ -244,6 +388,29 @@ static void on_state(client *c, const cradle_wire_state *st) {
 }
 
 static void on_packet(client *c, const uint8_t *data, size_t size) {
+    static uint8_t opened[CRADLE_SECURE_PACKET_MAX];
+    c->packets_received++;
+    if (c->secure) {
+        size_t plain = 0;
+        if (cradle_secure_open(&c->session, opened, sizeof opened, &plain, data, size) == 0) {
+            c->proven = true;
+            data = opened;
+            size = plain;
+        } else {
+            /* Before keys agree only an unsealed REFUSE for another protocol
+             * or a missing credential can come (unproven); anything else is
+             * dropped. */
+            cradle_wire_message r;
+            if (!c->proven && cradle_wire_decode(&r, data, size) == 0 && r.type == CRADLE_WIRE_REFUSE &&
+                (r.as.refuse.reason == CRADLE_WIRE_REFUSE_PROTOCOL ||
+                 r.as.refuse.reason == CRADLE_WIRE_REFUSE_AUTH)) {
+                fprintf(stderr, "test-client: unsealed refusal (the server's identity is not proven)\n");
+            } else {
+                c->dropped_unopened++;
+                return;
+            }
+        }
+    }
     cradle_wire_message m;
     int rc = cradle_wire_decode(&m, data, size);
     if (rc != 0) {
@@ -256,6 +423,7 @@ static void on_packet(client *c, const uint8_t *data, size_t size) {
         c->welcomed = true;
         c->welcome = m.as.welcome;
         start_game(c);
+        attack(c);
         break;
     case CRADLE_WIRE_REFUSE: {
         const char *reason = cradle_wire_refusal_name(m.as.refuse.reason);
@@ -320,9 +488,12 @@ static void send_inputs(client *c) {
 
 static void usage(FILE *to) {
     fprintf(to, "usage: cradle-test-client --port N --game LIBRARY [--host ADDR] [--steps N] [--seed N]\n"
-                "       [--spectator] [--slot N] [--drop-at STEP] [--timeout-ms N]\n"
+                "       [--spectator] [--slot N] [--drop-at STEP] [--timeout-ms N] [--peer-timeout-ms N]\n"
                 "       [--game-name NAME] [--build-id ID] [--protocol N] [--expect-refusal REASON]\n"
-                "       [--garbage N] [--output FILE]\n");
+                "       [--garbage N] [--output FILE]\n"
+                "       [--server-key HEX] [--token TEXT | --issuer-key FILE] [--client-id N] [--insecure]\n"
+                "       [--save-token FILE] [--attack KINDS] [--attack-count N] [--silent]\n"
+                "       [--connect-flood N]\n");
 }
 
 static bool parse_u64(const char *text, uint64_t *out) {
@@ -358,9 +529,20 @@ int main(int argc, char **argv) {
         {"seed", required_argument, NULL, 's'},
         {"drop-at", required_argument, NULL, 'd'},
         {"timeout-ms", required_argument, NULL, 't'},
+        {"peer-timeout-ms", required_argument, NULL, 'T'},
         {"expect-refusal", required_argument, NULL, 'r'},
         {"garbage", required_argument, NULL, 'G'},
         {"output", required_argument, NULL, 'o'},
+        {"insecure", no_argument, NULL, 'I'},
+        {"server-key", required_argument, NULL, 'K'},
+        {"token", required_argument, NULL, 'k'},
+        {"issuer-key", required_argument, NULL, 'i'},
+        {"client-id", required_argument, NULL, 'c'},
+        {"save-token", required_argument, NULL, 'w'},
+        {"attack", required_argument, NULL, 'a'},
+        {"attack-count", required_argument, NULL, 'A'},
+        {"silent", no_argument, NULL, 'z'},
+        {"connect-flood", required_argument, NULL, 'F'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -390,12 +572,23 @@ int main(int argc, char **argv) {
         case 's': ok = parse_u64(optarg, &c.seed); break;
         case 'd': ok = parse_u64(optarg, &c.drop_at); break;
         case 't': ok = parse_u64(optarg, &c.timeout_ms); break;
+        case 'T': ok = parse_u64(optarg, &c.peer_timeout_ms) && c.peer_timeout_ms <= 600000; break;
         case 'r': c.expect_refusal = optarg; break;
         case 'o':
             c.output = fopen(optarg, "wb");
             ok = c.output != NULL;
             break;
         case 'G': ok = parse_u64(optarg, &c.garbage) && c.garbage <= 10000; break;
+        case 'I': c.insecure = true; break;
+        case 'K': c.server_key_hex = optarg; break;
+        case 'k': c.token_text = optarg; break;
+        case 'i': c.issuer_key_path = optarg; break;
+        case 'c': ok = parse_u64(optarg, &c.client_id); break;
+        case 'w': c.save_token = optarg; break;
+        case 'a': c.attack = optarg; break;
+        case 'A': ok = parse_u64(optarg, &c.attack_count) && c.attack_count <= 1000; break;
+        case 'z': c.silent = true; break;
+        case 'F': ok = parse_u64(optarg, &c.connect_flood) && c.connect_flood >= 1 && c.connect_flood <= 4000; break;
         case 'h': usage(stdout); return 0;
         default: ok = false;
         }
@@ -408,6 +601,19 @@ int main(int argc, char **argv) {
         usage(stderr);
         return 2;
     }
+    if (!c.insecure) {
+        if (!c.server_key_hex) c.server_key_hex = getenv("CRADLE_TEST_SERVER_KEY");
+        if (!c.token_text && !c.issuer_key_path) c.issuer_key_path = getenv("CRADLE_TEST_ISSUER_KEY");
+        if (!c.server_key_hex || cradle_keys_from_hex(c.server_key, c.server_key_hex) != 0 ||
+            (!c.token_text && !c.issuer_key_path)) {
+            fprintf(stderr, "test-client: needs --server-key HEX and --token TEXT or --issuer-key FILE "
+                            "(or --insecure)\n");
+            return 2;
+        }
+        c.secure = true;
+    }
+    if (c.attack_count == 0) c.attack_count = 1;
+    if (sodium_init() < 0) return 1;
     char message[CRADLE_RELOAD_MESSAGE_MAX];
     cradle_reload_config rc_config = {.path = c.game_path};
     if (cradle_reload_open(&c.reload, &rc_config, 0, message, sizeof message) != 0) {
@@ -422,14 +628,79 @@ int main(int argc, char **argv) {
         fprintf(stderr, "test-client: cannot create the ENet client\n");
         goto out;
     }
+    if (c.connect_flood) {
+        /* --connect-flood: N connection attempts at once from this address,
+         * serviced for 1.5 s; prints how many ENet completed. */
+        ENetHost *flood = enet_host_create(NULL, (size_t)c.connect_flood, 1, 0, 0);
+        uint64_t connected = 0;
+        if (flood) {
+            for (uint64_t i = 0; i < c.connect_flood; i++) (void)enet_host_connect(flood, &address, 1, 0);
+            ENetEvent fe;
+            uint64_t until = now_ms() + 1500;
+            while (now_ms() < until) {
+                int rc = enet_host_service(flood, &fe, 5);
+                if (rc > 0 && fe.type == ENET_EVENT_TYPE_CONNECT) connected++;
+                if (rc > 0 && fe.type == ENET_EVENT_TYPE_RECEIVE) enet_packet_destroy(fe.packet);
+            }
+            enet_host_destroy(flood);
+        }
+        printf("{\"event\":\"flood\",\"attempts\":%" PRIu64 ",\"connected\":%" PRIu64 "}\n", c.connect_flood,
+               connected);
+        c.exit_code = flood ? 0 : 1;
+        goto out;
+    }
     c.peer = enet_host_connect(c.enet, &address, 1, 0);
+    /* A lossy, slow link (the soak's proxy) needs longer than ENet's defaults. */
+    if (c.peer && c.peer_timeout_ms)
+        enet_peer_timeout(c.peer, 0, (enet_uint32)c.peer_timeout_ms, (enet_uint32)c.peer_timeout_ms);
     ENetEvent event;
-    if (!c.peer || enet_host_service(c.enet, &event, 5000) <= 0 || event.type != ENET_EVENT_TYPE_CONNECT) {
+    /* At most 20 s for the handshake even then: under heavy loss ENet's handshake
+     * sometimes never completes, and a caller (tools/soak.sh) retries sooner. */
+    enet_uint32 connect_wait = c.peer_timeout_ms > 20000 ? 20000 : c.peer_timeout_ms > 5000 ? (enet_uint32)c.peer_timeout_ms : 5000;
+    if (!c.peer || enet_host_service(c.enet, &event, connect_wait) <= 0 || event.type != ENET_EVENT_TYPE_CONNECT) {
         fprintf(stderr, "test-client: no server answers on %s:%u\n", c.host_name, (unsigned)c.port);
         c.exit_code = 5;
         goto out;
     }
-    /* --garbage: malformed messages first; the server must drop them and carry on. */
+    if (c.silent) {
+        /* --silent: no HELLO; a secure server must send nothing and drop us. */
+        uint64_t until = now_ms() + c.timeout_ms;
+        bool gone = false;
+        while (!gone && now_ms() < until) {
+            int rc = enet_host_service(c.enet, &event, 10);
+            if (rc > 0 && event.type == ENET_EVENT_TYPE_RECEIVE) {
+                c.packets_received++;
+                enet_packet_destroy(event.packet);
+            }
+            if (rc > 0 && event.type == ENET_EVENT_TYPE_DISCONNECT) gone = true;
+        }
+        printf("{\"event\":\"silent\",\"disconnected\":%s,\"packets\":%" PRIu64 "}\n", gone ? "true" : "false",
+               c.packets_received);
+        c.exit_code = gone && c.packets_received == 0 ? 0 : 1;
+        goto out;
+    }
+    cradle_wire_message hello = {.type = CRADLE_WIRE_HELLO};
+    if (c.secure) {
+        uint8_t pk[CRADLE_SECURE_KEY_BYTES], sk[CRADLE_SECURE_KEY_BYTES];
+        bool ok = cradle_secure_keypair(pk, sk) == 0 && make_credential(&c, &hello.as.hello, pk) &&
+                  cradle_secure_client_init(&c.session, pk, sk, c.server_key,
+                                            &(cradle_secure_config){.context = c.peer->connectID}) == 0;
+        sodium_memzero(sk, sizeof sk);
+        if (!ok) {
+            fprintf(stderr, "test-client: cannot set up the secure channel\n");
+            goto out;
+        }
+    }
+    hello.as.hello.spectator = c.spectator;
+    hello.as.hello.requested_slot = c.slot_request < 0 ? CRADLE_WIRE_ANY_SLOT : (uint8_t)c.slot_request;
+    cradle_wire_set_text(hello.as.hello.game, sizeof hello.as.hello.game,
+                         c.game_name ? c.game_name : c.contract->name);
+    cradle_wire_set_text(hello.as.hello.build_id, sizeof hello.as.hello.build_id,
+                         c.build_id ? c.build_id : c.contract->build_id);
+    send_message(&c, &hello, ENET_PACKET_FLAG_RELIABLE);
+    uint64_t hello_ms = now_ms();
+    /* --garbage: malformed messages (sealed after HELLO in secure mode); the
+     * server must drop them and carry on. */
     for (uint64_t i = 0; i < c.garbage; i++) {
         uint8_t junk[64];
         uint64_t r = splitmix(i);
@@ -439,17 +710,13 @@ int main(int argc, char **argv) {
             junk[0] = (uint8_t)(1 + r % CRADLE_WIRE_TYPE_LAST);
             junk[1] = CRADLE_WIRE_VERSION;
         }
-        ENetPacket *packet = enet_packet_create(junk, n, ENET_PACKET_FLAG_RELIABLE);
-        if (packet && enet_peer_send(c.peer, 0, packet) != 0) enet_packet_destroy(packet);
+        if (c.secure) {
+            uint8_t sealed[64 + CRADLE_SECURE_OVERHEAD];
+            if (cradle_secure_seal(&c.session, sealed, sizeof sealed, &n, junk, n) == 0) send_raw(&c, sealed, n);
+        } else {
+            send_raw(&c, junk, n);
+        }
     }
-    cradle_wire_message hello = {.type = CRADLE_WIRE_HELLO};
-    hello.as.hello.spectator = c.spectator;
-    hello.as.hello.requested_slot = c.slot_request < 0 ? CRADLE_WIRE_ANY_SLOT : (uint8_t)c.slot_request;
-    cradle_wire_set_text(hello.as.hello.game, sizeof hello.as.hello.game,
-                         c.game_name ? c.game_name : c.contract->name);
-    cradle_wire_set_text(hello.as.hello.build_id, sizeof hello.as.hello.build_id,
-                         c.build_id ? c.build_id : c.contract->build_id);
-    send_message(&c, &hello, ENET_PACKET_FLAG_RELIABLE);
 
     uint64_t deadline = now_ms() + c.timeout_ms;
     bool disconnected = false;
@@ -459,13 +726,23 @@ int main(int argc, char **argv) {
             c.exit_code = 5;
             break;
         }
+        if (c.secure && !c.proven && now_ms() > hello_ms + 5000u) {
+            fprintf(stderr, "test-client: server identity not proven: no reply opened with the pinned key "
+                            "within 5 s\n");
+            c.exit_code = 1;
+            break;
+        }
         int rc = enet_host_service(c.enet, &event, 2);
         while (rc > 0 && !c.done) {
             if (event.type == ENET_EVENT_TYPE_RECEIVE) {
                 on_packet(&c, event.packet->data, event.packet->dataLength);
                 enet_packet_destroy(event.packet);
             } else if (event.type == ENET_EVENT_TYPE_DISCONNECT) {
-                if (!c.done) fprintf(stderr, "test-client: the server disconnected\n");
+                if (!c.done && c.secure && !c.proven)
+                    fprintf(stderr, "test-client: server identity not proven: disconnected before any reply "
+                                    "opened with the pinned key\n");
+                else if (!c.done)
+                    fprintf(stderr, "test-client: the server disconnected\n");
                 disconnected = true;
                 c.done = true;
             }
@@ -513,6 +790,7 @@ int main(int argc, char **argv) {
 out:
     if (c.enet) enet_host_destroy(c.enet);
     enet_deinitialize();
+    cradle_secure_wipe(&c.session);
     cradle_reload_close(&c.reload);
     free(c.state);
     free(c.buffered);

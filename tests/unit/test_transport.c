@@ -16,6 +16,8 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cradle/cradle.h"
@@ -417,6 +419,111 @@ static void test_socket_file_rules(void **state) {
     assert_int_equal(cradle_transport_open(&other, &config), CRADLE_EINVAL);
 }
 
+/* The socket's directory: a missing one is created 0700; a group- or
+ * world-writable one, or a symlink at the socket path, is refused. */
+static void test_directory_and_symlink_rules(void **state) {
+    fixture *f = *state;
+    cradle_transport other;
+    char sub[300], path[400];
+    snprintf(sub, sizeof sub, "%s/run", f->dir);
+    snprintf(path, sizeof path, "%s/dev.sock", sub);
+    cradle_transport_config config = {.socket_path = path, .handler = handle, .context = f};
+    assert_int_equal(cradle_transport_open(&other, &config), 0);
+    struct stat st;
+    assert_int_equal(stat(sub, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0700);
+    assert_int_equal(lstat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    cradle_transport_close(&other);
+    assert_int_equal(chmod(sub, 0777), 0);
+    assert_int_equal(cradle_transport_open(&other, &config), CRADLE_ETRANSPORT_DIR);
+    assert_int_equal(chmod(sub, 0720), 0);
+    assert_int_equal(cradle_transport_open(&other, &config), CRADLE_ETRANSPORT_DIR);
+    assert_int_equal(chmod(sub, 0700), 0);
+    assert_int_equal(rmdir(sub), 0);
+
+    /* A symlink at the socket path, even to a socket, is not ours. */
+    open_socket(f, (cradle_transport_config){0});
+    snprintf(path, sizeof path, "%s/link.sock", f->dir);
+    assert_int_equal(symlink(f->path, path), 0);
+    config.socket_path = path;
+    assert_int_equal(cradle_transport_open(&other, &config), CRADLE_ETRANSPORT_FOREIGN);
+    unlink(path);
+}
+
+/* Runs a client as uid/gid 65534 against the fixture's open socket and
+ * returns its exit status: 0 no reply (closed), 20 a reply arrived. */
+static int other_user_client(fixture *f) {
+    /* Let the other user reach the socket, so the credential check is what
+     * decides (not the file permissions). */
+    assert_int_equal(chmod(f->dir, 0711), 0);
+    assert_int_equal(chmod(f->path, 0666), 0);
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        if (setgid(65534) != 0 || setuid(65534) != 0) _exit(10);
+        int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+        struct sockaddr_un a = {.sun_family = AF_UNIX};
+        snprintf(a.sun_path, sizeof a.sun_path, "%s", f->path);
+        if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) != 0) _exit(11);
+        const char line[] = "{\"cmd\":\"status\"}\n";
+        (void)!send(fd, line, sizeof line - 1, MSG_NOSIGNAL); /* may already be closed */
+        char reply[256];
+        ssize_t n = read(fd, reply, sizeof reply); /* EOF (or reset): no reply */
+        _exit(n <= 0 ? 0 : 20);
+    }
+    int status = -1;
+    for (int i = 0; i < 3000 && status == -1; i++) { /* valgrind makes the child slow */
+        assert_true(cradle_transport_poll(&f->transport, 10) >= 0);
+        if (waitpid(child, &status, WNOHANG) != child) status = -1;
+    }
+    if (status == -1) {
+        kill(child, SIGKILL);
+        waitpid(child, &status, 0);
+    }
+    assert_int_equal(chmod(f->dir, 0700), 0);
+    if (!WIFEXITED(status)) fprintf(stderr, "child status %d\n", status);
+    assert_true(WIFEXITED(status));
+    return WEXITSTATUS(status);
+}
+
+/* SO_PEERCRED: a client of another uid is closed without a reply (needs
+ * root to switch uid; skipped otherwise). */
+static void test_other_uid_refused(void **state) {
+    fixture *f = *state;
+    if (geteuid() != 0) {
+        skip();
+        return;
+    }
+    open_socket(f, (cradle_transport_config){0});
+    assert_int_equal(other_user_client(f), 0);
+    const cradle_transport_stats *stats = cradle_transport_get_stats(&f->transport);
+    assert_int_equal(stats->denied, 1);
+    assert_int_equal(stats->accepted, 0);
+    assert_int_equal(stats->lines, 0);
+    /* This user is still served. */
+    client c = client_new(f->path, "{\"cmd\":\"status\"}\n", 17);
+    converse(f, &c, 1, 1);
+    assert_int_equal(count_lines(&c), 1);
+    client_free(&c);
+}
+
+/* peer_group: a member of the configured group is admitted (root only). */
+static void test_peer_group_admitted(void **state) {
+    fixture *f = *state;
+    if (geteuid() != 0) {
+        skip();
+        return;
+    }
+    open_socket(f, (cradle_transport_config){.peer_group = true, .peer_gid = 65534});
+    struct stat st;
+    assert_int_equal(lstat(f->path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0660);
+    assert_int_equal(st.st_gid, 65534);
+    assert_int_equal(other_user_client(f), 20);
+    assert_int_equal(cradle_transport_get_stats(&f->transport)->denied, 0);
+}
+
 static void test_client_limit(void **state) {
     fixture *f = *state;
     open_socket(f, (cradle_transport_config){.max_clients = 2});
@@ -551,6 +658,9 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_quit_replies_then_stops, setup, teardown),
         cmocka_unit_test_setup_teardown(test_socket_file_rules, setup, teardown),
         cmocka_unit_test_setup_teardown(test_client_limit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_directory_and_symlink_rules, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_other_uid_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_peer_group_admitted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slow_reader_stalls_only_itself, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stdio_over_pipes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stdio_budget_and_last_line, setup, teardown),

@@ -18,7 +18,13 @@
  *   - the time for a client to join a session that has run 2 hours of steps
  *     (432000 steps run in commanded mode first).
  *
- *   bench_server [SECONDS]    (default 60)
+ *   - the same 64-bot measurement with the secure channel (server key,
+ *     issuer tokens, every packet sealed: net.h) and, last, secure play while
+ *     the bots' thread also sprays random UDP datagrams at the server port:
+ *     the garbage rate absorbed with play going on (steps/s and hashes
+ *     printed alongside).
+ *
+ *   bench_server [SECONDS]    (default 60; each of the three runs)
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -29,8 +35,15 @@
 #include <time.h>
 
 #include <enet/enet.h>
+#include <sodium.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 
 #include "cradle/hash.h"
+#include "cradle/keys.h"
+#include "cradle/secure.h"
+#include "cradle/token.h"
 #include "cradle/wire.h"
 #include "host.h"
 #include "net.h"
@@ -131,6 +144,10 @@ static void *game_main(void *arg) {
     return NULL;
 }
 
+/* Secure runs: the server's keys and the issuer that signs the bots' tokens. */
+static bool bench_secure;
+static cradle_keys server_keys, issuer_keys;
+
 static int server_open(server *s, cradle_server_mode mode) {
     memset(&s->options, 0, sizeof s->options);
     snprintf(s->options.game, sizeof s->options.game, "%s", BENCH_SERVER_COUNTER);
@@ -152,8 +169,15 @@ static int server_open(server *s, cradle_server_mode mode) {
     for (int attempt = 0; attempt < 20; attempt++) {
         s->options.port =
             (uint16_t)(20000 + (unsigned)(now_ns() / 1000u + (uint64_t)attempt * 7919u) % 40000u);
-        cradle_server_net_config nc = {
-            .bind_address = "127.0.0.1", .port = s->options.port, .max_peers = BOTS + 8u};
+        cradle_server_net_config nc = {.bind_address = "127.0.0.1",
+                                       .port = s->options.port,
+                                       .max_peers = BOTS + 8u,
+                                       .keys = bench_secure ? &server_keys : NULL,
+                                       .issuers = (const uint8_t(*)[CRADLE_TOKEN_KEY_BYTES])issuer_keys.sign_public,
+                                       .issuer_count = 1,
+                                       .build_id = s->host->contract->build_id,
+                                       .connect_rate = 100000,
+                                       .connect_burst = 100000};
         if (cradle_server_net_open(s->net, &nc) == 0) return cradle_server_net_start(s->net);
     }
     return -1;
@@ -176,6 +200,8 @@ static void server_close(server *s) {
 
 typedef struct bot {
     ENetPeer *peer;
+    bool secure;
+    cradle_secure session;
     bool welcomed, ready;
     uint8_t slot;
     uint16_t input_delay;
@@ -194,7 +220,13 @@ static void bot_send(bot *b, const cradle_wire_message *m, uint32_t flags) {
     uint8_t buf[1024];
     size_t n = 0;
     if (cradle_wire_encode(buf, sizeof buf, &n, m) != 0) return;
-    ENetPacket *p = enet_packet_create(buf, n, flags);
+    uint8_t sealed[1024 + CRADLE_SECURE_OVERHEAD];
+    const uint8_t *data = buf;
+    if (b->secure && m->type != CRADLE_WIRE_HELLO) {
+        if (cradle_secure_seal(&b->session, sealed, sizeof sealed, &n, buf, n) != 0) return;
+        data = sealed;
+    }
+    ENetPacket *p = enet_packet_create(data, n, flags);
     if (p && enet_peer_send(b->peer, 0, p) != 0) enet_packet_destroy(p);
 }
 
@@ -229,6 +261,13 @@ static void bot_steps(bot *b, const cradle_wire_steps *s, uint64_t received) {
 }
 
 static void bot_packet(bot *b, const uint8_t *data, size_t size, uint64_t received) {
+    static uint8_t opened[CRADLE_SECURE_PACKET_MAX];
+    if (b->secure) {
+        size_t plain = 0;
+        if (cradle_secure_open(&b->session, opened, sizeof opened, &plain, data, size) != 0) return;
+        data = opened;
+        size = plain;
+    }
     cradle_wire_message m;
     if (cradle_wire_decode(&m, data, size) != 0) return;
     if (m.type == CRADLE_WIRE_WELCOME) {
@@ -301,6 +340,25 @@ static ENetHost *bots_connect(uint16_t port, uint32_t count, bool first_players)
             m.as.hello.requested_slot = CRADLE_WIRE_ANY_SLOT;
             snprintf(m.as.hello.game, sizeof m.as.hello.game, "%s", contract->name);
             snprintf(m.as.hello.build_id, sizeof m.as.hello.build_id, "%s", contract->build_id);
+            if (bench_secure) {
+                /* A token per bot from the bench's issuer; fresh session keys. */
+                cradle_token t = {.client_id = index, .issued_unix = (uint64_t)time(NULL)};
+                t.expires_unix = t.issued_unix + 600u;
+                randombytes_buf(t.id, sizeof t.id);
+                memcpy(t.server_id, server_keys.kx_public, sizeof t.server_id);
+                snprintf(t.build_id, sizeof t.build_id, "%s", contract->build_id);
+                uint8_t token[CRADLE_TOKEN_MAX_BYTES], pk[32], sk[32];
+                size_t token_size = 0, n = 0;
+                if (cradle_token_issue(token, sizeof token, &token_size, &t, issuer_keys.sign_secret) != 0 ||
+                    cradle_secure_keypair(pk, sk) != 0 ||
+                    cradle_token_credential(m.as.hello.credential, sizeof m.as.hello.credential, &n, token,
+                                            token_size, pk) != 0 ||
+                    cradle_secure_client_init(&b->session, pk, sk, server_keys.kx_public,
+                                              &(cradle_secure_config){.context = b->peer->connectID}) != 0)
+                    continue;
+                m.as.hello.credential_size = (uint16_t)n;
+                b->secure = true;
+            }
             bot_send(b, &m, ENET_PACKET_FLAG_RELIABLE);
             connected++;
         }
@@ -308,16 +366,14 @@ static ENetHost *bots_connect(uint16_t port, uint32_t count, bool first_players)
     return connected == count ? h : NULL;
 }
 
-int main(int argc, char **argv) {
-    thread_kind = KIND_BOTS;
-    double seconds = argc > 1 ? atof(argv[1]) : 60.0;
-    if (!(seconds > 0)) seconds = 60.0;
-    if (enet_initialize() != 0) return 1;
-    latency_us = malloc(LAT_SAMPLES * sizeof *latency_us);
+/* One 64-bot run: plain or secure, with or without a garbage spray. Prints
+ * its figures; returns the hash mismatches (or UINT64_MAX on failure). */
+static uint64_t run_phase(double seconds, bool secure, bool garbage, double *cpu_share) {
+    bench_secure = secure;
     static server s;
     if (server_open(&s, CRADLE_SERVER_PACED) != 0) {
         fprintf(stderr, "bench_server: cannot start the server\n");
-        return 1;
+        return UINT64_MAX;
     }
     contract = s.host->contract;
     long rss_server = rss_kib();
@@ -326,7 +382,7 @@ int main(int argc, char **argv) {
     ENetHost *h = bots_connect(s.options.port, BOTS, true);
     if (!h) {
         fprintf(stderr, "bench_server: bots could not connect\n");
-        return 1;
+        return UINT64_MAX;
     }
     /* Let everyone join, then measure a clean window. */
     uint64_t settle_until = now_ns() + 1000000000ull;
@@ -347,10 +403,21 @@ int main(int argc, char **argv) {
     uint64_t game_alloc0 = atomic_load(&alloc_count[KIND_GAME]),
              net_alloc0 = atomic_load(&alloc_count[KIND_OTHER]);
     uint64_t end = t0 + (uint64_t)(seconds * 1e9);
+    int spray = garbage ? socket(AF_INET, SOCK_DGRAM, 0) : -1;
+    struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(s.options.port)};
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    uint64_t sprayed = 0;
+    uint8_t junk[256];
     while (now_ns() < end) {
         bots_service(h, 1);
         for (uint32_t i = 0; i < BOTS; i++) bot_inputs(&bots[i], i);
+        for (int k = 0; spray >= 0 && k < 256; k++) {
+            randombytes_buf(junk, sizeof junk);
+            size_t len = 1u + junk[0] % sizeof junk;
+            if (sendto(spray, junk, len, MSG_DONTWAIT, (const struct sockaddr *)&to, sizeof to) > 0) sprayed++;
+        }
     }
+    if (spray >= 0) close(spray);
     uint64_t wall = now_ns() - t0;
     uint64_t game_cpu = thread_cpu_ns(s.game_thread) - game_cpu0, net_cpu = thread_cpu_ns(s.net->thread) - net_cpu0;
     uint64_t cpu = game_cpu + net_cpu;
@@ -372,9 +439,14 @@ int main(int argc, char **argv) {
     uint32_t p50 = latency_count ? latency_us[latency_count / 2] : 0;
     uint32_t p99 = latency_count ? latency_us[latency_count * 99 / 100] : 0;
     uint32_t pmax = latency_count ? latency_us[latency_count - 1] : 0;
-    printf("bench_server: counter game, %u bots (%u players, %u spectators), %u ready, %.1f s, %" PRIu64
+    printf("bench_server: counter game, %s%s, %u bots (%u players, %u spectators), %u ready, %.1f s, %" PRIu64
            " steps (%.1f steps/s)\n",
-           BOTS, PLAYERS, BOTS - PLAYERS, ready, secs, steps, (double)steps / secs);
+           secure ? "SECURE (sealed packets, tokens)" : "plaintext", garbage ? " + garbage spray" : "", BOTS,
+           PLAYERS, BOTS - PLAYERS, ready, secs, steps, (double)steps / secs);
+    if (garbage)
+        printf("  garbage absorbed: %.0f random UDP datagrams/s (1..256 B) sent to the server port during play\n",
+               (double)sprayed / secs);
+    *cpu_share = (double)cpu / (double)wall;
     printf("  server CPU: %.2f%% of one core (game thread %.2f%%, network thread %.2f%%)\n",
            100.0 * (double)cpu / (double)wall, 100.0 * (double)game_cpu / (double)wall,
            100.0 * (double)net_cpu / (double)wall);
@@ -394,6 +466,28 @@ int main(int argc, char **argv) {
     printf("  hashes checked by the bots: %" PRIu64 ", mismatches %" PRIu64 "\n", checked, mismatches);
     enet_host_destroy(h);
     server_close(&s);
+    for (uint32_t i = 0; i < BOTS; i++) cradle_secure_wipe(&bots[i].session);
+    return ready == BOTS ? mismatches : UINT64_MAX;
+}
+
+int main(int argc, char **argv) {
+    thread_kind = KIND_BOTS;
+    double seconds = argc > 1 ? atof(argv[1]) : 60.0;
+    if (!(seconds > 0)) seconds = 60.0;
+    if (enet_initialize() != 0 || cradle_keys_generate(&server_keys) != 0 ||
+        cradle_keys_generate(&issuer_keys) != 0)
+        return 1;
+    latency_us = malloc(LAT_SAMPLES * sizeof *latency_us);
+    double plain_cpu = 0, secure_cpu = 0, spray_cpu = 0;
+    uint64_t mismatches = run_phase(seconds, false, false, &plain_cpu);
+    uint64_t m2 = run_phase(seconds, true, false, &secure_cpu);
+    uint64_t m3 = run_phase(seconds, true, true, &spray_cpu);
+    if (m2 != 0 || m3 != 0) mismatches = m2 ? m2 : m3;
+    printf("  encryption cost: server CPU %.2f%% plaintext -> %.2f%% secure (%+.1f%%); %.2f%% while absorbing "
+           "garbage\n",
+           100.0 * plain_cpu, 100.0 * secure_cpu, plain_cpu > 0 ? 100.0 * (secure_cpu / plain_cpu - 1.0) : 0.0,
+           100.0 * spray_cpu);
+    bench_secure = false;
 
     /* Join after 2 hours of steps: 432000 steps in commanded mode, then one bot. */
     static server j;

@@ -33,9 +33,17 @@
  * At the end of the input the last unterminated line, if any, is handled and
  * the transport reports CRADLE_TRANSPORT_EOF.
  *
- * The socket file is created mode 0600. A live socket already at the path
- * (one that accepts a connection) is refused, a stale one is replaced, and
- * anything else at the path is refused. cradle_transport_close removes the
+ * The socket file is created mode 0600 (0660 with peer_group) in a directory
+ * that only its owner may change: a missing last directory is created 0700;
+ * one that is not a directory, is owned by another user (root excepted) or
+ * is writable by group or others is refused (CRADLE_ETRANSPORT_DIR), since
+ * whoever can write it can replace the socket. Each accepted client's
+ * credentials (SO_PEERCRED) must name this process's effective user, root,
+ * or with peer_group the group peer_gid; anyone else is closed at once and
+ * counted in stats.denied. A live socket already at the path (one that
+ * accepts a connection) is refused, a stale one of ours is replaced, and
+ * anything else at the path (a symlink, a file, another user's socket) is
+ * refused. cradle_transport_close removes the
  * file if it is still the one this transport created.
  *
  * Memory: open allocates every buffer (about 1.3 MiB per client with the
@@ -74,6 +82,8 @@ typedef struct cradle_transport_config {
     size_t reply_reserve;      /* free output needed to run a line, default 64 KiB */
     size_t scratch_bytes;      /* the per-line arena, default 64 KiB */
     uint32_t lines_per_poll;   /* per client per poll call, default 256 */
+    bool peer_group;           /* also admit clients whose group is peer_gid */
+    uint32_t peer_gid;
 } cradle_transport_config;
 
 typedef enum cradle_transport_status {
@@ -89,6 +99,7 @@ typedef struct cradle_transport_stats {
     uint64_t refused;      /* socket clients refused: all slots taken */
     uint64_t overflowed;   /* replies replaced because they did not fit */
     uint64_t clients;      /* socket clients connected now */
+    uint64_t denied;       /* socket clients refused by the credential check */
 } cradle_transport_stats;
 
 struct cradle__transport_conn;

@@ -1,0 +1,65 @@
+#ifndef CRADLE_SERVER_AGONES_H
+#define CRADLE_SERVER_AGONES_H
+/*
+ * agones: cradle-server's side of the Agones SDK (Kubernetes game-server
+ * fleets), over the SDK sidecar's local REST API with libcurl:
+ *   POST /health    every health_interval_ms (default 2 s; Agones' default
+ *                   period is 5 s) from start to shutdown;
+ *   POST /ready     once, after cradle_agones_ready (the server listens);
+ *   POST /shutdown  once, after cradle_agones_shutdown (the session ended or
+ *                   SIGTERM arrived).
+ * The sidecar is http://localhost:$AGONES_SDK_HTTP_PORT (default 9358). It
+ * may start after the server: a failed call is retried with backoff (100 ms
+ * doubling to 2 s) until it succeeds; shutdown is retried for at most
+ * shutdown_budget_ms, then given up (the pod is being torn down anyway).
+ *
+ * Everything runs on the module's own thread; the calls below only set a flag
+ * and signal it, so the game thread never waits for HTTP.
+ *
+ * Built only with CRADLE_AGONES (libcurl); without it cradle_agones_start
+ * returns CRADLE_EINVAL and `--agones` is refused as a usage error.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define CRADLE_AGONES_DEFAULT_PORT 9358u
+
+/* Zero means default. */
+typedef struct cradle_agones_config {
+    const char *host; /* NULL = "localhost" */
+    uint16_t port; /* 0 = $AGONES_SDK_HTTP_PORT, else 9358 */
+    uint32_t health_interval_ms; /* 0 = 2000 */
+    uint32_t shutdown_budget_ms; /* 0 = 5000 */
+} cradle_agones_config;
+
+typedef struct cradle_agones {
+    char base_url[96];
+    uint32_t health_interval_ms, shutdown_budget_ms;
+    pthread_t thread;
+    bool started;
+    pthread_mutex_t mutex;
+    pthread_cond_t cond; /* CLOCK_MONOTONIC */
+    bool ready_requested, shutdown_requested, stop; /* guarded by mutex */
+    /* counters, read by status and tests */
+    _Atomic uint64_t health_ok, ready_ok, shutdown_ok, failures;
+} cradle_agones;
+
+/* Whether this build has the Agones integration. */
+bool cradle_agones_available(void);
+
+/* Reads the port from config or the environment (a bad AGONES_SDK_HTTP_PORT
+ * is CRADLE_ERANGE) and starts the thread, which begins the health pings.
+ * Returns 0, CRADLE_EINVAL (built without Agones), CRADLE_ERANGE or
+ * CRADLE_EIO (thread or libcurl failed to start). Prints nothing. */
+int cradle_agones_start(cradle_agones *a, const cradle_agones_config *config);
+
+/* Asks for POST /ready (once; retried until it succeeds). Does not block. */
+void cradle_agones_ready(cradle_agones *a);
+
+/* Asks for POST /shutdown, stops the health pings and waits for the thread
+ * to finish (at most about shutdown_budget_ms). Safe when never started. */
+void cradle_agones_shutdown(cradle_agones *a);
+
+#endif

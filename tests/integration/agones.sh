@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# cradle-server --agones against a stand-in for the Agones SDK sidecar
+# (agones_standin.py): the sidecar comes up a second after the server, so
+# the first calls fail and are retried; then Ready arrives once, Health at
+# least every 5 s, and SIGTERM (and, in a second run, the dev protocol's
+# quit) brings a Shutdown. A bad AGONES_SDK_HTTP_PORT is refused.
+set -euo pipefail
+server=$1 game=$2 ctl=$3
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/server_common.sh"
+work=$(mktemp -d)
+STANDIN_PID=
+trap 'stop_server_on_exit; [ -z "$STANDIN_PID" ] || kill "$STANDIN_PID" 2>/dev/null || true; rm -rf "$work"' EXIT
+cd "$work"
+
+standin() { # calls-file [port]
+  rm -f port.txt
+  python3 "$here/agones_standin.py" port.txt "$@" & STANDIN_PID=$!
+  for _ in $(seq 1 100); do [ -s port.txt ] && return 0; sleep 0.05; done
+  echo "stand-in did not start"; return 1
+}
+
+# A free port for the sidecar: let the stand-in pick one, then stop it.
+standin probe.txt
+AGONES_PORT=$(cat port.txt)
+kill "$STANDIN_PID"; wait "$STANDIN_PID" 2>/dev/null || true; STANDIN_PID=
+export AGONES_SDK_HTTP_PORT=$AGONES_PORT
+
+# 1. SIGTERM ends the session.
+start_server --game "$game" --players 2 --log one.log --agones
+sleep 1 # the sidecar is not there yet: calls fail and are retried
+standin calls1.txt "$AGONES_PORT"
+sleep 6
+kill -TERM "$SERVER_PID"
+rc=0; wait "$SERVER_PID" || rc=$?
+[ "$rc" -eq 0 ] || { echo "server exited $rc"; cat server.err; exit 1; }
+cat calls1.txt
+[ "$(grep -c ' /ready ' calls1.txt)" -eq 1 ]
+[ "$(grep -c ' /shutdown ' calls1.txt)" -eq 1 ]
+[ "$(grep -c ' /health ' calls1.txt)" -ge 3 ]
+grep -q ' /ready {}' calls1.txt
+# Health never more than 5 s apart; Shutdown is the last call.
+awk '$2 == "/health" { if (last && $1 - last > 5.0) bad = 1; last = $1 } END { exit bad }' calls1.txt
+tail -1 calls1.txt | grep -q ' /shutdown '
+grep -q "shutdown reported" server.err
+grep -q "failed calls [1-9]" server.err # the retries before the sidecar came up
+
+# 2. The dev protocol's quit ends the session.
+: >calls2.txt
+kill "$STANDIN_PID"; wait "$STANDIN_PID" 2>/dev/null || true
+standin calls2.txt "$AGONES_PORT"
+start_server --game "$game" --players 2 --log two.log --agones --dev-socket dev.sock
+for _ in $(seq 1 100); do grep -q ' /ready ' calls2.txt 2>/dev/null && break; sleep 0.05; done
+"$ctl" --socket dev.sock quit >/dev/null
+rc=0; wait "$SERVER_PID" || rc=$?
+[ "$rc" -eq 0 ]
+[ "$(grep -c ' /ready ' calls2.txt)" -eq 1 ]
+[ "$(grep -c ' /shutdown ' calls2.txt)" -eq 1 ]
+
+# 3. A bad port in the environment is an error, and the log is still closed.
+rc=0
+AGONES_SDK_HTTP_PORT=99999 "$server" --game "$game" --port $((20000 + RANDOM % 40000)) --bind 127.0.0.1 "${SERVER_SECURITY[@]}" --agones --log three.log \
+  >three.out 2>three.err || rc=$?
+if grep -q "cannot listen" three.err; then : ; else
+  [ "$rc" -eq 1 ] || { echo "bad AGONES_SDK_HTTP_PORT: exit $rc"; cat three.err; exit 1; }
+  grep -q "AGONES_SDK_HTTP_PORT" three.err
+fi
+echo "agones ok"

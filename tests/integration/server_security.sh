@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# cradle-server's security on loopback (issue 10), with the counter game:
+#  - secure by default: no key/issuer -> exit 2 naming cradle-keys; --insecure
+#    refused on a non-loopback bind; a missing --key file is created 0600 and
+#    the server id printed;
+#  - forged, replayed, truncated, oversized, wrong-key and plaintext packets
+#    from an authenticated player are dropped and counted, and it plays on
+#    with no desync;
+#  - a peer that never says HELLO gets no slot and not one packet, and is
+#    dropped after --auth-timeout; a client without a token, with a token
+#    from an untrusted issuer, or with a reused token is refused and counted;
+#  - a client pinning another server key reports "server identity not proven";
+#  - a garbage UDP flood and a connect flood (bounded, loopback) leave two
+#    players playing to the end with matching hashes.
+#   server_security.sh SERVER TEST_CLIENT COUNTER_SO CRADLECTL
+set -euo pipefail
+server=$1 client=$2 game=$3 ctl=$4
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/server_common.sh"
+work=$(mktemp -d)
+trap 'stop_server_on_exit; [ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
+cd "$work"
+fail() { echo "FAIL: $*" >&2; [ -f server.err ] && tail -20 server.err >&2; exit 1; }
+ctl() { "$ctl" --socket dev.sock --json "$@"; }
+stat_of() { json_field "$(ctl status)" "$1"; }
+
+# ---- start-up rules ---------------------------------------------------------
+rc=0; "$server" --game "$game" --bind 127.0.0.1 --port 1 2>e1.err || rc=$?
+[ "$rc" -eq 2 ] && grep -q "cradle-keys" e1.err || fail "no key: exit $rc"
+rc=0; "$server" --game "$game" --insecure --port 1 2>e2.err || rc=$?
+[ "$rc" -eq 2 ] && grep -q "insecure.*refused" e2.err || fail "--insecure without --bind: exit $rc"
+rc=0; "$server" --game "$game" --insecure --bind 0.0.0.0 --port 1 2>e3.err || rc=$?
+[ "$rc" -eq 2 ] && grep -q "insecure.*refused" e3.err || fail "--insecure on 0.0.0.0: exit $rc"
+secure_setup
+out=$("$server" --game "$game" --bind 127.0.0.1 --port $((20000 + RANDOM % 40000)) --key fresh.key \
+  --trust "$ISSUER_PUB" --mode commanded --dev-stdin 2>fresh.err <<<'{"cmd":"quit"}' || true)
+[ "$(stat -c %a fresh.key)" = 600 ] || fail "fresh key is not 0600"
+fresh_id=$("$KEYS_BIN" pub fresh.key --kx)
+grep -q "server id: $fresh_id" fresh.err || fail "the new server id is not printed"
+echo "$out" | grep -q "\"server_id\":\"$fresh_id\"" || fail "serving line lacks the server id: $out"
+
+# ---- a secure server; this test's own connect limit -------------------------
+start_server --game "$game" --players 2 --dev-socket dev.sock --log s.log --auth-timeout 1000 \
+  --connect-rate 5 --connect-burst 20
+[ "$(stat_of secure)" = true ] || fail "not secure"
+
+# Hostile packets from an authenticated player; both players finish.
+"$client" --port "$PORT" --game "$game" --slot 0 --seed 1 --steps 300 --timeout-ms 30000 \
+  --attack forged,replay,truncated,oversized,wrongkey,plaintext --attack-count 5 >a.out 2>a.err & a=$!
+"$client" --port "$PORT" --game "$game" --slot 1 --seed 2 --steps 300 --timeout-ms 30000 >b.out 2>b.err & b=$!
+# Meanwhile: a peer that never says HELLO; a client without a token; a token
+# from an untrusted issuer. None takes a slot.
+"$client" --port "$PORT" --game "$game" --silent --timeout-ms 4000 >silent.out 2>silent.err & z=$!
+"$client" --port "$PORT" --game "$game" --insecure --expect-refusal auth >notoken.out 2>notoken.err \
+  || fail "no-token client: $(cat notoken.out notoken.err)"
+"$KEYS_BIN" gen --out rogue.key >/dev/null
+"$client" --port "$PORT" --game "$game" --issuer-key "$PWD/rogue.key" --expect-refusal auth >rogue.out 2>rogue.err \
+  || fail "untrusted issuer: $(cat rogue.out rogue.err)"
+grep -q "token_signature" rogue.out || fail "untrusted issuer: $(cat rogue.out)"
+wait $z || fail "silent peer: $(cat silent.out silent.err)"
+grep -q '"disconnected":true,"packets":0' silent.out || fail "silent peer: $(cat silent.out)"
+wait $a || fail "attacker: $(cat a.err)"
+wait $b || fail "player b: $(cat b.err)"
+ha=$(json_field "$(cat a.out)" final_hash) hb=$(json_field "$(cat b.out)" final_hash)
+[ -n "$ha" ] && [ "$ha" = "$hb" ] || fail "final hashes differ: $ha $hb"
+status=$(ctl status)
+echo "$status"
+[ "$(json_field "$status" auth_failed)" -ge 30 ] || fail "auth_failed: $status"  # 5 forged, 10 truncated, 5 oversized, 5 wrong key, 5 plaintext
+[ "$(json_field "$status" replayed)" -ge 5 ] || fail "replayed: $status"
+[ "$(json_field "$status" auth_timeouts)" -ge 1 ] || fail "auth_timeouts: $status"
+[ "$(json_field "$status" bad_credential)" -ge 1 ] || fail "bad_credential: $status"
+[ "$(json_field "$status" token_signature)" -ge 1 ] || fail "token_signature: $status"
+[ "$(json_field "$status" desyncs)" = 0 ] || fail "desyncs: $status"
+[ "$(json_field "$status" joins)" = 2 ] || fail "only the two players join: $status"
+
+# A token works once.
+"$client" --port "$PORT" --game "$game" --slot 0 --steps $(( $(stat_of step) + 80 )) --save-token tok.txt --timeout-ms 20000 >t1.out 2>t1.err \
+  || fail "token holder: $(cat t1.err)"
+"$client" --port "$PORT" --game "$game" --token "$(cat tok.txt)" --expect-refusal auth >t2.out 2>t2.err \
+  || fail "reused token: $(cat t2.out t2.err)"
+[ "$(stat_of token_reused)" -ge 1 ] || fail "token_reused not counted"
+
+# Pinning another server's key: nothing opens, the client says so.
+"$KEYS_BIN" gen --out other.key >/dev/null
+rc=0; "$client" --port "$PORT" --game "$game" --server-key "$("$KEYS_BIN" pub other.key --kx)" \
+  --timeout-ms 20000 >w.out 2>w.err || rc=$?
+[ "$rc" -eq 1 ] && grep -q "server identity not proven" w.err || fail "wrong pin: exit $rc $(cat w.err)"
+[ "$(stat_of token_server)" -ge 1 ] || fail "token_server not counted"
+
+# ---- floods while two players play ------------------------------------------
+target=$(( $(stat_of step) + 400 ))
+"$client" --port "$PORT" --game "$game" --slot 0 --seed 3 --steps "$target" --timeout-ms 30000 >c.out 2>c.err & c=$!
+"$client" --port "$PORT" --game "$game" --slot 1 --seed 4 --steps "$target" --timeout-ms 30000 >d.out 2>d.err & d=$!
+for i in $(seq 1 100); do [ "$(stat_of joins)" -ge 5 ] && break; sleep 0.05; done
+# Garbage UDP: 20000 datagrams, loopback only.
+exec 3<>"/dev/udp/127.0.0.1/$PORT"
+for i in $(seq 1 20000); do printf 'garbage %d %s' "$i" "$RANDOM$RANDOM" >&3; done
+exec 3>&-
+# Connect floods: 200 attempts at once, twice.
+"$client" --port "$PORT" --game "$game" --connect-flood 200 >f1.out
+"$client" --port "$PORT" --game "$game" --connect-flood 200 >f2.out
+cat f1.out f2.out
+wait $c || fail "player c under flood: $(cat c.out c.err)"
+wait $d || fail "player d under flood: $(cat d.out d.err)"
+hc=$(json_field "$(cat c.out)" final_hash) hd=$(json_field "$(cat d.out)" final_hash)
+[ -n "$hc" ] && [ "$hc" = "$hd" ] || fail "final hashes differ under flood: $hc $hd"
+status=$(ctl status)
+echo "$status"
+# ENet completes at most its peer count of handshakes at once; of those, the
+# limiter refuses what exceeds the address's burst, and the rest, silent, are
+# dropped at the authentication deadline.
+[ "$(json_field "$status" rate_limited)" -ge 1 ] || fail "rate_limited: $status"
+[ "$(json_field "$status" auth_timeouts)" -ge 10 ] || fail "auth_timeouts: $status"
+[ "$(json_field "$status" desyncs)" = 0 ] || fail "desyncs: $status"
+ctl quit >/dev/null
+rc=0; wait "$SERVER_PID" || rc=$?
+[ "$rc" -eq 0 ] || fail "server exit $rc"
+# The session log is signed with the server key; a flipped byte is caught.
+replay=$(dirname "$server")/../tools/cradle-replay
+sign=$("$KEYS_BIN" pub server.key --sign)
+"$replay" --verify-key "$sign" s.log >verify.out 2>verify.err || fail "signed log: $(cat verify.err)"
+cp s.log bad.log
+printf '\x55' | dd of=bad.log bs=1 seek=200 conv=notrunc 2>/dev/null
+rc=0; "$replay" --verify-key "$sign" bad.log >/dev/null 2>bad.err || rc=$?
+[ "$rc" -ne 0 ] || fail "a tampered log verified"
+# --insecure on loopback: plaintext sessions for local development.
+rm -f dev.sock
+CRADLE_TEST_INSECURE=1 start_server --game "$game" --players 2 --dev-socket dev.sock
+[ "$(stat_of secure)" = false ] || fail "--insecure server reports secure"
+"$client" --port "$PORT" --game "$game" --insecure --steps 100 --timeout-ms 20000 >i.out 2>i.err \
+  || fail "insecure client: $(cat i.err)"
+"$client" --port "$PORT" --game "$game" --expect-refusal protocol --protocol 9 --insecure >i2.out 2>i2.err \
+  || fail "insecure refusal: $(cat i2.out i2.err)"
+ctl quit >/dev/null
+wait "$SERVER_PID" || fail "insecure server exit"
+echo "server security ok"

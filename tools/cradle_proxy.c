@@ -1,0 +1,435 @@
+/*
+ * cradle-proxy: a UDP impairment proxy for testing Cradle over a bad network
+ * on one machine (this kernel has no netem).
+ *
+ *   clients ──UDP──> --listen ADDR:PORT  [cradle-proxy]  ──UDP──> --server ADDR:PORT
+ *
+ * Every datagram in either direction goes through the scheduler in
+ * proxy_sched.c (loss, latency with jitter, reordering, duplicates, from a
+ * seeded PRNG). Each client address gets its own upstream socket, so the
+ * server sees one distinct peer per client. The flow table and the delay
+ * queue are allocated once at start-up: memory is bounded by --capacity.
+ *
+ * On start it prints one JSON line on stdout with the settings and the seed
+ * (so a run can be repeated exactly with --seed), then the counters as one
+ * JSON line on SIGUSR1 and on exit (SIGINT/SIGTERM, exit 0). A usage error
+ * exits 2, a socket error 1.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "proxy_sched.h"
+
+#define MAX_FLOWS 64u /* client addresses served at once; the least recently used is recycled */
+#define DEFAULT_CAPACITY 8192u
+#define MAX_CAPACITY (1u << 20)
+#define TO_SERVER 0u
+#define TO_CLIENT 1u
+
+typedef struct flow {
+    bool used;
+    uint32_t generation; /* bumped on reuse: packets still queued for the old client are dropped */
+    struct sockaddr_in client;
+    int upstream; /* connected to the server */
+    uint64_t last_us;
+} flow;
+
+typedef struct proxy {
+    struct sockaddr_in listen_addr, server_addr;
+    int listen_fd;
+    flow flows[MAX_FLOWS];
+    cradle_proxy_sched sched;
+    uint32_t capacity;
+    uint64_t oversize, stale, send_errors, flows_opened, flows_recycled;
+    uint64_t bytes_in, bytes_out;
+} proxy;
+
+static volatile sig_atomic_t stop_signal, report_requested;
+
+static void on_stop(int signo) { stop_signal = signo; }
+static void on_report(int signo) {
+    (void)signo;
+    report_requested = 1;
+}
+
+static uint64_t now_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static void usage(FILE *to) {
+    fprintf(to,
+            "usage: cradle-proxy --listen ADDR:PORT --server ADDR:PORT [options]\n"
+            "Forwards UDP between clients and a server, impairing it from a seeded PRNG.\n\n"
+            "  --listen ADDR:PORT   where clients send (PORT 0: any free port, printed)\n"
+            "  --server ADDR:PORT   where the server listens\n"
+            "  --profile NAME       netcode: 250 ms latency, 250 ms jitter, 5%% loss, 10%% duplicates\n"
+            "                       yojimbo: 1000 ms latency, 100 ms jitter, 25%% loss, 25%% duplicates\n"
+            "                       none: no impairment (the default); flags below override it\n"
+            "  --latency MS         one-way delay in each direction, 0..60000\n"
+            "  --jitter MS          uniform +-MS added to each delay (clamped at 0), 0..60000\n"
+            "  --loss PCT           packets dropped, 0..100\n"
+            "  --duplicate PCT      packets sent twice (the copy with its own delay), 0..100\n"
+            "  --reorder PCT        packets held back 1..100 ms so later ones overtake, 0..100\n"
+            "  --seed N             PRNG seed, 0..2^64-1 (default: from the clock, printed)\n"
+            "  --capacity N         packets in flight at most, 1..1048576 (default 8192);\n"
+            "                       beyond it packets are dropped and counted\n"
+            "  --help               show this help\n"
+            "Prints its settings as JSON on start, counters on SIGUSR1 and on exit.\n");
+}
+
+static bool parse_u64(const char *text, uint64_t min, uint64_t max, uint64_t *out) {
+    char *end = NULL;
+    if (!text || text[0] < '0' || text[0] > '9') return false;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (errno || *end != '\0' || v < min || v > max) return false;
+    *out = v;
+    return true;
+}
+
+/* "A.B.C.D:PORT" into addr. port_min 0 lets the kernel choose. */
+static bool parse_address(const char *text, uint64_t port_min, struct sockaddr_in *addr) {
+    const char *colon = strrchr(text, ':');
+    char host[64];
+    uint64_t port = 0;
+    if (!colon || (size_t)(colon - text) >= sizeof host) return false;
+    memcpy(host, text, (size_t)(colon - text));
+    host[colon - text] = '\0';
+    if (!parse_u64(colon + 1, port_min, 65535, &port)) return false;
+    memset(addr, 0, sizeof *addr);
+    addr->sin_family = AF_INET;
+    addr->sin_port = htons((uint16_t)port);
+    return inet_pton(AF_INET, host, &addr->sin_addr) == 1;
+}
+
+static const char *show(const struct sockaddr_in *a, char *buf, size_t size) {
+    char host[INET_ADDRSTRLEN];
+    inet_ntop(AF_INET, &a->sin_addr, host, sizeof host);
+    snprintf(buf, size, "%s:%u", host, (unsigned)ntohs(a->sin_port));
+    return buf;
+}
+
+static int set_nonblocking(int fd) {
+    int flags = fcntl(fd, F_GETFL, 0);
+    return flags < 0 ? -1 : fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+}
+
+static void print_counters(const proxy *p, const char *event) {
+    const cradle_proxy_counters *c = &p->sched.counters;
+    printf("{\"event\":\"%s\",\"submitted\":%" PRIu64 ",\"lost\":%" PRIu64 ",\"duplicated\":%" PRIu64
+           ",\"reordered\":%" PRIu64 ",\"overflowed\":%" PRIu64 ",\"released\":%" PRIu64
+           ",\"in_flight\":%u,\"oversize\":%" PRIu64 ",\"stale\":%" PRIu64 ",\"send_errors\":%" PRIu64
+           ",\"flows_opened\":%" PRIu64 ",\"flows_recycled\":%" PRIu64 ",\"bytes_in\":%" PRIu64
+           ",\"bytes_out\":%" PRIu64 "}\n",
+           event, c->submitted, c->lost, c->duplicated, c->reordered, c->overflowed, c->released,
+           cradle_proxy_sched_count(&p->sched), p->oversize, p->stale, p->send_errors, p->flows_opened,
+           p->flows_recycled, p->bytes_in, p->bytes_out);
+    fflush(stdout);
+}
+
+/* The flow of a client address, opening (or recycling the least recently
+ * used) one with a new upstream socket. Returns its index or -1. */
+static int flow_for(proxy *p, const struct sockaddr_in *from, uint64_t now) {
+    int free_index = -1, oldest = 0;
+    for (uint32_t i = 0; i < MAX_FLOWS; i++) {
+        flow *f = &p->flows[i];
+        if (f->used && f->client.sin_addr.s_addr == from->sin_addr.s_addr &&
+            f->client.sin_port == from->sin_port) {
+            f->last_us = now;
+            return (int)i;
+        }
+        if (!f->used && free_index < 0) free_index = (int)i;
+        if (f->used && f->last_us < p->flows[oldest].last_us) oldest = (int)i;
+    }
+    int index = free_index;
+    if (index < 0) {
+        index = oldest;
+        close(p->flows[index].upstream);
+        p->flows[index].used = false;
+        p->flows_recycled++;
+    }
+    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    if (fd < 0) return -1;
+    if (set_nonblocking(fd) != 0 ||
+        connect(fd, (const struct sockaddr *)&p->server_addr, sizeof p->server_addr) != 0) {
+        close(fd);
+        return -1;
+    }
+    flow *f = &p->flows[index];
+    f->used = true;
+    f->generation++;
+    f->client = *from;
+    f->upstream = fd;
+    f->last_us = now;
+    p->flows_opened++;
+    return index;
+}
+
+static uint64_t make_tag(uint32_t index, uint32_t generation, uint32_t direction) {
+    return (uint64_t)generation << 32 | (uint64_t)index << 1 | direction;
+}
+
+static void release_due(proxy *p, uint64_t now) {
+    static cradle_proxy_packet packet;
+    while (cradle_proxy_sched_pop_due(&p->sched, now, &packet)) {
+        uint32_t direction = (uint32_t)(packet.tag & 1u);
+        uint32_t index = (uint32_t)(packet.tag >> 1) & 0x7FFFFFFFu;
+        uint32_t generation = (uint32_t)(packet.tag >> 32);
+        flow *f = &p->flows[index];
+        if (!f->used || f->generation != generation) {
+            p->stale++;
+            continue;
+        }
+        ssize_t n;
+        if (direction == TO_SERVER)
+            n = send(f->upstream, packet.bytes, packet.length, 0);
+        else
+            n = sendto(p->listen_fd, packet.bytes, packet.length, 0, (const struct sockaddr *)&f->client,
+                       sizeof f->client);
+        if (n < 0)
+            p->send_errors++; /* full socket buffer or ICMP-refused peer: a loss, as on a network */
+        else
+            p->bytes_out += (uint64_t)n;
+    }
+}
+
+/* Reads every datagram waiting on fd (the listen socket when index < 0). */
+static void receive(proxy *p, int fd, int index, uint64_t now) {
+    static uint8_t buf[65536];
+    for (;;) {
+        struct sockaddr_in from;
+        socklen_t from_len = sizeof from;
+        ssize_t n = recvfrom(fd, buf, sizeof buf, 0, (struct sockaddr *)&from, &from_len);
+        if (n < 0) return; /* EAGAIN, or an ICMP error on a connected socket: nothing to forward */
+        p->bytes_in += (uint64_t)n;
+        if ((size_t)n > CRADLE_PROXY_PACKET_MAX) {
+            p->oversize++;
+            continue;
+        }
+        uint32_t direction = TO_CLIENT;
+        int fi = index;
+        if (index < 0) {
+            if (from_len != sizeof from || from.sin_family != AF_INET) continue;
+            fi = flow_for(p, &from, now);
+            if (fi < 0) {
+                p->send_errors++;
+                continue;
+            }
+            direction = TO_SERVER;
+        } else {
+            p->flows[index].last_us = now;
+        }
+        uint64_t tag = make_tag((uint32_t)fi, p->flows[fi].generation, direction);
+        cradle_proxy_sched_submit(&p->sched, now, tag, buf, (uint32_t)n);
+    }
+}
+
+int main(int argc, char **argv) {
+    enum { O_LISTEN = 1, O_SERVER, O_PROFILE, O_LATENCY, O_JITTER, O_LOSS, O_DUP, O_REORDER, O_SEED, O_CAP, O_HELP };
+    static const struct option options[] = {
+        {"listen", required_argument, NULL, O_LISTEN},   {"server", required_argument, NULL, O_SERVER},
+        {"profile", required_argument, NULL, O_PROFILE}, {"latency", required_argument, NULL, O_LATENCY},
+        {"jitter", required_argument, NULL, O_JITTER},   {"loss", required_argument, NULL, O_LOSS},
+        {"duplicate", required_argument, NULL, O_DUP},   {"reorder", required_argument, NULL, O_REORDER},
+        {"seed", required_argument, NULL, O_SEED},       {"capacity", required_argument, NULL, O_CAP},
+        {"help", no_argument, NULL, O_HELP},             {NULL, 0, NULL, 0},
+    };
+    static proxy p;
+    cradle_proxy_impairment config = {0};
+    const char *profile = "none";
+    /* Explicit flags override the profile whatever their order: keep them aside. */
+    int64_t latency = -1, jitter = -1, loss = -1, dup = -1, reorder = -1;
+    bool have_listen = false, have_server = false, have_seed = false;
+    uint64_t v = 0, seed = 0, capacity = DEFAULT_CAPACITY;
+    int opt;
+    opterr = 0;
+    int which = 0;
+    while ((opt = getopt_long(argc, argv, "", options, &which)) != -1) {
+        char name[32];
+        snprintf(name, sizeof name, "--%s", opt > 0 && opt <= O_HELP ? options[opt - 1].name : "?");
+        int64_t *pct = opt == O_LOSS ? &loss : opt == O_DUP ? &dup : opt == O_REORDER ? &reorder : NULL;
+        switch (opt) {
+        case O_LISTEN:
+        case O_SERVER:
+            if (!parse_address(optarg, opt == O_LISTEN ? 0 : 1, opt == O_LISTEN ? &p.listen_addr : &p.server_addr)) {
+                fprintf(stderr, "cradle-proxy: --%s must be IPV4:PORT (port %s..65535), got '%s'\n",
+                        opt == O_LISTEN ? "listen" : "server", opt == O_LISTEN ? "0" : "1", optarg);
+                return 2;
+            }
+            if (opt == O_LISTEN) have_listen = true;
+            else have_server = true;
+            break;
+        case O_PROFILE:
+            if (strcmp(optarg, "netcode") && strcmp(optarg, "yojimbo") && strcmp(optarg, "none")) {
+                fprintf(stderr, "cradle-proxy: --profile must be netcode, yojimbo or none, got '%s'\n", optarg);
+                return 2;
+            }
+            profile = optarg;
+            break;
+        case O_LATENCY:
+        case O_JITTER:
+            if (!parse_u64(optarg, 0, CRADLE_PROXY_DELAY_MAX_MS, &v)) {
+                fprintf(stderr, "cradle-proxy: %s must be milliseconds from 0 to %u, got '%s'\n", name,
+                        CRADLE_PROXY_DELAY_MAX_MS, optarg);
+                return 2;
+            }
+            *(opt == O_LATENCY ? &latency : &jitter) = (int64_t)v;
+            break;
+        case O_LOSS:
+        case O_DUP:
+        case O_REORDER:
+            if (!parse_u64(optarg, 0, 100, &v)) {
+                fprintf(stderr, "cradle-proxy: %s must be a whole percentage from 0 to 100, got '%s'\n", name,
+                        optarg);
+                return 2;
+            }
+            *pct = (int64_t)v;
+            break;
+        case O_SEED:
+            if (!parse_u64(optarg, 0, UINT64_MAX, &seed)) {
+                fprintf(stderr, "cradle-proxy: --seed must be an integer from 0 to 18446744073709551615, got '%s'\n",
+                        optarg);
+                return 2;
+            }
+            have_seed = true;
+            break;
+        case O_CAP:
+            if (!parse_u64(optarg, 1, MAX_CAPACITY, &capacity)) {
+                fprintf(stderr, "cradle-proxy: --capacity must be an integer from 1 to %u, got '%s'\n",
+                        MAX_CAPACITY, optarg);
+                return 2;
+            }
+            break;
+        case O_HELP: usage(stdout); return 0;
+        default:
+            fprintf(stderr, "cradle-proxy: unknown option or missing value in '%s'\n", argv[optind - 1]);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (optind != argc) {
+        fprintf(stderr, "cradle-proxy: unexpected argument '%s'\n", argv[optind]);
+        return 2;
+    }
+    if (!have_listen || !have_server) {
+        fprintf(stderr, "cradle-proxy: --listen and --server are required\n");
+        usage(stderr);
+        return 2;
+    }
+    if (strcmp(profile, "netcode") == 0)
+        config = (cradle_proxy_impairment){.latency_ms = 250, .jitter_ms = 250, .loss_pct = 5, .duplicate_pct = 10};
+    else if (strcmp(profile, "yojimbo") == 0)
+        config = (cradle_proxy_impairment){.latency_ms = 1000, .jitter_ms = 100, .loss_pct = 25, .duplicate_pct = 25};
+    if (latency >= 0) config.latency_ms = (uint32_t)latency;
+    if (jitter >= 0) config.jitter_ms = (uint32_t)jitter;
+    if (loss >= 0) config.loss_pct = (uint32_t)loss;
+    if (dup >= 0) config.duplicate_pct = (uint32_t)dup;
+    if (reorder >= 0) config.reorder_pct = (uint32_t)reorder;
+    if (!have_seed) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        seed = ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) ^ ((uint64_t)getpid() << 32);
+    }
+    config.seed = seed;
+
+    p.capacity = (uint32_t)capacity;
+    cradle_proxy_entry *entries = calloc(p.capacity, sizeof *entries);
+    cradle_proxy_packet *packets = calloc(p.capacity, sizeof *packets);
+    uint32_t *free_list = calloc(p.capacity, sizeof *free_list);
+    int status = 1;
+    if (!entries || !packets || !free_list) {
+        fprintf(stderr, "cradle-proxy: out of memory for %u packets\n", p.capacity);
+        goto out_free;
+    }
+    cradle_proxy_sched_init(&p.sched, &config, entries, packets, free_list, p.capacity);
+
+    p.listen_fd = socket(AF_INET, SOCK_DGRAM, 0);
+    char a[64], b[64];
+    if (p.listen_fd < 0 || set_nonblocking(p.listen_fd) != 0 ||
+        bind(p.listen_fd, (const struct sockaddr *)&p.listen_addr, sizeof p.listen_addr) != 0) {
+        fprintf(stderr, "cradle-proxy: cannot listen on UDP %s: %s\n", show(&p.listen_addr, a, sizeof a),
+                strerror(errno));
+        goto out_close;
+    }
+    socklen_t len = sizeof p.listen_addr;
+    getsockname(p.listen_fd, (struct sockaddr *)&p.listen_addr, &len);
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sigemptyset(&sa.sa_mask);
+    sa.sa_handler = on_stop;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sa.sa_handler = on_report;
+    sigaction(SIGUSR1, &sa, NULL);
+
+    printf("{\"event\":\"proxy\",\"listen\":\"%s\",\"server\":\"%s\",\"profile\":\"%s\",\"latency_ms\":%u,"
+           "\"jitter_ms\":%u,\"loss_pct\":%u,\"duplicate_pct\":%u,\"reorder_pct\":%u,\"seed\":%" PRIu64
+           ",\"capacity\":%u}\n",
+           show(&p.listen_addr, a, sizeof a), show(&p.server_addr, b, sizeof b), profile, config.latency_ms,
+           config.jitter_ms, config.loss_pct, config.duplicate_pct, config.reorder_pct, config.seed, p.capacity);
+    fflush(stdout);
+    fprintf(stderr,
+            "cradle-proxy: %s -> %s: latency %u ms, jitter %u ms, loss %u%%, duplicate %u%%, reorder %u%%, "
+            "seed %" PRIu64 " (repeat with --seed %" PRIu64 ")\n",
+            a, b, config.latency_ms, config.jitter_ms, config.loss_pct, config.duplicate_pct, config.reorder_pct,
+            config.seed, config.seed);
+
+    struct pollfd fds[1 + MAX_FLOWS];
+    int owner[1 + MAX_FLOWS];
+    while (!stop_signal) {
+        if (report_requested) {
+            report_requested = 0;
+            print_counters(&p, "counters");
+        }
+        nfds_t n = 0;
+        fds[n] = (struct pollfd){.fd = p.listen_fd, .events = POLLIN};
+        owner[n++] = -1;
+        for (uint32_t i = 0; i < MAX_FLOWS; i++) {
+            if (!p.flows[i].used) continue;
+            fds[n] = (struct pollfd){.fd = p.flows[i].upstream, .events = POLLIN};
+            owner[n++] = (int)i;
+        }
+        int timeout = 1000;
+        uint64_t next = 0, now = now_us();
+        if (cradle_proxy_sched_next_release(&p.sched, &next)) {
+            /* Round up: waking early would only spin. */
+            uint64_t wait = next > now ? (next - now + 999u) / 1000u : 0;
+            if (wait < (uint64_t)timeout) timeout = (int)wait;
+        }
+        int ready = poll(fds, n, timeout);
+        if (ready < 0 && errno != EINTR) {
+            fprintf(stderr, "cradle-proxy: poll: %s\n", strerror(errno));
+            goto out_close;
+        }
+        now = now_us();
+        for (nfds_t i = 0; ready > 0 && i < n; i++)
+            if (fds[i].revents & (POLLIN | POLLERR)) receive(&p, fds[i].fd, owner[i], now);
+        release_due(&p, now_us());
+    }
+    print_counters(&p, "exit");
+    status = 0;
+out_close:
+    for (uint32_t i = 0; i < MAX_FLOWS; i++)
+        if (p.flows[i].used) close(p.flows[i].upstream);
+    if (p.listen_fd >= 0) close(p.listen_fd);
+out_free:
+    free(entries);
+    free(packets);
+    free(free_list);
+    return status;
+}
