@@ -982,6 +982,8 @@ static int open_common(cradle_log_reader *r, char *message, size_t message_size)
     crypto_generichash_update(&r->digest, head, sizeof head);
     r->offset = CRADLE_LOG_HEADER_BYTES;
     r->last_hash_step = UINT64_MAX;
+    r->stride = 1 + r->header.snapshot_size;
+    r->run_step = r->run_end = 0;
     copy_message(message, message_size, "");
     return 0;
 out_fail:
@@ -1144,12 +1146,15 @@ static int load_block(cradle_log_reader *r) {
     if (intact && left - CRADLE_LOG_BLOCK_HEADER_BYTES < payload)
         return reach_end(r, CRADLE_LOG_END_TORN); /* a truthful length past the end */
     bool good = false;
+    /* memory is walked in place; a file is read straight into the buffer */
+    const uint8_t *walk = r->memory ? r->memory + at + CRADLE_LOG_BLOCK_HEADER_BYTES
+                                       : b + CRADLE_LOG_BLOCK_HEADER_BYTES;
     if (intact) {
-        if (src_read(r, at + CRADLE_LOG_BLOCK_HEADER_BYTES, b + CRADLE_LOG_BLOCK_HEADER_BYTES,
-                     payload))
+        if (!r->memory && src_read(r, at + CRADLE_LOG_BLOCK_HEADER_BYTES,
+                                   b + CRADLE_LOG_BLOCK_HEADER_BYTES, payload))
             return reader_fail(r, CRADLE_EIO, at, "cannot read the log at byte %" PRIu64, at);
         uint8_t sum[16];
-        blake128(sum, b, B_CHECKSUM, b + CRADLE_LOG_BLOCK_HEADER_BYTES, payload);
+        blake128(sum, b, B_CHECKSUM, walk, payload);
         good = sodium_memcmp(sum, b + B_CHECKSUM, sizeof sum) == 0;
     }
     if (!good) {
@@ -1174,7 +1179,8 @@ static int load_block(cradle_log_reader *r) {
                            ", expected step %" PRIu64, at, first, r->steps);
     if (records == 0 || payload == 0)
         return reader_fail(r, CRADLE_ELOG_CORRUPT, at, "empty block at byte %" PRIu64, at);
-    r->trailer_block = b[CRADLE_LOG_BLOCK_HEADER_BYTES] == CRADLE_LOG_RECORD_TRAILER;
+    r->trailer_block = walk[0] == CRADLE_LOG_RECORD_TRAILER;
+    r->records = walk;
     if (!r->trailer_block)
         crypto_generichash_update(&r->digest, b + B_CHECKSUM, CRADLE_LOG_CHECKSUM_BYTES);
     r->block_offset = at;
@@ -1188,7 +1194,7 @@ static int load_block(cradle_log_reader *r) {
 
 /* Decodes the record at r->pos of the current (verified) block. */
 static int parse_record(cradle_log_reader *r, cradle_log_record *rec) {
-    const uint8_t *p = r->block + CRADLE_LOG_BLOCK_HEADER_BYTES + r->pos;
+    const uint8_t *p = r->records + r->pos;
     uint32_t left = r->payload - r->pos;
     uint64_t at = r->block_offset + CRADLE_LOG_BLOCK_HEADER_BYTES + r->pos;
     uint8_t kind = p[0];
@@ -1197,7 +1203,7 @@ static int parse_record(cradle_log_reader *r, cradle_log_record *rec) {
         rec->kind = CRADLE_LOG_RECORD_STEP;
         rec->step = r->steps++;
         rec->snapshot = p + 1;
-        r->pos += 1 + r->header.snapshot_size;
+        r->pos += r->stride;
         return 1;
     }
     if (r->trailer_block && kind != CRADLE_LOG_RECORD_TRAILER) goto out_misplaced;
@@ -1281,8 +1287,31 @@ out_misplaced:
                        "misplaced or malformed trailer at byte %" PRIu64, at);
 }
 
+/* Folds the records the inline next() delivered from the run into pos and
+ * records_left, and ends the run. */
+static void settle_run(cradle_log_reader *r) {
+    uint32_t k = (uint32_t)(r->steps - r->run_step);
+    r->pos += k * r->stride;
+    r->records_left -= k;
+    r->run_step = r->run_end = r->steps;
+}
+
+/* Starts a run at pos: room for min(records_left, whole records of stride
+ * bytes left in the payload) records, possibly none. Called after every
+ * record parsed out of line (which counted its own step), so that
+ * settle_run folds in only the inline ones. One division per call. */
+static void start_run(cradle_log_reader *r) {
+    uint32_t n = (r->payload - r->pos) / r->stride;
+    if (n > r->records_left) n = r->records_left;
+    /* unsigned wrap-around: base + steps * stride is the record at pos */
+    r->run_base = (uintptr_t)(r->records + r->pos) - (uintptr_t)r->steps * r->stride;
+    r->run_step = r->steps;
+    r->run_end = r->steps + n;
+}
+
 int cradle__log_reader_next(cradle_log_reader *r, cradle_log_record *rec) {
     assert(r && r->block && rec);
+    settle_run(r);
     if (r->error) return r->error;
     for (;;) {
         if (r->end != CRADLE_LOG_END_NONE) return 0;
@@ -1295,6 +1324,7 @@ int cradle__log_reader_next(cradle_log_reader *r, cradle_log_record *rec) {
             if (rc < 0) return rc;
             r->records_left--;
             if (rec->kind == CRADLE_LOG_RECORD_TRAILER) reach_end(r, CRADLE_LOG_END_CLOSED);
+            start_run(r); /* also when empty: it marks the steps counted so far */
             return 1;
         }
         if (r->pos != r->payload)

@@ -11,6 +11,8 @@ work=$(mktemp -d)
 PROXY_PID=
 trap 'stop_server_on_exit; [ -z "$PROXY_PID" ] || kill -KILL "$PROXY_PID" 2>/dev/null || true; rm -rf "$work"' EXIT
 cd "$work"
+# set -e stops silently at a failed check: say which line and show the state.
+trap 'echo "proxy.sh: check failed at line $LINENO" >&2; tail -n 3 proxy.out proxy.err p0.out p0.err p1.out p1.err server.err 2>/dev/null >&2' ERR
 
 expect_usage() { # flag-name args...
   local flag=$1; shift

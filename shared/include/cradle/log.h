@@ -248,6 +248,16 @@ typedef struct cradle_log_reader {
     uint64_t block_offset;
     uint32_t payload, pos, records_left;
     bool trailer_block;
+    const uint8_t *records;    /* the block's payload: in the block buffer, or in place in memory */
+    /* a run for the inline next(): steps run_step .. run_end - 1 have room
+       for a whole STEP record each (within the payload and the record
+       count) from pos; it delivers them while their kind byte says STEP.
+       The records delivered since run_step are folded into pos and
+       records_left by the next out-of-line call. */
+    uintptr_t run_base;        /* record of step s at run_base + s * stride */
+    uint64_t run_step;         /* r->steps when the run started */
+    uint64_t run_end;          /* the run ends before this step */
+    uint32_t stride;           /* 1 + snapshot size */
     crypto_generichash_state digest;
     cradle_log_end end;
     uint64_t tail_offset;      /* TORN: the first byte ignored */
@@ -296,19 +306,19 @@ void cradle_log_reader_close(cradle_log_reader *r);
 CRADLE_MUST_CHECK int cradle__log_reader_next(cradle_log_reader *r, cradle_log_record *rec);
 
 /* The common case inline: a whole STEP record inside the verified block
- * being walked. Per-record call overhead is the reader's main cost for
- * small snapshots, so this keeps reading at checksum speed. */
+ * being walked. Per-record work is the reader's main cost for small
+ * snapshots, so this is two compares, two bumps and the record's fields;
+ * every bound was checked when the run was set up. */
 static inline int cradle_log_reader_next(cradle_log_reader *r, cradle_log_record *rec) {
-    if (r->records_left > 0 && r->error == 0 && r->pos < r->payload) {
-        const uint8_t *p = r->block + CRADLE_LOG_BLOCK_HEADER_BYTES + r->pos;
-        if (p[0] == CRADLE_LOG_RECORD_STEP && r->payload - r->pos > r->header.snapshot_size) {
-            rec->kind = CRADLE_LOG_RECORD_STEP;
-            rec->step = r->steps++;
-            rec->snapshot = p + 1;
-            r->pos += 1 + r->header.snapshot_size;
-            r->records_left--;
-            return 1;
-        }
+    uint64_t s = r->steps;
+    if (s < r->run_end) {
+        const uint8_t *p = (const uint8_t *)(r->run_base + (uintptr_t)s * r->stride);
+        if (p[0] != CRADLE_LOG_RECORD_STEP) return cradle__log_reader_next(r, rec);
+        r->steps = s + 1;
+        rec->kind = CRADLE_LOG_RECORD_STEP;
+        rec->step = s;
+        rec->snapshot = p + 1;
+        return 1;
     }
     return cradle__log_reader_next(r, rec);
 }
