@@ -373,7 +373,7 @@ static void test_header_errors(void **state) {
     assert_non_null(strstr(msg, "/nonexistent/x.log"));
 }
 
-static size_t counter_output_stub(const void *s, uint64_t step, uint8_t *o, size_t c) {
+static size_t fake_counter_output(const void *s, uint64_t step, uint8_t *o, size_t c) {
     (void)s; (void)step; (void)o; (void)c;
     return 0;
 }
@@ -384,7 +384,7 @@ static void test_check_library(void **state) {
     cradle_game_contract c = {
         .abi_major = 1, .state_size = 40, .state_align = 8, .input_bytes = INPUT,
         .max_players = PLAYERS, .steps_per_second = 60, .source_frames_per_second = 20,
-        .name = "testgame", .build_id = "build-one", .output = counter_output_stub,
+        .name = "testgame", .build_id = "build-one", .output = fake_counter_output,
     };
     char msg[512];
     assert_int_equal(cradle_log_check_library(&h, h.build_id, &c, msg, sizeof msg), 0);
