@@ -3,6 +3,7 @@
  */
 #include "cradle/secure.h"
 
+#include <assert.h>
 #include <sodium.h>
 #include <string.h>
 
@@ -26,6 +27,7 @@ static void setup(cradle_secure *s, uint8_t role, const cradle_secure_config *co
     s->context = config ? config->context : 0;
     s->counter_limit = config && config->counter_limit ? config->counter_limit
                                                        : CRADLE_SECURE_COUNTER_LIMIT;
+    if (s->counter_limit > CRADLE_SECURE_COUNTER_LIMIT) s->counter_limit = CRADLE_SECURE_COUNTER_LIMIT;
 }
 
 int cradle_secure_client_init(cradle_secure *s,
@@ -79,12 +81,21 @@ static uint8_t peer_role(const cradle_secure *s) {
     return s->role == CRADLE_SECURE_CLIENT ? CRADLE_SECURE_SERVER : CRADLE_SECURE_CLIENT;
 }
 
+#define LANE_BIT (1ull << 63)
+
 int cradle_secure_seal(cradle_secure *s, void *out, size_t capacity, size_t *written,
                        const void *plain, size_t size) {
+    return cradle_secure_seal_lane(s, CRADLE_SECURE_UNORDERED, out, capacity, written, plain, size);
+}
+
+int cradle_secure_seal_lane(cradle_secure *s, cradle_secure_lane_id lane, void *out, size_t capacity,
+                            size_t *written, const void *plain, size_t size) {
+    assert(lane == CRADLE_SECURE_UNORDERED || lane == CRADLE_SECURE_ORDERED);
     if (size > CRADLE_SECURE_PLAIN_MAX) return CRADLE_EINVAL;
     if (capacity < size + CRADLE_SECURE_OVERHEAD) return CRADLE_EFULL;
-    if (s->tx_next >= s->counter_limit) return CRADLE_ESECURE_EXHAUSTED;
-    uint64_t counter = s->tx_next++;
+    cradle_secure_lane *l = &s->lanes[lane];
+    if (l->tx_next >= s->counter_limit) return CRADLE_ESECURE_EXHAUSTED;
+    uint64_t counter = l->tx_next++ | (lane == CRADLE_SECURE_ORDERED ? LANE_BIT : 0u);
     uint8_t nonce[NONCE_BYTES], ad[AD_BYTES];
     make_nonce(nonce, counter, s->role);
     make_ad(ad, s->context, s->role);
@@ -98,12 +109,12 @@ int cradle_secure_seal(cradle_secure *s, void *out, size_t capacity, size_t *wri
     return 0;
 }
 
-static bool window_has(const cradle_secure *s, uint64_t c) {
+static bool window_has(const cradle_secure_lane *s, uint64_t c) {
     uint64_t bit = c % CRADLE_SECURE_WINDOW;
     return (s->rx_seen[bit / 64] >> (bit % 64)) & 1u;
 }
 
-static void window_set(cradle_secure *s, uint64_t c, bool value) {
+static void window_set(cradle_secure_lane *s, uint64_t c, bool value) {
     uint64_t bit = c % CRADLE_SECURE_WINDOW;
     uint64_t mask = 1ull << (bit % 64);
     if (value)
@@ -114,7 +125,7 @@ static void window_set(cradle_secure *s, uint64_t c, bool value) {
 
 /* The replay check, for an authenticated counter. Returns 0 and records it,
  * or REPLAY / OLD. */
-static int window_accept(cradle_secure *s, uint64_t c) {
+static int window_accept(cradle_secure_lane *s, uint64_t c) {
     if (s->rx_any && c <= s->rx_top) {
         if (s->rx_top - c >= CRADLE_SECURE_WINDOW) return CRADLE_ESECURE_OLD;
         if (window_has(s, c)) return CRADLE_ESECURE_REPLAY;
@@ -157,7 +168,7 @@ int cradle_secure_open(cradle_secure *s, void *out, size_t capacity, size_t *pla
         s->stats.forged++;
         return CRADLE_ESECURE_AUTH;
     }
-    int rc = window_accept(s, counter);
+    int rc = window_accept(&s->lanes[counter >> 63], counter & ~LANE_BIT);
     if (rc != 0) {
         if (rc == CRADLE_ESECURE_REPLAY) s->stats.replayed++;
         if (rc == CRADLE_ESECURE_OLD) s->stats.too_old++;

@@ -89,10 +89,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         memcpy(ctr, rec, k);
         uint64_t c = cradle_load_u64(ctr);
         if (c >= CRADLE_SECURE_COUNTER_LIMIT) c &= CRADLE_SECURE_COUNTER_LIMIT - 1;
-        client.tx_next = c;
+        client.lanes[0].tx_next = c;
         size_t n = 0;
         if (cradle_secure_seal(&client, packet, sizeof packet, &n, rec + k, len - k) != 0) abort();
-        int expect = model_expect(server.rx_any, server.rx_top, c);
+        int expect = model_expect(server.lanes[0].rx_any, server.lanes[0].rx_top, c);
         int rc = cradle_secure_open(&server, plain, sizeof plain, &got, packet, n);
         if (rc != expect) abort();
         if (rc == 0) {

@@ -201,12 +201,38 @@ static void test_far_future_counter(void **state) {
     (void)state;
     seal_many(4);
     assert_int_equal(deliver(0), 0);
-    client.tx_next = 1000000000000ull; /* as if a trillion packets were lost */
+    client.lanes[0].tx_next = 1000000000000ull; /* as if a trillion packets were lost */
     size_t n = seal(&client, "from the far future");
     assert_int_equal(open_packet(&server, packet, n), 0);
-    assert_int_equal(server.rx_top, 1000000000000ull);
+    assert_int_equal(server.lanes[0].rx_top, 1000000000000ull);
     assert_int_equal(deliver(1), CRADLE_ESECURE_OLD);
     assert_int_equal(open_packet(&server, packet, n), CRADLE_ESECURE_REPLAY);
+}
+
+/* A reliable message sealed long before it arrives (held behind ENet's
+ * retransmissions while many datagrams pass) opens: the ordered lane has its
+ * own counters and window. */
+static void test_ordered_lane_is_not_old(void **state) {
+    (void)state;
+    static uint8_t held[8][64];
+    size_t held_n[8], n = 0;
+    for (int i = 0; i < 8; i++) {
+        assert_int_equal(cradle_secure_seal_lane(&client, CRADLE_SECURE_ORDERED, held[i], sizeof held[i],
+                                                 &held_n[i], "reliable", 8),
+                         0);
+        assert_true(held[i][7] & 0x80u); /* the lane bit */
+    }
+    for (int i = 0; i < 1000; i++) {
+        n = seal(&client, "datagram");
+        assert_int_equal(open_packet(&server, packet, n), 0);
+    }
+    for (int i = 0; i < 8; i++) assert_int_equal(open_packet(&server, held[i], held_n[i]), 0);
+    assert_int_equal(open_packet(&server, held[3], held_n[3]), CRADLE_ESECURE_REPLAY);
+    assert_int_equal(server.lanes[CRADLE_SECURE_ORDERED].rx_top, 7);
+    assert_int_equal(server.lanes[CRADLE_SECURE_UNORDERED].rx_top, 999);
+    /* Flipping the lane bit is an authentication failure, not another lane. */
+    held[0][7] ^= 0x80u;
+    assert_int_equal(open_packet(&server, held[0], held_n[0]), CRADLE_ESECURE_AUTH);
 }
 
 static void test_nonce_exhaustion(void **state) {
@@ -221,11 +247,11 @@ static void test_nonce_exhaustion(void **state) {
     for (int i = 0; i < 2; i++)
         assert_int_equal(cradle_secure_seal(&small, packet, sizeof packet, &n, "x", 1),
                          CRADLE_ESECURE_EXHAUSTED);
-    assert_int_equal(small.tx_next, 3); /* no counter was burnt or reused */
+    assert_int_equal(small.lanes[0].tx_next, 3); /* no counter was burnt or reused */
 
     /* The default limit is 2^63. */
     assert_int_equal(client.counter_limit, CRADLE_SECURE_COUNTER_LIMIT);
-    client.tx_next = CRADLE_SECURE_COUNTER_LIMIT - 1;
+    client.lanes[0].tx_next = CRADLE_SECURE_COUNTER_LIMIT - 1;
     assert_int_equal(cradle_secure_seal(&client, packet, sizeof packet, &n, "x", 1), 0);
     assert_int_equal(open_packet(&server, packet, n), 0);
     assert_int_equal(cradle_secure_seal(&client, packet, sizeof packet, &n, "x", 1),
@@ -286,6 +312,7 @@ int main(void) {
         cmocka_unit_test_setup(test_truncated_and_oversized, setup),
         cmocka_unit_test_setup(test_replay_window, setup),
         cmocka_unit_test_setup(test_far_future_counter, setup),
+        cmocka_unit_test_setup(test_ordered_lane_is_not_old, setup),
         cmocka_unit_test_setup(test_nonce_exhaustion, setup),
         cmocka_unit_test_setup(test_new_connection_new_keys, setup),
         cmocka_unit_test_setup(test_degenerate_peer_key, setup),

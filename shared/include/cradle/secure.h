@@ -18,19 +18,26 @@
  *      its identity: the client drops anything that does not open.
  *
  * PACKET: u64 counter (little-endian) || ciphertext || 16-byte Poly1305 tag.
+ * The counter's top bit names its lane: 0 unordered (datagrams that may be
+ * lost, repeated or reordered: ENet's unsequenced packets), 1 ordered (ENet's
+ * reliable packets, which arrive once and in order but can be held back
+ * behind a retransmission for as long as many unordered packets pass). Each
+ * lane has its own counter and replay window, so a reliable message sealed
+ * long before it is delivered is never mistaken for an old one.
  * ChaCha20-Poly1305 (IETF) with a per-direction key and a 12-byte nonce of
  * the counter (8 bytes LE), the sender's role byte ('C' or 'S') and 3 zero
  * bytes. Associated data (11 bytes): the u64 context (e.g. ENet's connectID,
  * or 0), CRADLE_SECURE_FORMAT, CRADLE_WIRE_VERSION, and the sender's role.
  *
  * Receiving: the length is checked, then the tag; only after authentication
- * succeeds is the counter checked against a CRADLE_SECURE_WINDOW-entry
+ * succeeds is the counter checked against its lane's CRADLE_SECURE_WINDOW-entry
  * sliding replay window (duplicates and counters behind the window are
  * dropped; any counter ahead is accepted and slides it). A packet that fails
  * is dropped, counted, and never reaches the wire decoder.
  *
  * Nonces never repeat under a key: counters only increase, sending refuses
- * past counter_limit (default 2^63: CRADLE_ESECURE_EXHAUSTED, reconnect),
+ * past counter_limit in a lane (at most and by default 2^63:
+ * CRADLE_ESECURE_EXHAUSTED, reconnect),
  * and keys live for one connection: every connection, including the first
  * after a server restart, derives new keys from a new client ephemeral key,
  * so counters restarting at 0 never meet an old key.
@@ -66,6 +73,19 @@ typedef struct cradle_secure_config {
     uint64_t counter_limit; /* packets sendable; 0 = CRADLE_SECURE_COUNTER_LIMIT */
 } cradle_secure_config;
 
+typedef enum cradle_secure_lane_id {
+    CRADLE_SECURE_UNORDERED = 0,
+    CRADLE_SECURE_ORDERED = 1,
+} cradle_secure_lane_id;
+
+/* One lane's counters (see PACKET above). */
+typedef struct cradle_secure_lane {
+    uint64_t tx_next;  /* counter of the next sealed packet */
+    bool rx_any;       /* a packet has been opened */
+    uint64_t rx_top;   /* highest counter opened */
+    uint64_t rx_seen[CRADLE_SECURE_WINDOW / 64]; /* bit c % WINDOW: counter c opened */
+} cradle_secure_lane;
+
 typedef struct cradle_secure_stats {
     uint64_t sealed, opened;
     uint64_t short_packets, long_packets, forged, replayed, too_old;
@@ -79,10 +99,7 @@ typedef struct cradle_secure {
     uint8_t role; /* cradle_secure_role of this side */
     uint64_t context;
     uint64_t counter_limit;
-    uint64_t tx_next;  /* counter of the next sealed packet */
-    bool rx_any;       /* a packet has been opened */
-    uint64_t rx_top;   /* highest counter opened */
-    uint64_t rx_seen[CRADLE_SECURE_WINDOW / 64]; /* bit c % WINDOW: counter c opened */
+    cradle_secure_lane lanes[2]; /* by cradle_secure_lane_id */
     cradle_secure_stats stats;
 } cradle_secure;
 
@@ -106,12 +123,19 @@ CRADLE_MUST_CHECK int cradle_secure_server_init(
     const uint8_t server_secret[CRADLE_SECURE_KEY_BYTES],
     const uint8_t client_public[CRADLE_SECURE_KEY_BYTES], const cradle_secure_config *config);
 
-/* Seals size plaintext bytes into out (size + CRADLE_SECURE_OVERHEAD bytes).
- * Returns 0, CRADLE_EINVAL (size > CRADLE_SECURE_PLAIN_MAX), CRADLE_EFULL
- * (capacity), CRADLE_ESECURE_EXHAUSTED (counter limit reached: close the
- * connection). plain and out must not overlap. */
+/* Seals size plaintext bytes into out (size + CRADLE_SECURE_OVERHEAD bytes)
+ * on the unordered lane. Returns 0, CRADLE_EINVAL (size >
+ * CRADLE_SECURE_PLAIN_MAX), CRADLE_EFULL (capacity),
+ * CRADLE_ESECURE_EXHAUSTED (counter limit reached: close the connection).
+ * plain and out must not overlap. */
 CRADLE_MUST_CHECK int cradle_secure_seal(cradle_secure *s, void *out, size_t capacity,
                                          size_t *written, const void *plain, size_t size);
+
+/* The same on the given lane: CRADLE_SECURE_ORDERED for what travels
+ * reliable, CRADLE_SECURE_UNORDERED for the rest. */
+CRADLE_MUST_CHECK int cradle_secure_seal_lane(cradle_secure *s, cradle_secure_lane_id lane, void *out,
+                                              size_t capacity, size_t *written, const void *plain,
+                                              size_t size);
 
 /* Opens size packet bytes (untrusted) into out and stores the plaintext
  * length. Returns 0 or, counted in s->stats: CRADLE_ESECURE_SHORT,
