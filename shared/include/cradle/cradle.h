@@ -24,6 +24,7 @@
 #include "cradle/keys.h"
 #include "cradle/token.h"
 #include "cradle/secure.h"
+#include "cradle/enet_pool.h"
 #include "cradle/ratelimit.h"
 #include "cradle/dev.h"
 #include "cradle/transport.h"
