@@ -222,6 +222,14 @@ out:
 
 static cradle_particle particles[PARTICLES];
 
+void cradle_client_play_poll(cradle_playback *pb) {
+    SDL_Event e;
+    while (SDL_PollEvent(&e)) {
+        if (e.type == SDL_QUIT) cradle_playback_apply(pb, CRADLE_PLAYBACK_QUIT);
+        else if (e.type == SDL_KEYDOWN) cradle_playback_apply(pb, cradle_playback_key(e.key.keysym.sym, e.key.repeat != 0));
+    }
+}
+
 static int play_window(player *p, const cradle_client_options *o) {
     const cradle_game_contract *k = p->contract;
     int w = (int)o->width, h = (int)o->height;
@@ -251,44 +259,17 @@ static int play_window(player *p, const cradle_client_options *o) {
         present.play = cradle_audio_play;
         present.play_context = &audio;
     }
-    double speed = 1.0;
-    bool paused = false, quit = false, failed = false;
+    static cradle_playback pb;
+    cradle_playback_init(&pb);
+    bool failed = false;
     uint64_t now = cradle_client_now_ns(), last_frame = now, last_step_ns = now;
-    double owed = 0.0; /* steps owed at the current speed */
-    while (!quit) {
-        bool step_once = false;
-        SDL_Event e;
-        while (SDL_PollEvent(&e)) {
-            if (e.type == SDL_QUIT) quit = true;
-            if (e.type != SDL_KEYDOWN) continue;
-            switch (e.key.keysym.sym) {
-            case SDLK_ESCAPE: quit = true; break;
-            case SDLK_SPACE: paused = !paused; break;
-            case SDLK_PLUS: case SDLK_EQUALS: case SDLK_KP_PLUS: case SDLK_UP:
-                if (speed < 64.0) speed *= 2.0;
-                break;
-            case SDLK_MINUS: case SDLK_KP_MINUS: case SDLK_DOWN:
-                if (speed > 1.0 / 16.0) speed /= 2.0;
-                break;
-            case SDLK_RIGHT: case SDLK_PERIOD:
-                if (paused) step_once = true;
-                break;
-            default: break;
-            }
-        }
+    while (!pb.quit) {
+        cradle_client_play_poll(&pb);
         now = cradle_client_now_ns();
         float dt = (float)(now - last_frame) / 1e9f;
+        uint32_t run = cradle_playback_steps(&pb, now - last_frame, k->steps_per_second);
         last_frame = now;
-        uint32_t run = 0;
-        if (paused) {
-            owed = 0.0;
-            run = step_once ? 1u : 0u;
-        } else if (!p->ended || p->have_pending) {
-            owed += (double)dt * (double)k->steps_per_second * speed;
-            if (owed > 256.0) owed = 256.0; /* bounded catch-up */
-            run = (uint32_t)owed;
-            owed -= run;
-        }
+        if (p->ended && !p->have_pending) run = 0;
         for (uint32_t i = 0; i < run && !failed; i++) {
             int rc = play_step(p);
             if (rc < 0) failed = true;
@@ -299,23 +280,21 @@ static int play_window(player *p, const cradle_client_options *o) {
                 cradle_fx fx = cradle_present_fx(&present);
                 k->react(p->state, cradle_events_data(&p->events), cradle_events_count(&p->events), &fx);
             }
-            if (o->steps && p->steps_run >= o->steps) quit = true;
+            if (o->steps && p->steps_run >= o->steps) pb.quit = true;
         }
-        cradle_present_update(&present, paused ? 0.0f : dt);
+        cradle_present_update(&present, pb.paused ? 0.0f : dt);
         cradle_render_sdl_frame(&render, present.shake_x, present.shake_y);
         cradle_draw world = cradle_render_sdl_world(&render), screen = cradle_render_sdl_screen(&render);
         SDL_SetRenderDrawColor(renderer, 0, 0, 0, 255);
         SDL_RenderClear(renderer);
         if (k->render) {
-            double alpha = paused ? 0.999 : (double)(now - last_step_ns) * (double)k->steps_per_second * speed / 1e9;
-            if (alpha > 0.999) alpha = 0.999;
-            k->render(p->has_previous ? p->previous : p->state, p->state, (float)alpha, &world);
+            float alpha = cradle_playback_alpha(&pb, now - last_step_ns, k->steps_per_second);
+            k->render(p->has_previous ? p->previous : p->state, p->state, alpha, &world);
             cradle_present_draw(&present, &world);
         }
         cradle_render_sdl_letterbox(&render);
         char mode[48], detail[128];
-        if (paused) snprintf(mode, sizeof mode, "PAUSED");
-        else snprintf(mode, sizeof mode, "PLAY X%g", speed);
+        cradle_playback_mode(&pb, mode, sizeof mode);
         uint32_t players = 0;
         if (p->steps_run)
             for (uint32_t s = 0; s < p->reader.header.max_players; s++) players += cradle_snapshot_present(p->pending, s);

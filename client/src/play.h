@@ -3,12 +3,19 @@
 /*
  * play: --play LOG shows a recorded session (log.h reader) and checks the
  * recorded hashes as it goes. In the window: Space pauses, + or Up doubles
- * the speed, - or Down halves it, Right or . steps once while paused.
+ * the speed, - or Down halves it, Right or . steps once while paused,
+ * Escape quits (the keys and the speed/step logic: playback.h).
  * With --headless it replays as fast as possible and exits 0 when every
  * recorded hash matched, 1 otherwise.
  */
 #include "options.h"
+#include "playback.h"
 
 int cradle_client_play(const cradle_client_options *o);
+
+/* The window loop's event handling: drains SDL's event queue into *pb (key
+ * presses through cradle_playback_key, the window's close button as quit).
+ * Needs SDL's video (or events) subsystem initialised. */
+void cradle_client_play_poll(cradle_playback *pb);
 
 #endif

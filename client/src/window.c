@@ -67,7 +67,8 @@ static int target_begin(frame_target *t, float shake_x, float shake_y, cradle_dr
         t->h = h;
         cradle_softdraw_init(&t->sd, t->pixels, w, h, w, t->view_w, t->view_h);
     }
-    memset(t->pixels, 0, (size_t)w * (size_t)h * sizeof *t->pixels);
+    /* Black unless the game clears (deferred: only the last clear is painted). */
+    cradle_softdraw_clear(&t->sd, 0x000000ffu);
     cradle_softdraw_frame(&t->sd, shake_x, shake_y);
     *world = cradle_softdraw_world(&t->sd);
     *screen = cradle_softdraw_screen(&t->sd);
@@ -81,6 +82,7 @@ static void target_letterbox(frame_target *t) {
 
 static void target_end(frame_target *t) {
     if (!t->soft) return;
+    cradle_softdraw_finish(&t->sd);
     SDL_UpdateTexture(t->texture, NULL, t->pixels, t->w * (int)sizeof *t->pixels);
     SDL_RenderCopy(t->renderer, t->texture, NULL, NULL);
 }

@@ -132,6 +132,7 @@ static void test_softdraw_pixels(void **state) {
     cradle_softdraw_init(&sd, px, 40, 20, 40, 20, 10);
     cradle_draw d = cradle_softdraw_world(&sd);
     d.clear(d.context, 0x102030ffu);
+    cradle_softdraw_finish(&sd); /* clears are deferred until a shape or finish */
     assert_int_equal(px[0], 0xff102030u);
     assert_int_equal(px[40 * 20 - 1], 0xff102030u);
     d.rect(d.context, 1.0f, 1.0f, 2.0f, 1.0f, 0xff0000ffu); /* pixels x 2..5, y 2..3 */

@@ -1,0 +1,72 @@
+/*
+ * playback: --play's keys and speed/step state machine (see playback.h).
+ * SDL appears only as its keycode constants (SDL_keycode.h, no SDL call).
+ */
+#include "playback.h"
+
+#include <SDL_keycode.h>
+#include <stdio.h>
+
+void cradle_playback_init(cradle_playback *p) { *p = (cradle_playback){.speed = 1.0}; }
+
+cradle_playback_action cradle_playback_key(int32_t keycode, bool repeat) {
+    switch (keycode) {
+    case SDLK_SPACE: return repeat ? CRADLE_PLAYBACK_NONE : CRADLE_PLAYBACK_TOGGLE_PAUSE;
+    case SDLK_ESCAPE: return repeat ? CRADLE_PLAYBACK_NONE : CRADLE_PLAYBACK_QUIT;
+    case SDLK_PLUS:
+    case SDLK_EQUALS: /* + without shift on most layouts */
+    case SDLK_KP_PLUS:
+    case SDLK_UP: return CRADLE_PLAYBACK_FASTER;
+    case SDLK_MINUS:
+    case SDLK_KP_MINUS:
+    case SDLK_DOWN: return CRADLE_PLAYBACK_SLOWER;
+    case SDLK_RIGHT:
+    case SDLK_PERIOD: return CRADLE_PLAYBACK_STEP;
+    default: return CRADLE_PLAYBACK_NONE;
+    }
+}
+
+void cradle_playback_apply(cradle_playback *p, cradle_playback_action action) {
+    switch (action) {
+    case CRADLE_PLAYBACK_TOGGLE_PAUSE:
+        p->paused = !p->paused;
+        p->owed = 0.0;        /* resuming starts from this frame */
+        p->step_requests = 0; /* steps asked for and not run are void either way */
+        break;
+    case CRADLE_PLAYBACK_FASTER:
+        if (p->speed < CRADLE_PLAYBACK_SPEED_MAX) p->speed *= 2.0;
+        break;
+    case CRADLE_PLAYBACK_SLOWER:
+        if (p->speed > CRADLE_PLAYBACK_SPEED_MIN) p->speed /= 2.0;
+        break;
+    case CRADLE_PLAYBACK_STEP:
+        if (p->paused && p->step_requests < CRADLE_PLAYBACK_MAX_STEP_REQUESTS) p->step_requests++;
+        break;
+    case CRADLE_PLAYBACK_QUIT: p->quit = true; break;
+    case CRADLE_PLAYBACK_NONE: break;
+    }
+}
+
+uint32_t cradle_playback_steps(cradle_playback *p, uint64_t elapsed_ns, uint32_t steps_per_second) {
+    if (p->paused) {
+        uint32_t run = p->step_requests;
+        p->step_requests = 0;
+        return run;
+    }
+    p->owed += (double)elapsed_ns / 1e9 * (double)steps_per_second * p->speed;
+    if (p->owed > (double)CRADLE_PLAYBACK_MAX_OWED) p->owed = (double)CRADLE_PLAYBACK_MAX_OWED;
+    uint32_t run = (uint32_t)p->owed;
+    p->owed -= (double)run;
+    return run;
+}
+
+float cradle_playback_alpha(const cradle_playback *p, uint64_t since_step_ns, uint32_t steps_per_second) {
+    if (p->paused) return 0.999f;
+    double alpha = (double)since_step_ns * (double)steps_per_second * p->speed / 1e9;
+    return alpha > 0.999 ? 0.999f : (float)alpha;
+}
+
+void cradle_playback_mode(const cradle_playback *p, char *out, size_t size) {
+    if (p->paused) snprintf(out, size, "PAUSED");
+    else snprintf(out, size, "PLAY X%g", p->speed);
+}
