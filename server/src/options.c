@@ -1,5 +1,6 @@
 #include "options.h"
 
+#include <assert.h>
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <getopt.h>
@@ -288,26 +289,14 @@ static bool apply(cradle_server_options *o, int opt, const char *value, const ch
     }
 }
 
-/* Reads the config file and applies every key. Returns false after printing. */
-static bool load_config(cradle_server_options *o, const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "cradle-server: --config: cannot open '%s': %s\n", path, strerror(errno));
-        return false;
-    }
-    static char text[CONFIG_FILE_MAX + 1];
-    size_t n = fread(text, 1, CONFIG_FILE_MAX + 1, f);
-    bool read_error = ferror(f) != 0;
-    fclose(f);
-    if (read_error || n > CONFIG_FILE_MAX) {
-        fprintf(stderr, "cradle-server: --config: '%s' is unreadable or larger than 1 MiB\n", path);
-        return false;
-    }
-    cJSON *root = cJSON_ParseWithLength(text, n);
+cradle_server_parse cradle_server_options_parse_config_text(cradle_server_options *o, const char *text,
+                                                            size_t length, const char *origin) {
+    assert(text && text[length] == '\0' && "text[length] must be a NUL");
+    cJSON *root = cJSON_ParseWithLength(text, length);
     if (!root || !cJSON_IsObject(root)) {
-        fprintf(stderr, "cradle-server: --config: '%s' is not a JSON object\n", path);
+        fprintf(stderr, "cradle-server: --config: '%s' is not a JSON object\n", origin);
         cJSON_Delete(root);
-        return false;
+        return CRADLE_SERVER_EXIT_USAGE;
     }
     bool ok = true;
     for (const cJSON *item = root->child; item && ok; item = item->next) {
@@ -323,6 +312,13 @@ static bool load_config(cradle_server_options *o, const char *path) {
         }
         char value[CRADLE_SERVER_PATH_MAX];
         if (cJSON_IsString(item)) {
+            if (strlen(item->valuestring) >= sizeof value) {
+                /* Never cut it: a cut path would name another file. */
+                fprintf(stderr, "cradle-server: --config: %s must be at most %u bytes\n", where,
+                        CRADLE_SERVER_PATH_MAX - 1u);
+                ok = false;
+                break;
+            }
             snprintf(value, sizeof value, "%s", item->valuestring);
         } else if (cJSON_IsBool(item)) {
             snprintf(value, sizeof value, "%s", cJSON_IsTrue(item) ? "true" : "false");
@@ -338,10 +334,29 @@ static bool load_config(cradle_server_options *o, const char *path) {
         ok = apply(o, opt->val, value, where);
     }
     cJSON_Delete(root);
-    return ok;
+    return ok ? CRADLE_SERVER_RUN : CRADLE_SERVER_EXIT_USAGE;
 }
 
-cradle_server_parse cradle_server_options_parse(cradle_server_options *o, int argc, char **argv) {
+/* Reads the config file and applies every key. Returns false after printing. */
+static bool load_config(cradle_server_options *o, const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "cradle-server: --config: cannot open '%s': %s\n", path, strerror(errno));
+        return false;
+    }
+    static char text[CONFIG_FILE_MAX + 1];
+    size_t n = fread(text, 1, CONFIG_FILE_MAX + 1, f);
+    bool read_error = ferror(f) != 0;
+    fclose(f);
+    if (read_error || n > CONFIG_FILE_MAX) {
+        fprintf(stderr, "cradle-server: --config: '%s' is unreadable or larger than 1 MiB\n", path);
+        return false;
+    }
+    text[n] = '\0';
+    return cradle_server_options_parse_config_text(o, text, n, path) == CRADLE_SERVER_RUN;
+}
+
+void cradle_server_options_defaults(cradle_server_options *o) {
     memset(o, 0, sizeof *o);
     o->port = CRADLE_SERVER_DEFAULT_PORT;
     o->seed = 1;
@@ -349,6 +364,10 @@ cradle_server_parse cradle_server_options_parse(cradle_server_options *o, int ar
     o->hash_interval = CRADLE_SERVER_DEFAULT_HASH_INTERVAL;
     o->spectators = CRADLE_SERVER_DEFAULT_SPECTATORS;
     o->timeout_ms = 5000;
+}
+
+cradle_server_parse cradle_server_options_parse(cradle_server_options *o, int argc, char **argv) {
+    cradle_server_options_defaults(o);
 
     /* Pass 1: help, version, unknown flags and --config. */
     const char *config = NULL;

@@ -62,4 +62,19 @@ typedef enum cradle_server_parse {
  * version or the usage error itself. */
 cradle_server_parse cradle_server_options_parse(cradle_server_options *options, int argc, char **argv);
 
+/* Zeroes *options and sets every default (what parse starts from). */
+void cradle_server_options_defaults(cradle_server_options *options);
+
+/* Applies a config file's text over *options: a JSON object whose keys are
+ * the long option names ("port": 7777, "mode": "paced", "dev-stdin": true),
+ * values strings, booleans or whole numbers, checked as the flags are.
+ * text holds length untrusted bytes followed by a NUL at text[length] (the
+ * parser may look one byte past the end). origin names the text in messages
+ * (the file's path). Returns CRADLE_SERVER_RUN, or CRADLE_SERVER_EXIT_USAGE
+ * after printing the first bad key on stderr; *options is then partly
+ * applied and must not be used. Applies no flag and needs no --game. */
+cradle_server_parse cradle_server_options_parse_config_text(cradle_server_options *options,
+                                                            const char *text, size_t length,
+                                                            const char *origin);
+
 #endif
