@@ -41,7 +41,9 @@ static void send_message(cradle_netclient *net, const cradle_wire_message *m, ui
     const uint8_t *data = buf;
     static _Thread_local uint8_t sealed[CRADLE_SECURE_PACKET_MAX];
     if (net->secure && m->type != CRADLE_WIRE_HELLO) {
-        int rc = cradle_secure_seal(&net->session, sealed, sizeof sealed, &n, buf, n);
+        cradle_secure_lane_id lane =
+            (flags & ENET_PACKET_FLAG_RELIABLE) ? CRADLE_SECURE_ORDERED : CRADLE_SECURE_UNORDERED;
+        int rc = cradle_secure_seal_lane(&net->session, lane, sealed, sizeof sealed, &n, buf, n);
         if (rc != 0) {
             (void)fail(net, rc, "cannot seal a message: %s", cradle_strerror(rc));
             return;
@@ -93,6 +95,11 @@ int cradle_netclient_open(cradle_netclient *net, const cradle_netclient_config *
     net->peer = enet_host_connect(net->enet, &address, 1, 0);
     if (!net->peer) return fail(net, CRADLE_ENET_INIT, "cannot start connecting to %s:%u",
                                 net->config.host, (unsigned)config->port);
+    /* ENet's own limit on unacknowledged reliable packets follows the silence
+     * timeout: its default (5 to 30 s of retransmissions with doubling waits)
+     * drops a connection on a lossy, slow link long before the server is
+     * actually silent. */
+    enet_peer_timeout(net->peer, 0, net->config.silence_timeout_ms, net->config.silence_timeout_ms);
     return 0;
 }
 
@@ -163,9 +170,16 @@ static int on_welcome(cradle_netclient *net, const cradle_wire_welcome *w) {
     net->previous = aligned_alloc(align, net->state_bytes);
     net->base = aligned_alloc(align, net->state_bytes);
     net->queue = malloc((size_t)CRADLE_NETCLIENT_QUEUE_STEPS * net->snapshot_size);
+    net->queue_step = malloc((size_t)CRADLE_NETCLIENT_QUEUE_STEPS * sizeof *net->queue_step);
+    net->queue_hash = malloc((size_t)CRADLE_NETCLIENT_QUEUE_STEPS * sizeof *net->queue_hash);
+    net->queue_epoch = malloc(CRADLE_NETCLIENT_QUEUE_STEPS);
+    net->queue_has_hash = malloc(CRADLE_NETCLIENT_QUEUE_STEPS);
     net->history = malloc((size_t)CRADLE_NETCLIENT_HISTORY * net->snapshot_size);
-    if (!net->state || !net->previous || !net->base || !net->queue || !net->history)
+    if (!net->state || !net->previous || !net->base || !net->queue || !net->queue_step || !net->queue_hash ||
+        !net->queue_epoch || !net->queue_has_hash || !net->history)
         return fail(net, CRADLE_ENOMEM, "out of memory for the game state");
+    for (uint32_t i = 0; i < CRADLE_NETCLIENT_QUEUE_STEPS; i++) net->queue_step[i] = UINT64_MAX;
+    net->epoch = w->epoch;
     memset(net->state, 0, net->state_bytes);
     memset(net->previous, 0, net->state_bytes);
     net->next_step = w->start_step;
@@ -201,32 +215,41 @@ static int on_state(cradle_netclient *net, const cradle_wire_state *st) {
     return 0;
 }
 
+/* One INPUT: the ack, and a player's inputs (new ones asked for first). */
 static void send_inputs(cradle_netclient *net) {
-    if (net->welcome.slot == CRADLE_WIRE_SPECTATOR || net->phase == CRADLE_NETCLIENT_CONNECTING ||
-        net->phase == CRADLE_NETCLIENT_HELLO || net->phase == CRADLE_NETCLIENT_CLOSED)
+    if (net->phase == CRADLE_NETCLIENT_CONNECTING || net->phase == CRADLE_NETCLIENT_HELLO ||
+        net->phase == CRADLE_NETCLIENT_CLOSED)
         return;
     uint32_t ib = net->welcome.input_bytes;
-    /* (last step received) + delay, and never a step the server already built:
-     * received_next - 1 + delay, at least received_next. */
-    uint64_t target = net->received_next + net->welcome.input_delay;
-    if (net->welcome.input_delay > 0) target--;
-    if (net->input_sent_through > target) return;
-    while (net->input_sent_through <= target) {
-        uint64_t s = net->input_sent_through++;
-        uint8_t *in = net->inputs[s % 64u];
-        memset(in, 0, ib);
-        if (net->config.input) net->config.input(net->config.input_context, s, in, ib);
-    }
-    uint64_t last = net->input_sent_through - 1;
-    uint64_t first = last + 1 >= CRADLE_NETCLIENT_REDUNDANCY ? last + 1 - CRADLE_NETCLIENT_REDUNDANCY : 0;
-    if (first < net->welcome.start_step) first = net->welcome.start_step;
     uint8_t bytes[CRADLE_NETCLIENT_REDUNDANCY * CRADLE_GAME_MAX_INPUT_BYTES];
-    uint8_t count = (uint8_t)(last - first + 1);
-    for (uint32_t i = 0; i < count; i++) memcpy(bytes + i * ib, net->inputs[(first + i) % 64u], ib);
     cradle_wire_message m = {
         .type = CRADLE_WIRE_INPUT,
-        .as.input = {.first_step = first, .count = count, .input_bytes = (uint8_t)ib, .inputs = bytes}};
+        .as.input = {.ack = net->received_next, .first_step = net->received_next, .input_bytes = (uint8_t)ib}};
+    if (net->welcome.slot != CRADLE_WIRE_SPECTATOR) {
+        /* (last step received) + delay, and never a step the server already
+         * built: received_next - 1 + delay, at least received_next. */
+        uint64_t target = net->received_next + net->welcome.input_delay;
+        if (net->welcome.input_delay > 0) target--;
+        while (net->input_sent_through <= target) {
+            uint64_t s = net->input_sent_through++;
+            uint8_t *in = net->inputs[s % 64u];
+            memset(in, 0, ib);
+            if (net->config.input) net->config.input(net->config.input_context, s, in, ib);
+        }
+        if (net->input_sent_through > net->welcome.start_step) {
+            uint64_t last = net->input_sent_through - 1;
+            uint64_t first =
+                last + 1 >= CRADLE_NETCLIENT_REDUNDANCY ? last + 1 - CRADLE_NETCLIENT_REDUNDANCY : 0;
+            if (first < net->welcome.start_step) first = net->welcome.start_step;
+            uint8_t count = (uint8_t)(last - first + 1);
+            for (uint32_t i = 0; i < count; i++) memcpy(bytes + i * ib, net->inputs[(first + i) % 64u], ib);
+            m.as.input.first_step = first;
+            m.as.input.count = count;
+            m.as.input.inputs = bytes;
+        }
+    }
     send_message(net, &m, ENET_PACKET_FLAG_UNSEQUENCED);
+    net->ack_due = false;
 }
 
 static int on_steps(cradle_netclient *net, const cradle_wire_steps *s) {
@@ -234,30 +257,35 @@ static int on_steps(cradle_netclient *net, const cradle_wire_steps *s) {
     if (s->snapshot_size != net->snapshot_size)
         return fail(net, CRADLE_ENET_MESSAGE, "STEPS snapshot size %u, the game's is %u",
                     (unsigned)s->snapshot_size, (unsigned)net->snapshot_size);
+    uint64_t first = cradle_wire_step_expand(net->received_next, (uint32_t)s->first_step);
+    uint32_t h = 0;
     for (uint32_t i = 0; i < s->count; i++) {
-        uint64_t index = s->first_step + i;
-        if (index < net->received_next) continue; /* before our start, or a repeat */
-        if (index > net->received_next)
-            return fail(net, CRADLE_ENET_MESSAGE, "a gap in the step stream: step %" PRIu64
-                        " after %" PRIu64, index, net->received_next);
-        if (net->received_next - net->queue_first >= CRADLE_NETCLIENT_QUEUE_STEPS)
-            return fail(net, CRADLE_EFULL, "fell %u steps behind the server", CRADLE_NETCLIENT_QUEUE_STEPS);
-        memcpy(net->queue + (index % CRADLE_NETCLIENT_QUEUE_STEPS) * net->snapshot_size,
-               s->snapshots + (size_t)i * s->snapshot_size, s->snapshot_size);
-        net->received_next++;
-    }
-    for (uint32_t i = 0; i < s->hash_count; i++) {
-        if (s->hashes[i].step < net->next_step) continue;
-        if (net->hash_count > 0) {
-            uint32_t last = (net->hash_head + net->hash_count - 1) % CRADLE_NETCLIENT_HASHES;
-            if (s->hashes[i].step <= net->hashes[last].step) continue; /* repeat */
+        uint64_t index = first + i;
+        bool has_hash = h < s->hash_count && s->hashes[h].offset == i;
+        uint64_t hash = has_hash ? s->hashes[h++].hash : 0;
+        /* Before our start or run already; or beyond the queue (sent again
+         * until acknowledged, so nothing is lost by dropping it here). */
+        if (index < net->received_next || index >= net->queue_first + CRADLE_NETCLIENT_QUEUE_STEPS) {
+            net->steps_repeated++;
+            continue;
         }
-        if (net->hash_count == CRADLE_NETCLIENT_HASHES)
-            return fail(net, CRADLE_EFULL, "too many unchecked hashes queued");
-        net->hashes[(net->hash_head + net->hash_count) % CRADLE_NETCLIENT_HASHES] = s->hashes[i];
-        net->hash_count++;
+        uint32_t q = (uint32_t)(index % CRADLE_NETCLIENT_QUEUE_STEPS);
+        if (net->queue_step[q] == index) {
+            net->steps_repeated++;
+            continue;
+        }
+        memcpy(net->queue + (size_t)q * net->snapshot_size, s->snapshots + (size_t)i * s->snapshot_size,
+               s->snapshot_size);
+        net->queue_step[q] = index;
+        net->queue_epoch[q] = s->epoch;
+        net->queue_has_hash[q] = has_hash;
+        net->queue_hash[q] = hash;
+        if (index > net->received_next) net->steps_early++;
     }
-    send_inputs(net);
+    while (net->received_next < net->queue_first + CRADLE_NETCLIENT_QUEUE_STEPS &&
+           net->queue_step[net->received_next % CRADLE_NETCLIENT_QUEUE_STEPS] == net->received_next)
+        net->received_next++;
+    net->ack_due = true;
     return 0;
 }
 
@@ -303,10 +331,17 @@ static int on_packet(cradle_netclient *net, const uint8_t *data, size_t size, ui
     case CRADLE_WIRE_STATE: return on_state(net, &m.as.state);
     case CRADLE_WIRE_STEPS: return on_steps(net, &m.as.steps);
     case CRADLE_WIRE_RELOAD:
-        net->reload_pending = true;
-        net->reload_at = m.as.reload.at_step;
-        memcpy(net->reload_build, m.as.reload.build_id, sizeof net->reload_build);
-        net->reload_deadline_ns = 0; /* set when step reload_at is reached */
+        if (!net->reload_pending) {
+            net->reload_pending = true;
+            net->reload_at = m.as.reload.at_step;
+            memcpy(net->reload_build, m.as.reload.build_id, sizeof net->reload_build);
+            net->reload_deadline_ns = 0; /* set when step reload_at is reached */
+            return 0;
+        }
+        if (net->reload_queued == CRADLE_NETCLIENT_RELOADS)
+            return fail(net, CRADLE_EFULL, "more than %u reloads announced ahead of the steps",
+                        CRADLE_NETCLIENT_RELOADS);
+        net->reload_queue[net->reload_queued++] = m.as.reload;
         return 0;
     case CRADLE_WIRE_PING: {
         cradle_wire_message pong = {.type = CRADLE_WIRE_PONG, .as.ping.echo = m.as.ping.echo};
@@ -357,6 +392,7 @@ int cradle_netclient_service(cradle_netclient *net, uint64_t now_ns, uint32_t wa
         if (!net->error) rc = enet_host_check_events(net->enet, &event);
     }
     if (net->error) return net->error;
+    if (net->ack_due) send_inputs(net);
     if (net->phase == CRADLE_NETCLIENT_CONNECTING &&
         now_ns - net->opened_ns > (uint64_t)net->config.connect_timeout_ms * NS_PER_MS)
         return fail(net, CRADLE_ENET_TIMEOUT, "no server answers on %s:%u within %u ms", net->config.host,
@@ -381,10 +417,26 @@ int cradle_netclient_service(cradle_netclient *net, uint64_t now_ns, uint32_t wa
 
 /* At step reload_at: loads the library until it is the announced build. Returns 1 when the step
  * may run, 0 to wait, or the error. */
+/* The announced reload is done (or was not needed): the next one, if any,
+ * becomes current. */
+static void reload_done(cradle_netclient *net, uint8_t epoch) {
+    net->epoch = epoch;
+    net->reload_pending = false;
+    if (net->reload_queued == 0) return;
+    net->reload_pending = true;
+    net->reload_at = net->reload_queue[0].at_step;
+    memcpy(net->reload_build, net->reload_queue[0].build_id, sizeof net->reload_build);
+    net->reload_deadline_ns = 0;
+    net->reload_queued--;
+    memmove(net->reload_queue, net->reload_queue + 1, net->reload_queued * sizeof net->reload_queue[0]);
+}
+
 static int reload_gate(cradle_netclient *net, uint64_t now_ns) {
-    if (!net->reload_pending || net->next_step != net->reload_at) return 1;
+    uint8_t epoch = net->queue_epoch[net->next_step % CRADLE_NETCLIENT_QUEUE_STEPS];
+    if (!net->reload_pending || net->next_step != net->reload_at)
+        return epoch == net->epoch ? 1 : 0; /* another build's step: its RELOAD is on its way */
     if (strcmp(net->contract->build_id, net->reload_build) == 0) {
-        net->reload_pending = false; /* already on it (the same build re-announced) */
+        reload_done(net, epoch); /* already on it (the same build re-announced) */
         return 1;
     }
     if (net->reload_deadline_ns == 0)
@@ -396,7 +448,7 @@ static int reload_gate(cradle_netclient *net, uint64_t now_ns) {
     net->contract = cradle_reload_contract(&net->reload);
     if (r.kind == CRADLE_RELOAD_SWAPPED && strcmp(net->contract->build_id, net->reload_build) == 0) {
         if (net->contract->on_reload) net->contract->on_reload(net->state);
-        net->reload_pending = false;
+        reload_done(net, epoch);
         net->reloads++;
         return 1;
     }
@@ -441,14 +493,9 @@ static int write_desync_report(cradle_netclient *net, uint64_t step) {
 
 /* Checks the server's hash for the step just run, if it sent one. */
 static int check_hash(cradle_netclient *net, uint64_t step) {
-    while (net->hash_count > 0 && net->hashes[net->hash_head].step < step) {
-        net->hash_head = (net->hash_head + 1) % CRADLE_NETCLIENT_HASHES;
-        net->hash_count--;
-    }
-    if (net->hash_count == 0 || net->hashes[net->hash_head].step != step) return 0;
-    uint64_t theirs = net->hashes[net->hash_head].hash;
-    net->hash_head = (net->hash_head + 1) % CRADLE_NETCLIENT_HASHES;
-    net->hash_count--;
+    uint32_t q = (uint32_t)(step % CRADLE_NETCLIENT_QUEUE_STEPS);
+    if (!net->queue_has_hash[q]) return 0;
+    uint64_t theirs = net->queue_hash[q];
     uint64_t mine = cradle_hash64(net->state, net->contract->state_size);
     if (mine == theirs) {
         net->hashes_checked++;
@@ -506,6 +553,7 @@ int cradle_netclient_step(cradle_netclient *net, uint64_t now_ns) {
             return fail(net, CRADLE_EIO, "cannot write --output");
     }
     int rc = check_hash(net, s);
+    net->queue_step[s % CRADLE_NETCLIENT_QUEUE_STEPS] = UINT64_MAX;
     net->next_step = s + 1;
     return rc == 0 ? 1 : rc;
 }
@@ -555,6 +603,12 @@ void cradle_netclient_close(cradle_netclient *net) {
     free(net->previous);
     free(net->base);
     free(net->queue);
+    free(net->queue_step);
+    free(net->queue_hash);
+    free(net->queue_epoch);
+    free(net->queue_has_hash);
     free(net->history);
     net->state = net->previous = net->base = net->queue = net->history = NULL;
+    net->queue_step = net->queue_hash = NULL;
+    net->queue_epoch = net->queue_has_hash = NULL;
 }

@@ -8,14 +8,18 @@
  *   open     loads the game library (reload.h: a numbered copy of --game),
  *            creates the ENet host and starts connecting. Nothing blocks.
  *   service  (every frame) sends and receives: HELLO once connected; WELCOME
- *            (start step, input delay, seed); STATE chunks for a join in
- *            progress; STEPS, whose snapshots and hashes go into bounded
- *            queues; RELOAD; PING/PONG (round-trip time, one PING a second);
- *            BYE. On each STEPS it sends the local input for every step up
- *            to (last step received + input delay, but at least the next
- *            step) not sent yet, asking
- *            the input function for each; every INPUT repeats the previous
- *            steps (REDUNDANCY) because it travels unreliable.
+ *            (start step, input delay, seed, build epoch); STATE chunks for
+ *            a join in progress; STEPS, whose snapshots and hashes go into
+ *            a bounded reorder queue (they travel unreliable and unordered,
+ *            repeated by the server until acknowledged: server/src/stream.h);
+ *            RELOAD; PING/PONG (round-trip time, one PING a second); BYE.
+ *            After STEPS arrived it sends one INPUT: the ack (the first step
+ *            not received) and, for a player, the local input for every
+ *            step up to (last step received + input delay, but at least the
+ *            next step) not asked for yet, asking the input function for
+ *            each; every INPUT repeats the previous steps' inputs
+ *            (REDUNDANCY) because it travels unreliable too. A spectator's
+ *            INPUT carries only the ack.
  *   step     runs ONE queued snapshot through the game, keeping the state
  *            before it as `previous` (for render interpolation), checks the
  *            hash the server sent for that step, appends the game's output
@@ -35,7 +39,10 @@
  * report is written and DESYNC sent; the caller decides (headless exits 4,
  * the window shows a banner and keeps drawing).
  *
- * Reload: a RELOAD(build X, step S) makes step S wait until the client's own
+ * Reload: every queued step carries the build epoch it ran under on the
+ * server; a step of another epoch than the client's waits until the
+ * (reliable) RELOAD for it has arrived. RELOADs queue (up to
+ * CRADLE_NETCLIENT_RELOADS). A RELOAD(build X, step S) makes step S wait until the client's own
  * loader has build X: at S the client calls cradle_reload_now() on its --game
  * path (the same library path the server watches when both run on one
  * machine, or a path the operator syncs) and, when the loaded build is not X,
@@ -85,10 +92,10 @@
 
 #define CRADLE_NETCLIENT_MESSAGE_MAX 512u
 #define CRADLE_NETCLIENT_QUEUE_STEPS 4096u   /* snapshots received, not yet run */
-#define CRADLE_NETCLIENT_HASHES 1024u        /* server hashes received, not yet checked */
+#define CRADLE_NETCLIENT_RELOADS 8u          /* RELOADs announced, not yet reached */
 #define CRADLE_NETCLIENT_HISTORY 1024u       /* snapshots kept since the last matching hash */
 #define CRADLE_NETCLIENT_EVENTS 1024u        /* events one step may report */
-#define CRADLE_NETCLIENT_REDUNDANCY 4u       /* steps each INPUT carries */
+#define CRADLE_NETCLIENT_REDUNDANCY 8u       /* steps each INPUT carries */
 #define CRADLE_NETCLIENT_NO_STEP UINT64_MAX
 
 /* Fills out (input_bytes bytes, zeroed by the caller) with the local
@@ -166,11 +173,20 @@ typedef struct cradle_netclient {
     uint64_t next_step;                 /* the next step to run */
     uint64_t received_next;             /* the next step expected from the server */
 
-    /* received snapshots [queue_first, received_next) not yet run, ring */
+    /* Snapshots received and not yet run, a ring of QUEUE_STEPS slots for
+     * steps [queue_first, queue_first + QUEUE_STEPS): all below
+     * received_next are there, later ones when they came early. A slot
+     * holds step queue_step[i] (UINT64_MAX: none), its epoch and, when the
+     * server sent one, its hash. */
     uint8_t *queue;
+    uint64_t *queue_step;
+    uint64_t *queue_hash;
+    uint8_t *queue_epoch;
+    uint8_t *queue_has_hash;
     uint64_t queue_first;
-    cradle_wire_hash hashes[CRADLE_NETCLIENT_HASHES];
-    uint32_t hash_head, hash_count;
+    uint8_t epoch;                      /* the build epoch the client runs */
+    bool ack_due;                       /* STEPS arrived: an INPUT (ack) goes out */
+    uint64_t steps_early, steps_repeated; /* arrived before a gap closed / already had */
 
     /* snapshots since the last matching hash (for the desync report) */
     uint8_t *history;
@@ -181,9 +197,11 @@ typedef struct cradle_netclient {
     uint64_t input_sent_through;
     uint8_t inputs[64][CRADLE_GAME_MAX_INPUT_BYTES];
 
-    bool reload_pending;
+    bool reload_pending;                /* reload_at / reload_build: the next RELOAD */
     uint64_t reload_at, reload_deadline_ns, reload_next_try_ns;
     char reload_build[CRADLE_GAME_BUILD_ID_MAX + 1];
+    cradle_wire_reload reload_queue[CRADLE_NETCLIENT_RELOADS]; /* the ones after it */
+    uint32_t reload_queued;
     uint64_t reloads;
 
     bool desync;

@@ -18,7 +18,6 @@
 #define HELLO_TIMEOUT_NS 5000000000ull
 #define IDLE_SLEEP_NS 2000000ull
 #define OUT_PUSH_PATIENCE_NS 2000000000ull
-#define STEPS_HEADER_BYTES (CRADLE_WIRE_HEADER_BYTES + 8u + 1u + 2u + 1u)
 
 static uint64_t now_ns(void) {
     struct timespec ts;
@@ -95,6 +94,7 @@ static void send_message(cradle_server_host *host, uint16_t peer, uint32_t gener
     out->generation = generation;
     out->flags = flags;
     out->length = (uint32_t)n;
+    out->first_step = m->type == CRADLE_WIRE_STEPS ? m->as.steps.first_step : 0; /* the wire has 32 bits */
     push_out(host);
 }
 
@@ -117,6 +117,7 @@ static void flush_steps(cradle_server_host *host) {
     if (host->pending_count == 0) return;
     cradle_wire_message m = {.type = CRADLE_WIRE_STEPS};
     m.as.steps.first_step = host->pending_first;
+    m.as.steps.epoch = host->epoch;
     m.as.steps.count = (uint8_t)host->pending_count;
     m.as.steps.snapshot_size = (uint16_t)host->snapshot_size;
     m.as.steps.snapshots = host->pending;
@@ -212,7 +213,8 @@ static void run_step(cradle_server_host *host) {
     host->pending_count++;
     if ((s + 1) % host->options->hash_interval == 0) {
         uint64_t h = cradle_hash64(host->state, host->contract->state_size);
-        host->pending_hashes[host->pending_hash_count++] = (cradle_wire_hash){s, h};
+        host->pending_hashes[host->pending_hash_count++] =
+            (cradle_wire_hash){.offset = (uint8_t)(s - host->pending_first), .hash = h};
         host->last_hash_step = s;
         host->last_hash = h;
         if (host->log_open) report_log_error(host, cradle_log_writer_append_hash(&host->log, s, h));
@@ -224,9 +226,11 @@ static void run_step(cradle_server_host *host) {
 static uint16_t input_delay_for(const cradle_server_host *host, const cradle_server_peer *peer) {
     if (host->options->input_delay != CRADLE_SERVER_INPUT_DELAY_AUTO)
         return (uint16_t)host->options->input_delay;
-    /* One-way trip in steps, rounded up, plus one step of slack. */
+    /* A client sends the input for (last step received + delay), and the
+     * server is a whole round trip past that step when it arrives: the round
+     * trip in steps, rounded up, plus one step of slack. */
     uint64_t rate = host->contract->steps_per_second;
-    uint64_t delay = ((uint64_t)peer->lowest_rtt_ms * rate + 1999u) / 2000u + 1u;
+    uint64_t delay = ((uint64_t)peer->lowest_rtt_ms * rate + 999u) / 1000u + 1u;
     return (uint16_t)(delay > CRADLE_SERVER_MAX_INPUT_DELAY ? CRADLE_SERVER_MAX_INPUT_DELAY : delay);
 }
 
@@ -249,6 +253,7 @@ static void admit(cradle_server_host *host, uint16_t p) {
     w->input_delay = input_delay_for(host, peer);
     w->hash_interval = host->options->hash_interval;
     w->start_step = start;
+    w->epoch = host->epoch;
     w->state_follows = start > 0;
     cradle_wire_set_text(w->game, sizeof w->game, host->contract->name);
     cradle_wire_set_text(w->build_id, sizeof w->build_id, host->contract->build_id);
@@ -482,7 +487,8 @@ static void after_reload(cradle_server_host *host, const cradle_reload_result *r
         cradle_server_net_set_build(host->net, host->contract->build_id); /* tokens name the build */
         snprintf(host->last_reload, sizeof host->last_reload, "swapped to build %s at step %" PRIu64,
                  host->contract->build_id, host->next_step);
-        flush_steps(host);
+        flush_steps(host); /* the steps so far ran the old build: its epoch */
+        host->epoch++;
         if (host->log_open)
             report_log_error(host, cradle_log_writer_append_reload(&host->log, host->next_step,
                                                                    host->contract->build_id,
@@ -554,6 +560,9 @@ static void dev_status(cradle_server_host *host, const cradle_dev_request *req, 
     cradle_dev_field_u64(reply, "packets_in", atomic_load(&host->net->stats.packets_in));
     cradle_dev_field_u64(reply, "packets_out", atomic_load(&host->net->stats.packets_out));
     cradle_dev_field_u64(reply, "dropped_malformed", atomic_load(&host->net->stats.dropped_malformed));
+    cradle_dev_field_u64(reply, "steps_repeated", atomic_load(&host->net->stats.steps_repeated));
+    cradle_dev_field_u64(reply, "repairs", atomic_load(&host->net->stats.repairs));
+    cradle_dev_field_u64(reply, "fell_behind", atomic_load(&host->net->stats.fell_behind));
     {
         const cradle_server_net_stats *ns = &host->net->stats;
         cradle_dev_field_bool(reply, "secure", host->net->secure);
@@ -772,7 +781,8 @@ int cradle_server_host_init(cradle_server_host *host, const cradle_server_option
         return CRADLE_ERANGE;
     }
     host->snapshot_size = cradle_snapshot_size(c->max_players, c->input_bytes);
-    uint32_t room = CRADLE_SERVER_OUT_BYTES - STEPS_HEADER_BYTES - CRADLE_WIRE_STEPS_MAX * 16u;
+    uint32_t room = CRADLE_SERVER_OUT_BYTES - CRADLE_WIRE_STEPS_HEADER_BYTES -
+                    CRADLE_WIRE_STEPS_MAX * CRADLE_WIRE_STEPS_HASH_BYTES;
     host->steps_per_message = room / host->snapshot_size;
     if (host->steps_per_message > CRADLE_WIRE_STEPS_MAX) host->steps_per_message = CRADLE_WIRE_STEPS_MAX;
     if (c->state_size > CRADLE_WIRE_STATE_MAX) {

@@ -35,7 +35,8 @@
 #include "net.h"
 #include "options.h"
 
-#define CRADLE_SERVER_INPUT_WINDOW 128u /* steps ahead an input may be for */
+#define CRADLE_SERVER_INPUT_WINDOW 256u /* steps ahead an input may be for (> the largest delay) */
+_Static_assert(CRADLE_SERVER_INPUT_WINDOW > CRADLE_SERVER_MAX_INPUT_DELAY + 16u, "an input for the largest delay fits");
 #define CRADLE_SERVER_MAX_STEP_COMMAND 100000u
 
 typedef enum cradle_server_peer_state {
@@ -129,6 +130,7 @@ typedef struct cradle_server_host {
     uint64_t dropped_out; /* messages dropped: the outbound ring stayed full */
     uint64_t refusals, joins, leaves, desyncs;
     uint64_t reloads, reload_refusals;
+    uint8_t epoch; /* reloads mod 256: STEPS and WELCOME carry it (wire.h) */
     char last_reload[CRADLE_RELOAD_MESSAGE_MAX + 64];
 
     /* Benchmark hook (NULL in the server): when set, flushing a STEPS message

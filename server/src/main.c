@@ -162,7 +162,7 @@ int main(int argc, char **argv) {
         if (prc != 0) return prc;
     }
     install_signals();
-    if (enet_initialize() != 0) {
+    if (cradle_enet_pool_initialize() != 0) { /* ENet's memory: the net thread's pool */
         fprintf(stderr, "cradle-server: ENet failed to initialise\n");
         return 1;
     }
@@ -202,7 +202,8 @@ int main(int argc, char **argv) {
                                    .build_id = host->contract->build_id,
                                    .auth_timeout_ms = options.auth_timeout_ms,
                                    .connect_rate = options.connect_rate,
-                                   .connect_burst = options.connect_burst};
+                                   .connect_burst = options.connect_burst,
+                                   .snapshot_size = host->snapshot_size};
     rc = cradle_server_net_open(net, &nc);
     cradle_keys_wipe(&sec.keys); /* the network thread holds its copy */
     if (rc == CRADLE_EINVAL) {

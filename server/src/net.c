@@ -1,5 +1,6 @@
 #include "net.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -9,6 +10,14 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "handshake.h"
+
+static uint64_t mono_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 static uint64_t mono_ms(void) {
     struct timespec ts;
@@ -73,6 +82,9 @@ int cradle_server_net_open(cradle_server_net *net, const cradle_server_net_confi
                                &(cradle_ratelimit_config){.per_second = config->connect_rate,
                                                           .burst = config->connect_burst,
                                                           .seed = seed});
+    if (rc == 0)
+        rc = cradle_stream_init(&net->stream, &(cradle_stream_config){.snapshot_size = config->snapshot_size,
+                                                                      .peers = CRADLE_SERVER_MAX_PEERS});
     if (rc == 0 && config->keys) {
         net->secure = true;
         net->keys = *config->keys;
@@ -96,6 +108,11 @@ int cradle_server_net_open(cradle_server_net *net, const cradle_server_net_confi
         enet_address_set_host_ip(&address, config->bind_address) != 0) {
         cradle_server_net_close(net);
         return CRADLE_EINVAL;
+    }
+    rc = cradle_enet_pool_init(&net->pool, &(cradle_enet_pool_config){.peers = config->max_peers});
+    if (rc != 0) {
+        cradle_server_net_close(net);
+        return rc;
     }
     net->host = enet_host_create(&address, config->max_peers, 1, 0, 0);
     if (!net->host) {
@@ -156,6 +173,7 @@ static void forget_peer(cradle_server_net *net, const ENetPeer *peer) {
     net->auth[i] = CRADLE_SERVER_AUTH_NONE;
     net->connected_ms[i] = 0;
     net->hello_bytes[i] = 0;
+    if (net->stream.peers) cradle_stream_stop(&net->stream, i);
     cradle_secure_wipe(&net->session[i]);
     if (net->announced[i]) {
         net->announced[i] = false;
@@ -180,7 +198,8 @@ static void send_message_to(cradle_server_net *net, ENetPeer *peer, const void *
     uint16_t i = peer_index(net, peer);
     if (net->auth[i] == CRADLE_SERVER_AUTH_NONE) return; /* no keys: nothing may leave */
     size_t n = 0;
-    int rc = cradle_secure_seal(&net->session[i], net->sealed, sizeof net->sealed, &n, data, length);
+    cradle_secure_lane_id lane = (flags & ENET_PACKET_FLAG_RELIABLE) ? CRADLE_SECURE_ORDERED : CRADLE_SECURE_UNORDERED;
+    int rc = cradle_secure_seal_lane(&net->session[i], lane, net->sealed, sizeof net->sealed, &n, data, length);
     if (rc == CRADLE_ESECURE_EXHAUSTED) {
         drop_peer(net, peer); /* never reuse a nonce: the client reconnects */
         return;
@@ -254,52 +273,38 @@ static void apply_build(cradle_server_net *net) {
 }
 
 /* Secure mode, a peer not yet authenticated: its packet must be a plaintext
- * HELLO with a valid credential (token || the client's ephemeral key). */
+ * HELLO with a valid credential (token || the client's ephemeral key);
+ * handshake.h decides, this applies the decision and counts it. */
 static void on_first_packet(cradle_server_net *net, ENetPeer *peer, const uint8_t *data, size_t size) {
     uint16_t i = peer_index(net, peer);
-    cradle_wire_message m;
-    int rc = size <= CRADLE_SERVER_IN_BYTES ? cradle_wire_decode(&m, data, size) : CRADLE_ENET_MESSAGE;
-    if (rc == CRADLE_ENET_VERSION && m.type == CRADLE_WIRE_HELLO) {
-        /* Another protocol: its credential cannot be read, so no keys exist
-         * and the answer is a plaintext REFUSE no larger than the HELLO. */
-        net->hello_bytes[i] = (uint16_t)size;
-        refuse_here(net, peer, CRADLE_WIRE_REFUSE_PROTOCOL, "protocol version differs", false);
-        return;
+    apply_build(net);
+    cradle_handshake_config config = {
+        .verifier = &net->verifier,
+        .keys = &net->keys,
+        .context = peer->connectID,
+        .now_unix = (uint64_t)time(NULL),
+        .max_bytes = CRADLE_SERVER_IN_BYTES,
+    };
+    cradle_handshake_result r;
+    cradle_handshake_action action = cradle_handshake_first_packet(&r, &net->session[i], &config, data, size);
+    if (r.hello) net->hello_bytes[i] = (uint16_t)size; /* caps the REFUSE */
+    if (r.bad_credential) atomic_fetch_add(&net->stats.bad_credential, 1);
+    if (r.sealed) {
+        net->auth[i] = CRADLE_SERVER_AUTH_OK; /* keys exist: replies are sealed */
+        sync_token_stats(net);
     }
-    if (rc != 0 || m.type != CRADLE_WIRE_HELLO) {
+    switch (action) {
+    case CRADLE_HANDSHAKE_IGNORE:
         atomic_fetch_add(&net->stats.unauthenticated, 1);
         return;
-    }
-    net->hello_bytes[i] = (uint16_t)size;
-    const cradle_wire_hello *h = &m.as.hello;
-    if (h->credential_size < CRADLE_TOKEN_MIN_BYTES + CRADLE_TOKEN_KEY_BYTES) {
-        atomic_fetch_add(&net->stats.bad_credential, 1);
-        refuse_here(net, peer, CRADLE_WIRE_REFUSE_AUTH, "this server needs a join token", false);
-        return;
-    }
-    size_t token_size = h->credential_size - CRADLE_TOKEN_KEY_BYTES;
-    if (cradle_secure_server_init(&net->session[i], net->keys.kx_public, net->keys.kx_secret,
-                                  h->credential + token_size,
-                                  &(cradle_secure_config){.context = peer->connectID}) != 0) {
-        atomic_fetch_add(&net->stats.bad_credential, 1);
+    case CRADLE_HANDSHAKE_DROP:
         drop_peer(net, peer); /* a degenerate key: nothing to seal a reply with */
         return;
-    }
-    net->auth[i] = CRADLE_SERVER_AUTH_OK; /* keys exist: replies are sealed */
-    apply_build(net);
-    rc = cradle_token_verify(&net->verifier, h->credential, token_size, (uint64_t)time(NULL), NULL);
-    sync_token_stats(net);
-    if (rc == CRADLE_ETOKEN_BUILD) {
-        /* A trusted issuer's token for another build: say which, as the
-         * game thread does for a HELLO naming another build. */
-        char text[CRADLE_WIRE_TEXT_MAX + 1];
-        snprintf(text, sizeof text, "server runs build '%s', client has '%s'", net->verifier.build_id, h->build_id);
-        refuse_here(net, peer, CRADLE_WIRE_REFUSE_BUILD, text, true);
+    case CRADLE_HANDSHAKE_REFUSE:
+        refuse_here(net, peer, r.reason, r.text, r.sealed);
         return;
-    }
-    if (rc != 0) {
-        refuse_here(net, peer, CRADLE_WIRE_REFUSE_AUTH, cradle_error_name(rc), true);
-        return;
+    case CRADLE_HANDSHAKE_ADMIT:
+        break;
     }
     announce(net, peer);
     cradle_server_in *in = &net->scratch_in;
@@ -350,6 +355,11 @@ static void on_receive(cradle_server_net *net, ENetEvent *event) {
             send_message_to(net, event->peer, reply, n, ENET_PACKET_FLAG_UNSEQUENCED);
         return;
     }
+    if (rc == 0 && m.type == CRADLE_WIRE_INPUT) {
+        uint16_t i = peer_index(net, event->peer);
+        if (net->admitted[i]) cradle_stream_ack(&net->stream, i, m.as.input.ack, mono_ns());
+        if (m.as.input.count == 0) return; /* only an ack: nothing for the game thread */
+    }
     if (!net->secure && m.type == CRADLE_WIRE_HELLO)
         net->hello_bytes[peer_index(net, event->peer)] = (uint16_t)size; /* caps the REFUSE */
     fill_peer(net, in, event->peer, CRADLE_SERVER_IN_MESSAGE);
@@ -394,6 +404,89 @@ static void handle_event(cradle_server_net *net, ENetEvent *event) {
     }
 }
 
+/* A STEPS broadcast from the game thread: its steps join the history. */
+static void append_steps(cradle_server_net *net, const cradle_server_out *out) {
+    cradle_wire_message m;
+    int rc = cradle_wire_decode(&m, out->bytes, out->length);
+    assert(rc == 0 && m.type == CRADLE_WIRE_STEPS); /* the game thread encoded it */
+    (void)rc;
+    const cradle_wire_steps *s = &m.as.steps;
+    uint32_t h = 0;
+    for (uint32_t k = 0; k < s->count; k++) {
+        bool has_hash = h < s->hash_count && s->hashes[h].offset == k;
+        cradle_stream_append(&net->stream, out->first_step + k, s->snapshots + (size_t)k * s->snapshot_size,
+                             s->epoch, has_hash, has_hash ? s->hashes[h].hash : 0);
+        if (has_hash) h++;
+    }
+}
+
+/* A WELCOME is going out: the peer is admitted and its stream starts. */
+static void start_stream(cradle_server_net *net, const cradle_server_out *out) {
+    cradle_wire_message m;
+    int rc = cradle_wire_decode(&m, out->bytes, out->length);
+    assert(rc == 0 && m.type == CRADLE_WIRE_WELCOME);
+    (void)rc;
+    net->admitted[out->peer] = true;
+    net->bye_sent[out->peer] = false;
+    cradle_stream_start(&net->stream, out->peer, m.as.welcome.start_step, mono_ns());
+}
+
+/* How long a peer's ack may stall before its steps are sent again: a round
+ * trip and some of its variance, within 40 ms .. 3 s. */
+static uint64_t repair_ns(const ENetPeer *peer) {
+    uint64_t ms = (uint64_t)peer->roundTripTime + 2u * peer->roundTripTimeVariance + 16u;
+    if (ms < 40u) ms = 40u;
+    if (ms > 3000u) ms = 3000u;
+    return ms * 1000000u;
+}
+
+/* Sends each admitted peer the steps it should get now (stream.h). */
+static void pump_steps(cradle_server_net *net) {
+    uint64_t now = mono_ns();
+    for (uint16_t i = 0; i < net->host->peerCount; i++) {
+        if (!cradle_stream_active(&net->stream, i)) continue;
+        ENetPeer *peer = &net->host->peers[i];
+        if (peer->state != ENET_PEER_STATE_CONNECTED) continue;
+        size_t n = 0;
+        int rc;
+        while ((rc = cradle_stream_next(&net->stream, i, now, repair_ns(peer), net->stream_message,
+                                        sizeof net->stream_message, &n)) == 0 &&
+               n > 0)
+            send_message_to(net, peer, net->stream_message, n, ENET_PACKET_FLAG_UNSEQUENCED);
+        if (rc == CRADLE_EFULL) {
+            /* Its ack left the history: it cannot catch up from here. */
+            uint8_t bye[CRADLE_WIRE_TEXT_MAX + 16];
+            cradle_wire_message m = {.type = CRADLE_WIRE_BYE};
+            m.as.bye.reason = CRADLE_WIRE_BYE_TIMEOUT;
+            cradle_wire_set_text(m.as.bye.text, sizeof m.as.bye.text,
+                                 "fell too far behind the step stream; join again");
+            if (cradle_wire_encode(bye, sizeof bye, &n, &m) == 0)
+                send_message_to(net, peer, bye, n, ENET_PACKET_FLAG_RELIABLE);
+            net->admitted[i] = false;
+            enet_peer_disconnect_later(peer, 0);
+        }
+    }
+    const cradle_stream_stats *st = &net->stream.stats;
+    atomic_store(&net->stats.steps_repeated, st->steps_repeated);
+    atomic_store(&net->stats.repairs, st->repairs);
+    atomic_store(&net->stats.fell_behind, st->fell_behind);
+}
+
+/* Shutdown: each admitted peer gets the held BYE and a disconnect once it
+ * confirmed every step, or at once when force is set. */
+static void release_byes(cradle_server_net *net, bool force) {
+    for (uint16_t i = 0; i < net->host->peerCount; i++) {
+        ENetPeer *peer = &net->host->peers[i];
+        if (peer->state != ENET_PEER_STATE_CONNECTED || net->bye_sent[i]) continue;
+        if (net->admitted[i] && !force && !cradle_stream_done(&net->stream, i)) continue;
+        if (net->admitted[i] && net->bye_length > 0)
+            send_message_to(net, peer, net->bye, net->bye_length, ENET_PACKET_FLAG_RELIABLE);
+        net->bye_sent[i] = true;
+        net->admitted[i] = false;
+        enet_peer_disconnect_later(peer, 0);
+    }
+}
+
 /* Sends everything the game thread queued. */
 static void drain_out(cradle_server_net *net) {
     cradle_server_out *out = &net->scratch_out;
@@ -403,6 +496,15 @@ static void drain_out(cradle_server_net *net) {
         bool has_message = !(out->flags & CRADLE_SERVER_OUT_CONTROL) && out->length > 0;
         if (out->peer == CRADLE_SERVER_BROADCAST) {
             if (!has_message) continue;
+            if (out->bytes[0] == CRADLE_WIRE_STEPS) {
+                append_steps(net, out);
+                continue;
+            }
+            if (out->bytes[0] == CRADLE_WIRE_BYE && out->length <= sizeof net->bye) {
+                memcpy(net->bye, out->bytes, out->length); /* sent by release_byes */
+                net->bye_length = out->length;
+                continue;
+            }
             if (net->secure) {
                 /* Each peer's own keys: one sealed packet per peer. */
                 for (size_t i = 0; i < net->host->peerCount; i++) {
@@ -430,7 +532,7 @@ static void drain_out(cradle_server_net *net) {
         }
         ENetPeer *peer = &net->host->peers[out->peer];
         if (has_message) {
-            if (out->bytes[0] == CRADLE_WIRE_WELCOME) net->admitted[out->peer] = true;
+            if (out->bytes[0] == CRADLE_WIRE_WELCOME) start_stream(net, out);
             if (out->bytes[0] == CRADLE_WIRE_REFUSE)
                 out->length = (uint32_t)fit_refuse(out->bytes, out->length,
                                                    net->secure ? CRADLE_SECURE_OVERHEAD : 0,
@@ -475,6 +577,7 @@ void cradle_server_net_wake(cradle_server_net *net) {
 
 static void *net_main(void *arg) {
     cradle_server_net *net = arg;
+    cradle_enet_pool_bind(&net->pool); /* unbound again when this thread exits */
     ENetEvent event;
     struct pollfd fds[1] = {{.fd = net->wake_fd[0], .events = POLLIN}};
     while (!atomic_load(&net->stop)) {
@@ -485,6 +588,7 @@ static void *net_main(void *arg) {
             rc = enet_host_check_events(net->host, &event);
         }
         drain_out(net);
+        pump_steps(net);
         expire_unauthenticated(net);
         enet_host_flush(net->host);
         account(net);
@@ -521,23 +625,36 @@ void cradle_server_net_stop(cradle_server_net *net, uint32_t linger_ms) {
     atomic_store(&net->stop, true);
     pthread_join(net->thread, NULL);
     net->thread_started = false;
-    /* The game thread has stopped producing: send its last words, then let
-     * peers acknowledge the disconnect. */
+    /* The game thread has stopped producing: send its last words, let every
+     * peer confirm the last steps, then let them acknowledge the disconnect. */
     drain_out(net);
-    for (size_t i = 0; i < net->host->peerCount; i++) {
-        ENetPeer *peer = &net->host->peers[i];
-        if (peer->state == ENET_PEER_STATE_CONNECTED) enet_peer_disconnect_later(peer, 0);
-    }
+    uint32_t slowest = 0;
+    for (size_t i = 0; i < net->host->peerCount; i++)
+        if (net->admitted[i] && net->host->peers[i].roundTripTime > slowest)
+            slowest = net->host->peers[i].roundTripTime;
+    uint64_t extra = 2u * (uint64_t)slowest;
+    uint64_t limit = (uint64_t)linger_ms + (extra > 4500u ? 4500u : extra);
+    if (limit > 5000u) limit = 5000u;
+    uint64_t start = mono_ms();
     ENetEvent event;
-    uint32_t waited = 0;
-    while (waited < linger_ms) {
+    for (;;) {
+        uint64_t elapsed = mono_ms() - start;
+        pump_steps(net);
+        release_byes(net, linger_ms == 0 || elapsed >= limit);
         bool anyone = false;
         for (size_t i = 0; i < net->host->peerCount; i++)
             if (net->host->peers[i].state != ENET_PEER_STATE_DISCONNECTED) anyone = true;
-        if (!anyone) break;
+        if (!anyone || linger_ms == 0 || elapsed >= limit + linger_ms) break;
         int rc = enet_host_service(net->host, &event, 10);
-        if (rc > 0 && event.type == ENET_EVENT_TYPE_RECEIVE) enet_packet_destroy(event.packet);
-        waited += 10;
+        while (rc > 0) {
+            if (event.type == ENET_EVENT_TYPE_RECEIVE) {
+                on_receive(net, &event); /* acks still move the stream */
+                enet_packet_destroy(event.packet);
+            } else if (event.type == ENET_EVENT_TYPE_DISCONNECT) {
+                forget_peer(net, event.peer);
+            }
+            rc = enet_host_check_events(net->host, &event);
+        }
     }
     enet_host_flush(net->host);
     account(net);
@@ -546,6 +663,8 @@ void cradle_server_net_stop(cradle_server_net *net, uint32_t linger_ms) {
 void cradle_server_net_close(cradle_server_net *net) {
     if (net->host) enet_host_destroy(net->host);
     net->host = NULL;
+    cradle_enet_pool_deinit(&net->pool); /* after the host: it returned every block */
+    cradle_stream_deinit(&net->stream);
     cradle_keys_wipe(&net->keys);
     for (size_t i = 0; i < CRADLE_SERVER_MAX_PEERS; i++) cradle_secure_wipe(&net->session[i]);
     free(net->seen);

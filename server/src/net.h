@@ -13,9 +13,15 @@
  * a message the game thread queued for a peer that has since left never
  * reaches the next peer at that index.
  *
- * A peer becomes "admitted" when a WELCOME is sent to it; broadcasts (STEPS,
- * RELOAD, BYE) go to admitted peers only, in ring order, so a joiner receives
- * exactly the stream that follows its WELCOME.
+ * A peer becomes "admitted" when a WELCOME is sent to it; broadcasts go to
+ * admitted peers only, in ring order, so a joiner receives exactly the stream
+ * that follows its WELCOME. STEPS broadcasts are not sent as they are: their
+ * steps enter the stream (stream.h), which sends each peer what it has not
+ * acknowledged, unreliable, and repeats what went missing; INPUT's ack moves
+ * the peer on (an INPUT with no inputs, a spectator's, stops here). RELOAD,
+ * WELCOME, STATE, REFUSE and BYE stay reliable. The shutdown BYE broadcast
+ * is held per peer until it has confirmed every step (or stop's linger
+ * ends), so clients leave with the whole session.
  *
  * Output leaves as soon as the game thread queues it (a pipe wakes the
  * thread); input is read in batches at most 4 ms apart.
@@ -29,8 +35,10 @@
  * within auth_timeout_ms is dropped. No reply is larger than the HELLO that
  * caused it (REFUSE texts are cut to fit).
  *
- * Memory: cradle_server_net_open allocates everything (rings, slots); the
- * thread allocates nothing of its own (ENet allocates its packets).
+ * Memory: cradle_server_net_open allocates everything (rings, slots, the
+ * ENet pool); the thread allocates nothing: ENet's packets and commands come
+ * from the pool it binds (enet_pool.h; the program initialises ENet with
+ * cradle_enet_pool_initialize) and only an exhausted class falls back to malloc.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -39,12 +47,14 @@
 
 #include <enet/enet.h>
 
+#include "cradle/enet_pool.h"
 #include "cradle/keys.h"
 #include "cradle/ratelimit.h"
 #include "cradle/ring.h"
 #include "cradle/secure.h"
 #include "cradle/token.h"
 #include "cradle/wire.h"
+#include "stream.h"
 
 #define CRADLE_SERVER_IN_BYTES 1024u /* largest inbound message accepted */
 #define CRADLE_SERVER_OUT_BYTES 8192u /* largest outbound message */
@@ -91,6 +101,7 @@ typedef struct cradle_server_out {
     uint8_t reserved;
     uint32_t generation;
     uint32_t length;
+    uint64_t first_step; /* STEPS: the whole number of its first step */
     uint8_t bytes[CRADLE_SERVER_OUT_BYTES];
 } cradle_server_out;
 
@@ -108,6 +119,7 @@ typedef struct cradle_server_net_config {
     uint32_t auth_timeout_ms;  /* HELLO must authenticate within this; 0 = 2000 */
     uint32_t connect_rate;     /* connects a second per address; 0 = 2 */
     uint32_t connect_burst;    /* connects at once per address; 0 = 5 */
+    uint32_t snapshot_size;    /* the game's snapshot bytes (stream.h), required */
 } cradle_server_net_config;
 
 typedef struct cradle_server_net_stats {
@@ -115,6 +127,10 @@ typedef struct cradle_server_net_stats {
     atomic_uint_fast64_t dropped_malformed; /* messages that failed to decode */
     atomic_uint_fast64_t dropped_in_full; /* the inbound ring was full */
     atomic_uint_fast64_t dropped_stale; /* queued for a peer that had left */
+    /* the step stream (stream.h) */
+    atomic_uint_fast64_t steps_repeated; /* steps sent again: redundancy and repairs */
+    atomic_uint_fast64_t repairs;        /* messages sent because a peer's ack stalled */
+    atomic_uint_fast64_t fell_behind;    /* peers dropped: their ack left the history */
     /* security */
     atomic_uint_fast64_t rate_limited; /* connects refused by the per-address limit */
     atomic_uint_fast64_t auth_failed;  /* sealed packets that did not open: short, long, forged */
@@ -147,6 +163,12 @@ typedef struct cradle_server_net {
     /* net thread only */
     uint32_t generation[CRADLE_SERVER_MAX_PEERS];
     bool admitted[CRADLE_SERVER_MAX_PEERS];
+    cradle_stream stream; /* the step history and each peer's place in it */
+    uint8_t stream_message[CRADLE_WIRE_MESSAGE_MAX];
+    /* The shutdown BYE waits until each peer confirmed the last steps. */
+    uint8_t bye[CRADLE_WIRE_TEXT_MAX + 16];
+    uint32_t bye_length;
+    bool bye_sent[CRADLE_SERVER_MAX_PEERS];
     /* Security. Secure mode: a peer is announced to the game thread (CONNECT
      * then its HELLO) only once its token verified; until then it holds no
      * slot and receives nothing but ENet's own handshake. The verifier and
@@ -173,6 +195,7 @@ typedef struct cradle_server_net {
     cradle_server_in scratch_in;
     cradle_server_out scratch_out;
     cradle_server_net_stats stats;
+    cradle_enet_pool pool; /* ENet's memory on the net thread (enet_pool.h), sized for max_peers */
 } cradle_server_net;
 
 /* Zeroes net and allocates its two rings, without any socket (a test drives
@@ -195,8 +218,9 @@ void cradle_server_net_set_build(cradle_server_net *net, const char *build_id);
 /* Starts the thread. Returns 0 or CRADLE_ENET_INIT. */
 int cradle_server_net_start(cradle_server_net *net);
 
-/* Asks the thread to send what is queued, disconnect every peer politely
- * (waiting at most linger_ms for them to acknowledge), and end; joins it. */
+/* Asks the thread to end and joins it; then sends what is queued, lets every
+ * peer confirm the last steps and disconnects it politely, waiting at most
+ * linger_ms plus two of the slowest peer's round trips (5 s at most). */
 void cradle_server_net_stop(cradle_server_net *net, uint32_t linger_ms);
 
 /* Frees everything (after stop). Safe on a zeroed struct. */

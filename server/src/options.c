@@ -58,7 +58,7 @@ static void usage(FILE *to) {
                 "  -l, --log PATH            record the session log to PATH\n"
                 "  -s, --seed N              session seed, 0..2^64-1 (default 1)\n"
                 "  -n, --players N           player slots, 1..the game's maximum (default: its maximum)\n"
-                "  -D, --input-delay N|auto  steps of input delay, 0..60, or auto from round-trip time\n"
+                "  -D, --input-delay N|auto  steps of input delay, 0..180, or auto from round-trip time\n"
                 "                            (default 3)\n"
                 "  -m, --mode paced|commanded  real time (default), or only the dev protocol's step\n"
                 "  -c, --config FILE         JSON object of these options (keys: the long names);\n"
@@ -247,7 +247,7 @@ static bool apply(cradle_server_options *o, int opt, const char *value, const ch
             o->input_delay = (uint32_t)v;
             return true;
         }
-        fprintf(stderr, "cradle-server: %s must be an integer from 0 to 60 or 'auto', got '%s'\n", where,
+        fprintf(stderr, "cradle-server: %s must be an integer from 0 to 180 or 'auto', got '%s'\n", where,
                 value);
         return false;
     case 'm':

@@ -46,6 +46,16 @@ const char *cradle_wire_bye_name(int reason) {
     }
 }
 
+uint64_t cradle_wire_step_expand(uint64_t reference, uint32_t low) {
+    const uint64_t span = (uint64_t)1 << 32, half = (uint64_t)1 << 31;
+    uint64_t candidate = (reference & ~(span - 1u)) | low;
+    if (candidate < reference && reference - candidate > half && candidate <= UINT64_MAX - span)
+        candidate += span;
+    else if (candidate > reference && candidate - reference > half && candidate >= span)
+        candidate -= span;
+    return candidate;
+}
+
 void cradle_wire_set_text(char *field, size_t capacity, const char *text) {
     assert(field && capacity > 0);
     size_t n = 0;
@@ -121,11 +131,11 @@ static const char *check_fields(const cradle_wire_message *m) {
         return NULL;
     case CRADLE_WIRE_INPUT: {
         const cradle_wire_input *in = &m->as.input;
-        if (in->count < 1 || in->count > CRADLE_WIRE_INPUT_STEPS_MAX) return "input: count is outside 1..16";
+        if (in->count > CRADLE_WIRE_INPUT_STEPS_MAX) return "input: count is outside 0..16";
         if (in->input_bytes < 1 || in->input_bytes > CRADLE_GAME_MAX_INPUT_BYTES)
             return "input: input_bytes is outside 1..32";
         if (in->first_step > UINT64_MAX - in->count) return "input: steps overflow";
-        if (!in->inputs) return "input: no input bytes";
+        if (in->count > 0 && !in->inputs) return "input: no input bytes";
         return NULL;
     }
     case CRADLE_WIRE_STEPS: {
@@ -135,14 +145,12 @@ static const char *check_fields(const cradle_wire_message *m) {
             return "steps: snapshot_size is outside 1..4096";
         if ((uint32_t)s->count * s->snapshot_size > CRADLE_WIRE_STEPS_BYTES_MAX)
             return "steps: snapshot bytes exceed 16384";
-        if (s->first_step > UINT64_MAX - s->count) return "steps: steps overflow";
         if (!s->snapshots) return "steps: no snapshot bytes";
         if (s->hash_count > s->count) return "steps: more hashes than steps";
         for (uint32_t i = 0; i < s->hash_count; i++) {
-            uint64_t step = s->hashes[i].step;
-            if (step < s->first_step || step >= s->first_step + s->count)
-                return "steps: a hash is for a step outside the message";
-            if (i > 0 && step <= s->hashes[i - 1].step) return "steps: hash steps are not increasing";
+            if (s->hashes[i].offset >= s->count) return "steps: a hash is for a step outside the message";
+            if (i > 0 && s->hashes[i].offset <= s->hashes[i - 1].offset)
+                return "steps: hash offsets are not increasing";
         }
         return NULL;
     }
@@ -214,6 +222,7 @@ int cradle_wire_encode(void *out, size_t capacity, size_t *written, const cradle
         cradle_put_u16(&c, w->input_delay);
         cradle_put_u32(&c, w->hash_interval);
         cradle_put_u64(&c, w->start_step);
+        cradle_put_u8(&c, w->epoch);
         cradle_put_u8(&c, w->state_follows ? CRADLE_WIRE_WELCOME_STATE_FOLLOWS : 0u);
         put_text(&c, w->game, CRADLE_GAME_NAME_MAX);
         put_text(&c, w->build_id, CRADLE_GAME_BUILD_ID_MAX);
@@ -225,6 +234,7 @@ int cradle_wire_encode(void *out, size_t capacity, size_t *written, const cradle
         break;
     case CRADLE_WIRE_INPUT: {
         const cradle_wire_input *in = &m->as.input;
+        cradle_put_u64(&c, in->ack);
         cradle_put_u64(&c, in->first_step);
         cradle_put_u8(&c, in->count);
         cradle_put_u8(&c, in->input_bytes);
@@ -233,15 +243,15 @@ int cradle_wire_encode(void *out, size_t capacity, size_t *written, const cradle
     }
     case CRADLE_WIRE_STEPS: {
         const cradle_wire_steps *s = &m->as.steps;
-        cradle_put_u64(&c, s->first_step);
+        cradle_put_u32(&c, (uint32_t)s->first_step);
+        cradle_put_u8(&c, s->epoch);
         cradle_put_u8(&c, s->count);
-        cradle_put_u16(&c, s->snapshot_size);
-        cradle_put_bytes(&c, s->snapshots, (size_t)s->count * s->snapshot_size);
         cradle_put_u8(&c, s->hash_count);
         for (uint32_t i = 0; i < s->hash_count; i++) {
-            cradle_put_u64(&c, s->hashes[i].step);
+            cradle_put_u8(&c, s->hashes[i].offset);
             cradle_put_u64(&c, s->hashes[i].hash);
         }
+        cradle_put_bytes(&c, s->snapshots, (size_t)s->count * s->snapshot_size);
         break;
     }
     case CRADLE_WIRE_STATE: {
@@ -356,6 +366,7 @@ int cradle_wire_decode(cradle_wire_message *m, const void *data, size_t size) {
         w->input_delay = cradle_get_u16(&c);
         w->hash_interval = cradle_get_u32(&c);
         w->start_step = cradle_get_u64(&c);
+        w->epoch = cradle_get_u8(&c);
         uint8_t flags = cradle_get_u8(&c);
         if (!c.failed && (flags & ~CRADLE_WIRE_WELCOME_STATE_FOLLOWS) != 0)
             return refuse(m, "welcome: unknown flag bits are set");
@@ -372,37 +383,39 @@ int cradle_wire_decode(cradle_wire_message *m, const void *data, size_t size) {
         break;
     case CRADLE_WIRE_INPUT: {
         cradle_wire_input *in = &m->as.input;
+        in->ack = cradle_get_u64(&c);
         in->first_step = cradle_get_u64(&c);
         in->count = cradle_get_u8(&c);
         in->input_bytes = cradle_get_u8(&c);
         if (c.failed) break;
-        if (in->count < 1 || in->count > CRADLE_WIRE_INPUT_STEPS_MAX)
-            return refuse(m, "input: count is outside 1..16");
+        if (in->count > CRADLE_WIRE_INPUT_STEPS_MAX) return refuse(m, "input: count is outside 0..16");
         if (in->input_bytes < 1 || in->input_bytes > CRADLE_GAME_MAX_INPUT_BYTES)
             return refuse(m, "input: input_bytes is outside 1..32");
-        in->inputs = take(&c, (size_t)in->count * in->input_bytes);
+        if (in->count > 0) in->inputs = take(&c, (size_t)in->count * in->input_bytes);
         break;
     }
     case CRADLE_WIRE_STEPS: {
         cradle_wire_steps *s = &m->as.steps;
-        s->first_step = cradle_get_u64(&c);
+        s->first_step = cradle_get_u32(&c);
+        s->epoch = cradle_get_u8(&c);
         s->count = cradle_get_u8(&c);
-        s->snapshot_size = cradle_get_u16(&c);
+        s->hash_count = cradle_get_u8(&c);
         if (c.failed) break;
         if (s->count < 1 || s->count > CRADLE_WIRE_STEPS_MAX)
             return refuse(m, "steps: count is outside 1..64");
-        if (s->snapshot_size < 1 || s->snapshot_size > CRADLE_SNAPSHOT_MAX)
-            return refuse(m, "steps: snapshot_size is outside 1..4096");
-        if ((uint32_t)s->count * s->snapshot_size > CRADLE_WIRE_STEPS_BYTES_MAX)
-            return refuse(m, "steps: snapshot bytes exceed 16384");
-        s->snapshots = take(&c, (size_t)s->count * s->snapshot_size);
-        s->hash_count = cradle_get_u8(&c);
-        if (c.failed) break;
         if (s->hash_count > s->count) return refuse(m, "steps: more hashes than steps");
         for (uint32_t i = 0; i < s->hash_count; i++) {
-            s->hashes[i].step = cradle_get_u64(&c);
+            s->hashes[i].offset = cradle_get_u8(&c);
             s->hashes[i].hash = cradle_get_u64(&c);
         }
+        if (c.failed) break;
+        size_t rest = size - c.pos;
+        if (rest == 0 || rest % s->count != 0)
+            return refuse(m, "steps: snapshot bytes are not count equal parts");
+        if (rest / s->count > CRADLE_SNAPSHOT_MAX) return refuse(m, "steps: snapshot_size is outside 1..4096");
+        if (rest > CRADLE_WIRE_STEPS_BYTES_MAX) return refuse(m, "steps: snapshot bytes exceed 16384");
+        s->snapshot_size = (uint16_t)(rest / s->count);
+        s->snapshots = take(&c, rest);
         break;
     }
     case CRADLE_WIRE_STATE: {

@@ -8,7 +8,11 @@
  * checks every state hash the server sends against its own and reports a
  * mismatch with DESYNC. As a player it sends seeded bot input for step
  * (last received + 1 + input delay), each INPUT repeating the previous
- * three steps for redundancy.
+ * three steps for redundancy. STEPS arrive unreliable and may repeat or
+ * come out of order: it runs each step as soon as it is the next one, drops
+ * the rest (the server repeats what is not acknowledged), and acknowledges
+ * with every INPUT (a spectator's carries only the ack). A step of a newer
+ * build epoch waits for its RELOAD.
  *
  * With --output FILE it writes the game's output() bytes of every step it
  * runs (from its start step up to --steps - 1), for comparison with
@@ -27,7 +31,8 @@
  * are used (tests/integration/server_common.sh sets them). --insecure talks
  * plaintext. Every message after HELLO is sealed; anything that does not
  * open is dropped, and a server whose first reply does not open within 5 s
- * is reported as "server identity not proven" (exit 1). Attack hooks for
+ * (--peer-timeout-ms when longer, at most 20 s) is reported as "server
+ * identity not proven" (exit 1). Attack hooks for
  * the security tests (after WELCOME, then it plays on): --attack KIND[,KIND]
  * with KIND forged, replay, truncated, oversized, wrongkey, plaintext
  * (--attack-count N of each); --save-token FILE writes the token used;
@@ -103,6 +108,8 @@ typedef struct client {
     uint64_t input_sent_through; /* highest step an input was generated for, +1 */
     uint8_t inputs[INPUT_RING][CRADLE_GAME_MAX_INPUT_BYTES];
     bool reload_pending;
+    bool ack_due; /* STEPS arrived since the last INPUT */
+    uint8_t epoch;
     uint64_t reload_at;
     char reload_build[CRADLE_GAME_BUILD_ID_MAX + 1];
     /* STEPS that arrived before the state block was complete */
@@ -138,7 +145,9 @@ static void send_message(client *c, const cradle_wire_message *m, uint32_t flags
     const uint8_t *data = buf;
     if (c->secure && m->type != CRADLE_WIRE_HELLO) {
         static uint8_t sealed[CRADLE_SECURE_PACKET_MAX];
-        if (cradle_secure_seal(&c->session, sealed, sizeof sealed, &n, buf, n) != 0) {
+        cradle_secure_lane_id lane =
+            (flags & ENET_PACKET_FLAG_RELIABLE) ? CRADLE_SECURE_ORDERED : CRADLE_SECURE_UNORDERED;
+        if (cradle_secure_seal_lane(&c->session, lane, sealed, sizeof sealed, &n, buf, n) != 0) {
             fprintf(stderr, "test-client: cannot seal %s\n", cradle_wire_type_name(m->type));
             return;
         }
@@ -263,8 +272,9 @@ static bool count_event(void *context, const cradle_event *event) {
 }
 
 /* Runs step c->next_step with its snapshot and checks the hashes the STEPS carried. */
-static void run_step(client *c, const uint8_t *snapshot, const cradle_wire_steps *s) {
+static void run_step(client *c, const uint8_t *snapshot, const cradle_wire_steps *s, uint64_t first) {
     if (c->reload_pending && c->next_step == c->reload_at) {
+        c->epoch = s->epoch;
         cradle_reload_result r = cradle_reload_now(&c->reload, c->state);
         c->reload_pending = false;
         if (r.kind == CRADLE_RELOAD_REFUSED) {
@@ -295,7 +305,7 @@ static void run_step(client *c, const uint8_t *snapshot, const cradle_wire_steps
         }
     }
     for (uint32_t i = 0; i < s->hash_count; i++) {
-        if (s->hashes[i].step != c->next_step) continue;
+        if (first + s->hashes[i].offset != c->next_step) continue;
         uint64_t mine = cradle_hash64(c->state, k->state_size);
         if (mine != s->hashes[i].hash) {
             cradle_wire_message d = {
@@ -323,14 +333,14 @@ static void apply_steps(client *c, const cradle_wire_steps *s) {
         fail(c, 1, "STEPS snapshot size differs from the contract's", NULL);
         return;
     }
+    uint64_t first = cradle_wire_step_expand(c->next_step, (uint32_t)s->first_step);
     for (uint32_t i = 0; i < s->count && !c->done; i++) {
-        uint64_t index = s->first_step + i;
-        if (index < c->next_step) continue; /* before our start */
-        if (index > c->next_step) {
-            fail(c, 1, "a gap in the step stream", NULL);
-            return;
-        }
-        run_step(c, s->snapshots + (size_t)i * s->snapshot_size, s);
+        uint64_t index = first + i;
+        if (index < c->next_step) continue; /* before our start, or a repeat */
+        if (index > c->next_step) return;   /* a gap: the server repeats from our ack */
+        if (s->epoch != c->epoch && !(c->reload_pending && c->reload_at == index))
+            return; /* another build's step: its RELOAD has not arrived yet */
+        run_step(c, s->snapshots + (size_t)i * s->snapshot_size, s, first);
     }
 }
 
@@ -350,6 +360,7 @@ static void start_game(client *c) {
     }
     memset(c->state, 0, bytes);
     c->next_step = w->start_step;
+    c->epoch = w->epoch;
     c->input_sent_through = w->start_step;
     if (!w->state_follows) {
         if (c->contract->init(c->state, w->seed, w->players) != 0) {
@@ -435,6 +446,7 @@ static void on_packet(client *c, const uint8_t *data, size_t size) {
     case CRADLE_WIRE_STATE: on_state(c, &m.as.state); break;
     case CRADLE_WIRE_STEPS:
         if (!c->welcomed) return;
+        c->ack_due = true;
         if (c->ready) {
             apply_steps(c, &m.as.steps);
         } else if (c->buffered_used + sizeof(uint32_t) + size <= BUFFERED_BYTES) {
@@ -464,10 +476,20 @@ static void on_packet(client *c, const uint8_t *data, size_t size) {
 /* Sends input for every step up to next_step + delay not sent yet, each
  * message carrying the last REDUNDANCY steps. */
 static void send_inputs(client *c) {
-    if (!c->ready || c->welcome.slot == CRADLE_WIRE_SPECTATOR) return;
+    if (!c->ready) return;
     uint32_t ib = c->welcome.input_bytes;
+    if (c->welcome.slot == CRADLE_WIRE_SPECTATOR) {
+        if (!c->ack_due) return;
+        c->ack_due = false;
+        cradle_wire_message ack = {.type = CRADLE_WIRE_INPUT,
+                                   .as.input = {.ack = c->next_step, .first_step = c->next_step,
+                                                .input_bytes = (uint8_t)ib}};
+        send_message(c, &ack, ENET_PACKET_FLAG_UNSEQUENCED);
+        return;
+    }
     uint64_t target = c->next_step + c->welcome.input_delay;
-    if (c->input_sent_through > target) return;
+    if (c->input_sent_through > target && !c->ack_due) return;
+    c->ack_due = false;
     while (c->input_sent_through <= target) {
         uint64_t s = c->input_sent_through++;
         uint8_t *in = c->inputs[s % INPUT_RING];
@@ -482,7 +504,8 @@ static void send_inputs(client *c) {
     for (uint32_t i = 0; i < count; i++) memcpy(bytes + i * ib, c->inputs[(first + i) % INPUT_RING], ib);
     cradle_wire_message m = {
         .type = CRADLE_WIRE_INPUT,
-        .as.input = {.first_step = first, .count = count, .input_bytes = (uint8_t)ib, .inputs = bytes}};
+        .as.input = {.ack = c->next_step, .first_step = first, .count = count, .input_bytes = (uint8_t)ib,
+                     .inputs = bytes}};
     send_message(c, &m, ENET_PACKET_FLAG_UNSEQUENCED);
 }
 
@@ -726,9 +749,9 @@ int main(int argc, char **argv) {
             c.exit_code = 5;
             break;
         }
-        if (c.secure && !c.proven && now_ms() > hello_ms + 5000u) {
+        if (c.secure && !c.proven && now_ms() > hello_ms + connect_wait) {
             fprintf(stderr, "test-client: server identity not proven: no reply opened with the pinned key "
-                            "within 5 s\n");
+                            "within %u ms\n", (unsigned)connect_wait);
             c.exit_code = 1;
             break;
         }

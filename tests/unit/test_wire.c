@@ -46,6 +46,7 @@ static cradle_wire_message sample(int type) {
                                              .input_delay = 3,
                                              .hash_interval = 30,
                                              .start_step = 1234,
+                                             .epoch = 7,
                                              .state_follows = true};
         strcpy(m.as.welcome.game, "counter");
         strcpy(m.as.welcome.build_id, "b1");
@@ -56,16 +57,17 @@ static cradle_wire_message sample(int type) {
         break;
     case CRADLE_WIRE_INPUT:
         m.as.input =
-            (cradle_wire_input){.first_step = 99, .count = 3, .input_bytes = 4, .inputs = input_bytes};
+            (cradle_wire_input){.ack = 98, .first_step = 99, .count = 3, .input_bytes = 4, .inputs = input_bytes};
         break;
     case CRADLE_WIRE_STEPS:
         m.as.steps.first_step = 100;
+        m.as.steps.epoch = 2;
         m.as.steps.count = 4;
         m.as.steps.snapshot_size = 9;
         m.as.steps.snapshots = snapshot_bytes;
         m.as.steps.hash_count = 2;
-        m.as.steps.hashes[0] = (cradle_wire_hash){100, 0xdeadbeefull};
-        m.as.steps.hashes[1] = (cradle_wire_hash){103, 0xfeedfaceull};
+        m.as.steps.hashes[0] = (cradle_wire_hash){0, 0xdeadbeefull};
+        m.as.steps.hashes[1] = (cradle_wire_hash){3, 0xfeedfaceull};
         break;
     case CRADLE_WIRE_STATE:
         m.as.state = (cradle_wire_state){
@@ -137,25 +139,38 @@ static void test_fields_survive(void **state) {
     assert_int_equal(d.as.welcome.input_delay, 3);
     assert_int_equal(d.as.welcome.hash_interval, 30);
     assert_int_equal(d.as.welcome.start_step, 1234);
+    assert_int_equal(d.as.welcome.epoch, 7);
     assert_true(d.as.welcome.state_follows);
     assert_string_equal(d.as.welcome.build_id, "b1");
 
     m = sample(CRADLE_WIRE_INPUT);
     n = encode_ok(&m, buffer);
-    assert_int_equal(n, 2 + 8 + 1 + 1 + 12);
+    assert_int_equal(n, 2 + 8 + 8 + 1 + 1 + 12);
     assert_int_equal(cradle_wire_decode(&d, buffer, n), 0);
+    assert_int_equal(d.as.input.ack, 98);
     assert_int_equal(d.as.input.first_step, 99);
     assert_int_equal(d.as.input.count, 3);
     assert_memory_equal(d.as.input.inputs, input_bytes, 12);
-    assert_ptr_equal(d.as.input.inputs, buffer + 12); /* in place, no copy */
+    assert_ptr_equal(d.as.input.inputs, buffer + 20); /* in place, no copy */
+    /* A spectator's INPUT: only the ack. */
+    m.as.input.count = 0;
+    m.as.input.inputs = NULL;
+    n = encode_ok(&m, buffer);
+    assert_int_equal(n, 2 + 8 + 8 + 1 + 1);
+    assert_int_equal(cradle_wire_decode(&d, buffer, n), 0);
+    assert_int_equal(d.as.input.count, 0);
+    assert_null(d.as.input.inputs);
 
     m = sample(CRADLE_WIRE_STEPS);
     n = encode_ok(&m, buffer);
     assert_int_equal(cradle_wire_decode(&d, buffer, n), 0);
+    assert_int_equal(n, 2 + 4 + 1 + 1 + 1 + 2 * 9 + 36);
     assert_int_equal(d.as.steps.first_step, 100);
+    assert_int_equal(d.as.steps.epoch, 2);
+    assert_int_equal(d.as.steps.snapshot_size, 9); /* from the length */
     assert_memory_equal(d.as.steps.snapshots, snapshot_bytes, 36);
     assert_int_equal(d.as.steps.hash_count, 2);
-    assert_int_equal(d.as.steps.hashes[1].step, 103);
+    assert_int_equal(d.as.steps.hashes[1].offset, 3);
     assert_true(d.as.steps.hashes[1].hash == 0xfeedfaceull);
 
     m = sample(CRADLE_WIRE_STATE);
@@ -188,13 +203,21 @@ static void test_every_truncation_is_refused(void **state) {
         cradle_wire_message m = sample(type), d;
         size_t n = encode_ok(&m, buffer);
         for (size_t cut = 0; cut < n; cut++) {
-            assert_int_equal(cradle_wire_decode(&d, buffer, cut), CRADLE_ENET_MESSAGE);
+            int rc = cradle_wire_decode(&d, buffer, cut);
+            /* STEPS' snapshot size comes from the length: a cut by a multiple
+             * of count reads as smaller snapshots, which a receiver refuses
+             * by comparing with its game's size. */
+            if (type == CRADLE_WIRE_STEPS && rc == 0) {
+                assert_int_not_equal(d.as.steps.snapshot_size, m.as.steps.snapshot_size);
+                continue;
+            }
+            assert_int_equal(rc, CRADLE_ENET_MESSAGE);
             assert_non_null(d.problem);
         }
         /* One byte too many is refused too. */
         buffer[n] = 0;
         assert_int_equal(cradle_wire_decode(&d, buffer, n + 1), CRADLE_ENET_MESSAGE);
-        assert_string_equal(d.problem, "message has trailing bytes");
+        if (type != CRADLE_WIRE_STEPS) assert_string_equal(d.problem, "message has trailing bytes");
     }
 }
 
@@ -258,21 +281,27 @@ static void test_bad_fields_are_refused(void **state) {
     expect_refused_after(sample(CRADLE_WIRE_REFUSE), 2, 0);
     expect_refused_after(sample(CRADLE_WIRE_REFUSE), 2, CRADLE_WIRE_REFUSE_LAST + 1);
     expect_refused_after(sample(CRADLE_WIRE_BYE), 2, 0);
-    /* input: count 0 and 17, input_bytes 0 and 33. */
-    expect_refused_after(sample(CRADLE_WIRE_INPUT), 10, 0);
-    expect_refused_after(sample(CRADLE_WIRE_INPUT), 10, 17);
-    expect_refused_after(sample(CRADLE_WIRE_INPUT), 11, 0);
-    expect_refused_after(sample(CRADLE_WIRE_INPUT), 11, 33);
-    /* steps: count 0, 65; hash for a step outside; more hashes than steps;
-     * hashes out of order. */
-    expect_refused_after(sample(CRADLE_WIRE_STEPS), 10, 0);
-    expect_refused_after(sample(CRADLE_WIRE_STEPS), 10, 65);
+    /* input: count 17 (0 is an ack alone, and its bytes then trail),
+     * input_bytes 0 and 33. */
+    expect_refused_after(sample(CRADLE_WIRE_INPUT), 18, 17);
+    expect_refused_after(sample(CRADLE_WIRE_INPUT), 18, 0);
+    expect_refused_after(sample(CRADLE_WIRE_INPUT), 19, 0);
+    expect_refused_after(sample(CRADLE_WIRE_INPUT), 19, 33);
+    /* steps: count 0, 65, or not dividing the snapshot bytes (5: 36 % 5);
+     * more hashes than steps; a hash past the steps; offsets not increasing. */
+    expect_refused_after(sample(CRADLE_WIRE_STEPS), 7, 0);
+    expect_refused_after(sample(CRADLE_WIRE_STEPS), 7, 65);
+    expect_refused_after(sample(CRADLE_WIRE_STEPS), 7, 5);
+    expect_refused_after(sample(CRADLE_WIRE_STEPS), 8, 5);
+    expect_refused_after(sample(CRADLE_WIRE_STEPS), 18, 4);
+    expect_refused_after(sample(CRADLE_WIRE_STEPS), 18, 0);
     {
-        size_t hash_at = 2 + 8 + 1 + 2 + 36;
-        expect_refused_after(sample(CRADLE_WIRE_STEPS), hash_at, 5);
-        expect_refused_after(sample(CRADLE_WIRE_STEPS), hash_at + 1, 99); /* step 99 < first 100 */
-        expect_refused_after(sample(CRADLE_WIRE_STEPS), hash_at + 17, 104); /* step 104 past the end */
-        expect_refused_after(sample(CRADLE_WIRE_STEPS), hash_at + 17, 100); /* not increasing */
+        /* Cut after the hashes: no snapshot bytes at all. */
+        cradle_wire_message m = sample(CRADLE_WIRE_STEPS);
+        encode_ok(&m, buffer);
+        cradle_wire_message d;
+        assert_int_equal(cradle_wire_decode(&d, buffer, 2 + 4 + 1 + 1 + 1 + 2 * 9), CRADLE_ENET_MESSAGE);
+        assert_string_equal(d.problem, "steps: snapshot bytes are not count equal parts");
     }
     {
         cradle_wire_message m = sample(CRADLE_WIRE_STEPS);
@@ -320,7 +349,7 @@ static void test_encode_limits(void **state) {
     m.as.steps.snapshot_size = CRADLE_WIRE_STEPS_BYTES_MAX / CRADLE_WIRE_STEPS_MAX;
     m.as.steps.hash_count = CRADLE_WIRE_STEPS_MAX;
     for (uint32_t i = 0; i < CRADLE_WIRE_STEPS_MAX; i++)
-        m.as.steps.hashes[i] = (cradle_wire_hash){m.as.steps.first_step + i, i * 31u};
+        m.as.steps.hashes[i] = (cradle_wire_hash){(uint8_t)i, i * 31u};
     assert_int_equal(cradle_wire_encode(buffer, sizeof buffer, &n, &m), 0);
     assert_int_equal(n, CRADLE_WIRE_MESSAGE_MAX);
     cradle_wire_message d;

@@ -12,9 +12,10 @@
  *     (28 bytes per datagram), down (server->client) and up;
  *   - process RSS (server and bots together) and the server's share estimated
  *     as RSS before the bots connected;
- *   - heap allocations per step on the game thread (every malloc in the
- *     process is counted by interposing malloc; the network thread's, mostly
- *     ENet's packets, are printed separately);
+ *   - heap allocations per step on the game thread and on the network
+ *     thread (every malloc in the process is counted by interposing malloc;
+ *     ENet's memory comes from the network thread's pool, enet_pool.h, whose
+ *     fallbacks to malloc are printed too);
  *   - the time for a client to join a session that has run 2 hours of steps
  *     (432000 steps run in commanded mode first).
  *
@@ -40,6 +41,7 @@
 #include <netinet/in.h>
 #include <arpa/inet.h>
 
+#include "cradle/enet_pool.h"
 #include "cradle/hash.h"
 #include "cradle/keys.h"
 #include "cradle/secure.h"
@@ -177,7 +179,8 @@ static int server_open(server *s, cradle_server_mode mode) {
                                        .issuer_count = 1,
                                        .build_id = s->host->contract->build_id,
                                        .connect_rate = 100000,
-                                       .connect_burst = 100000};
+                                       .connect_burst = 100000,
+                                       .snapshot_size = s->host->snapshot_size};
         if (cradle_server_net_open(s->net, &nc) == 0) return cradle_server_net_start(s->net);
     }
     return -1;
@@ -202,7 +205,7 @@ typedef struct bot {
     ENetPeer *peer;
     bool secure;
     cradle_secure session;
-    bool welcomed, ready;
+    bool welcomed, ready, ack_due;
     uint8_t slot;
     uint16_t input_delay;
     uint64_t next_step, start_step, sent_through;
@@ -223,7 +226,9 @@ static void bot_send(bot *b, const cradle_wire_message *m, uint32_t flags) {
     uint8_t sealed[1024 + CRADLE_SECURE_OVERHEAD];
     const uint8_t *data = buf;
     if (b->secure && m->type != CRADLE_WIRE_HELLO) {
-        if (cradle_secure_seal(&b->session, sealed, sizeof sealed, &n, buf, n) != 0) return;
+        cradle_secure_lane_id lane =
+            (flags & ENET_PACKET_FLAG_RELIABLE) ? CRADLE_SECURE_ORDERED : CRADLE_SECURE_UNORDERED;
+        if (cradle_secure_seal_lane(&b->session, lane, sealed, sizeof sealed, &n, buf, n) != 0) return;
         data = sealed;
     }
     ENetPacket *p = enet_packet_create(data, n, flags);
@@ -236,13 +241,18 @@ static bool no_event(void *c, const cradle_event *e) {
     return true;
 }
 
+/* Runs the next step when it is in s (a repeat or a step after a gap is
+ * dropped: the server repeats from the ack). Latency is taken at a step's
+ * first arrival. */
 static void bot_steps(bot *b, const cradle_wire_steps *s, uint64_t received) {
+    uint64_t first = cradle_wire_step_expand(b->next_step, (uint32_t)s->first_step);
+    b->ack_due = true;
     for (uint32_t i = 0; i < s->count; i++) {
-        uint64_t step = s->first_step + i;
+        uint64_t step = first + i;
+        if (step != b->next_step) continue;
         uint64_t sent = atomic_load(&sent_ns[step & (SENT_RING - 1u)]);
         if (sent && received >= sent && latency_count < LAT_SAMPLES)
             latency_us[latency_count++] = (uint32_t)((received - sent) / 1000u);
-        if (step != b->next_step) continue;
         uint32_t per_frame = contract->steps_per_second / contract->source_frames_per_second;
         cradle_game_step gs = {.index = step,
                                .source_frame = step / per_frame,
@@ -252,7 +262,7 @@ static void bot_steps(bot *b, const cradle_wire_steps *s, uint64_t received) {
         cradle_event_sink sink = {.emit = no_event};
         contract->step(b->state, &gs, &sink);
         for (uint32_t h = 0; h < s->hash_count; h++) {
-            if (s->hashes[h].step != step) continue;
+            if (first + s->hashes[h].offset != step) continue;
             b->hashes_checked++;
             if (cradle_hash64(b->state, contract->state_size) != s->hashes[h].hash) b->mismatches++;
         }
@@ -290,10 +300,21 @@ static void bot_packet(bot *b, const uint8_t *data, size_t size, uint64_t receiv
     }
 }
 
+/* An INPUT when there is a new input to send or STEPS to acknowledge (a
+ * spectator's carries only the ack). */
 static void bot_inputs(bot *b, uint64_t seed) {
-    if (!b->ready || b->slot == CRADLE_WIRE_SPECTATOR) return;
+    if (!b->ready) return;
+    if (b->slot == CRADLE_WIRE_SPECTATOR) {
+        if (!b->ack_due) return;
+        cradle_wire_message ack = {.type = CRADLE_WIRE_INPUT,
+                                   .as.input = {.ack = b->next_step, .first_step = b->next_step, .input_bytes = 1}};
+        bot_send(b, &ack, ENET_PACKET_FLAG_UNSEQUENCED);
+        b->ack_due = false;
+        return;
+    }
     uint64_t target = b->next_step + b->input_delay;
-    if (b->sent_through > target) return;
+    if (b->sent_through > target && !b->ack_due) return;
+    b->ack_due = false;
     uint8_t bytes[4];
     uint64_t first = target >= 3 ? target - 3 : 0;
     if (first < b->start_step) first = b->start_step;
@@ -301,7 +322,7 @@ static void bot_inputs(bot *b, uint64_t seed) {
     for (uint32_t i = 0; i < count; i++) bytes[i] = (uint8_t)((first + i + seed) % 7u + 253u); /* -3..3 */
     cradle_wire_message m = {
         .type = CRADLE_WIRE_INPUT,
-        .as.input = {.first_step = first, .count = count, .input_bytes = 1, .inputs = bytes}};
+        .as.input = {.ack = b->next_step, .first_step = first, .count = count, .input_bytes = 1, .inputs = bytes}};
     bot_send(b, &m, ENET_PACKET_FLAG_UNSEQUENCED);
     b->sent_through = target + 1;
 }
@@ -402,6 +423,8 @@ static uint64_t run_phase(double seconds, bool secure, bool garbage, double *cpu
              packets_in0 = atomic_load(&s.net->stats.packets_in);
     uint64_t game_alloc0 = atomic_load(&alloc_count[KIND_GAME]),
              net_alloc0 = atomic_load(&alloc_count[KIND_OTHER]);
+    cradle_enet_pool_stats pool0;
+    cradle_enet_pool_read_stats(&s.net->pool, &pool0);
     uint64_t end = t0 + (uint64_t)(seconds * 1e9);
     int spray = garbage ? socket(AF_INET, SOCK_DGRAM, 0) : -1;
     struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(s.options.port)};
@@ -460,9 +483,18 @@ static uint64_t run_phase(double seconds, bool secure, bool garbage, double *cpu
            (double)(bytes_in + 28u * packets_in) / secs / BOTS);
     printf("  RSS: %ld KiB before the bots connected (server), %ld KiB with %u bots in the same process\n",
            rss_server, rss_all, BOTS);
-    printf("  heap allocations per step: game thread %.3f, network thread %.2f (ENet packets)\n",
+    printf("  heap allocations per step: game thread %.3f, network thread %.3f (ENet's memory comes from "
+           "the thread's pool)\n",
            steps ? (double)game_allocs / (double)steps : 0.0,
            steps ? (double)net_allocs / (double)steps : 0.0);
+    cradle_enet_pool_stats pool;
+    cradle_enet_pool_read_stats(&s.net->pool, &pool);
+    printf("  ENet pool (network thread): %" PRIu64 " fallbacks to malloc in the window (%" PRIu64
+           " since start, %" PRIu64 " oversize), %zu KiB reserved; high-water/blocks per class:",
+           pool.fallbacks - pool0.fallbacks, pool.fallbacks, pool.oversize, pool.reserved_bytes / 1024u);
+    for (uint32_t c = 0; c < CRADLE_ENET_POOL_CLASSES; c++)
+        printf(" %u B %u/%u", pool.classes[c].bytes, pool.classes[c].high_water, pool.classes[c].blocks);
+    printf("\n");
     printf("  hashes checked by the bots: %" PRIu64 ", mismatches %" PRIu64 "\n", checked, mismatches);
     enet_host_destroy(h);
     server_close(&s);
@@ -474,7 +506,7 @@ int main(int argc, char **argv) {
     thread_kind = KIND_BOTS;
     double seconds = argc > 1 ? atof(argv[1]) : 60.0;
     if (!(seconds > 0)) seconds = 60.0;
-    if (enet_initialize() != 0 || cradle_keys_generate(&server_keys) != 0 ||
+    if (cradle_enet_pool_initialize() != 0 || cradle_keys_generate(&server_keys) != 0 ||
         cradle_keys_generate(&issuer_keys) != 0)
         return 1;
     latency_us = malloc(LAT_SAMPLES * sizeof *latency_us);

@@ -24,15 +24,22 @@
  *                 session), u8 max_players, u8 input_bytes, u32 state_size,
  *                 u32 steps_per_second, u32 source_frames_per_second, u64 seed,
  *                 u16 input_delay, u32 hash_interval, u64 start_step,
- *                 u8 flags (bit 0: a state block follows in STATE messages),
- *                 str8 game name, str8 build id
+ *                 u8 epoch (of start_step, as in STEPS), u8 flags (bit 0: a
+ *                 state block follows in STATE messages), str8 game name,
+ *                 str8 build id
  *   REFUSE  s->c  u8 reason (cradle_wire_refusal), str8 text
- *   INPUT   c->s  u64 first_step, u8 count (1..INPUT_STEPS_MAX), u8 input_bytes,
- *                 count * input_bytes bytes (step first_step + i at i * input_bytes)
- *   STEPS   s->c  u64 first_step, u8 count (1..STEPS_MAX), u16 snapshot_size,
- *                 count * snapshot_size bytes (<= STEPS_BYTES_MAX),
- *                 u8 hash_count (0..count), then hash_count * (u64 step, u64 hash)
- *                 with steps strictly increasing inside [first_step, first_step + count)
+ *   INPUT   c->s  u64 ack (the first step the client has not received; it
+ *                 holds every step before it), u64 first_step, u8 count
+ *                 (0..INPUT_STEPS_MAX; 0: only the ack, as spectators send),
+ *                 u8 input_bytes (1..32), count * input_bytes bytes (step
+ *                 first_step + i at i * input_bytes)
+ *   STEPS   s->c  u32 first_step (its low 32 bits: cradle_wire_step_expand),
+ *                 u8 epoch (reloads the server had made when these steps ran,
+ *                 mod 256), u8 count (1..STEPS_MAX), u8 hash_count (0..count),
+ *                 hash_count * (u8 offset, u64 hash) with offsets strictly
+ *                 increasing below count (the hash of step first_step + offset),
+ *                 then the snapshots: the rest of the message, count equal
+ *                 parts of 1..SNAPSHOT_MAX bytes (<= STEPS_BYTES_MAX in all)
  *   STATE   s->c  u64 step, u64 hash, u32 total, u32 offset, u16 length, bytes;
  *                 offset + length <= total, length >= 1, total <= STATE_MAX
  *   RELOAD  s->c  u64 at_step, str8 build id
@@ -62,7 +69,7 @@
 #include "cradle/game_abi.h"
 #include "cradle/input.h"
 
-#define CRADLE_WIRE_VERSION 1u
+#define CRADLE_WIRE_VERSION 2u
 #define CRADLE_WIRE_HEADER_BYTES 2u
 
 #define CRADLE_WIRE_ANY_SLOT 0xFFu      /* HELLO: any free slot */
@@ -77,9 +84,11 @@
 
 /* The largest encoded message: a full STEPS with a hash for every step.
  * Receivers drop anything longer before decoding. */
-#define CRADLE_WIRE_MESSAGE_MAX                                                 \
-    (CRADLE_WIRE_HEADER_BYTES + 8u + 1u + 2u + CRADLE_WIRE_STEPS_BYTES_MAX + 1u + \
-     CRADLE_WIRE_STEPS_MAX * 16u)
+#define CRADLE_WIRE_STEPS_HEADER_BYTES (CRADLE_WIRE_HEADER_BYTES + 4u + 1u + 1u + 1u)
+#define CRADLE_WIRE_STEPS_HASH_BYTES 9u /* one (offset, hash) entry */
+#define CRADLE_WIRE_MESSAGE_MAX                                                          \
+    (CRADLE_WIRE_STEPS_HEADER_BYTES + CRADLE_WIRE_STEPS_MAX * CRADLE_WIRE_STEPS_HASH_BYTES + \
+     CRADLE_WIRE_STEPS_BYTES_MAX)
 
 typedef enum cradle_wire_type {
     CRADLE_WIRE_HELLO = 1,
@@ -142,6 +151,7 @@ typedef struct cradle_wire_welcome {
     uint16_t input_delay;   /* steps */
     uint32_t hash_interval; /* K >= 1: a hash every K steps */
     uint64_t start_step;    /* first step the client receives in STEPS */
+    uint8_t epoch;          /* the build epoch of start_step */
     bool state_follows;     /* STATE messages for start_step follow */
     char game[CRADLE_GAME_NAME_MAX + 1];
     char build_id[CRADLE_GAME_BUILD_ID_MAX + 1];
@@ -155,21 +165,23 @@ typedef struct cradle_wire_refuse {
 /* Pointers of decoded INPUT, STEPS and STATE point into the decoded buffer
  * and live as long as it. */
 typedef struct cradle_wire_input {
+    uint64_t ack;        /* every step below it has reached the client */
     uint64_t first_step;
-    uint8_t count;       /* 1..CRADLE_WIRE_INPUT_STEPS_MAX */
+    uint8_t count;       /* 0..CRADLE_WIRE_INPUT_STEPS_MAX */
     uint8_t input_bytes; /* 1..CRADLE_GAME_MAX_INPUT_BYTES */
-    const uint8_t *inputs; /* count * input_bytes */
+    const uint8_t *inputs; /* count * input_bytes (NULL when count is 0) */
 } cradle_wire_input;
 
 typedef struct cradle_wire_hash {
-    uint64_t step;
+    uint8_t offset; /* the step is first_step + offset */
     uint64_t hash;
 } cradle_wire_hash;
 
 typedef struct cradle_wire_steps {
-    uint64_t first_step;
+    uint64_t first_step;    /* encode: its low 32 bits are sent; decode: those 32 bits */
+    uint8_t epoch;
     uint8_t count;          /* 1..CRADLE_WIRE_STEPS_MAX */
-    uint16_t snapshot_size; /* 1..CRADLE_SNAPSHOT_MAX */
+    uint16_t snapshot_size; /* 1..CRADLE_SNAPSHOT_MAX (decode: derived from the length) */
     const uint8_t *snapshots; /* count * snapshot_size */
     uint8_t hash_count;     /* 0..count */
     cradle_wire_hash hashes[CRADLE_WIRE_STEPS_MAX];
@@ -234,6 +246,12 @@ CRADLE_MUST_CHECK int cradle_wire_encode(void *out, size_t capacity, size_t *wri
  * pointers point into data. */
 CRADLE_MUST_CHECK int cradle_wire_decode(cradle_wire_message *message, const void *data,
                                          size_t size);
+
+/* The step whose low 32 bits are low nearest to reference (at most 2^31
+ * away; never below 0 nor above UINT64_MAX): how a receiver turns STEPS'
+ * first_step back into a step number, with its next expected step as the
+ * reference. */
+uint64_t cradle_wire_step_expand(uint64_t reference, uint32_t low);
 
 /* The name of a message type ("steps"), "unknown" otherwise. */
 const char *cradle_wire_type_name(int type);
