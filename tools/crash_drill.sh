@@ -30,7 +30,7 @@ if [ -z "${SERVER:-}" ]; then
   cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCRADLE_BUILD_BENCH=OFF \
     -DCRADLE_BUILD_CLIENT=OFF >/dev/null
   cmake --build "$build" -j"$(nproc)" --target cradle-server cradle-test-client cradle_game_counter \
-    cradle-replay cradlectl >/dev/null
+    cradle-replay cradlectl cradle-keys >/dev/null
   SERVER=$build/server/cradle-server CLIENT=$build/tests/integration/cradle-test-client
   GAME=$build/shared/games/counter/counter.so REPLAY=$build/tools/cradle-replay CTL=$build/tools/cradlectl
 fi
