@@ -117,6 +117,20 @@ static uint8_t epoch_of(const cradle_stream *stream, uint64_t step) {
     return stream->epochs[slot_of(stream, step)];
 }
 
+/* The end of the longest run of steps from lo that stays in lo's epoch,
+ * holds at most STEPS_MAX steps and fits budget bytes (adds them to *used);
+ * at least one step (payload_max always fits one). */
+static uint64_t extend_forward(const cradle_stream *stream, uint64_t lo, uint32_t budget, uint32_t *used) {
+    uint8_t epoch = epoch_of(stream, lo);
+    uint64_t hi = lo;
+    while (hi < stream->end && hi - lo < CRADLE_WIRE_STEPS_MAX && epoch_of(stream, hi) == epoch &&
+           *used + step_bytes(stream, hi) <= budget) {
+        *used += step_bytes(stream, hi);
+        hi++;
+    }
+    return hi == lo ? lo + 1u : hi;
+}
+
 /* Encodes steps [lo, hi) (one epoch, within the history) as one STEPS. */
 static int encode_range(cradle_stream *stream, uint64_t lo, uint64_t hi, uint8_t *out, size_t capacity,
                         size_t *written) {
@@ -155,15 +169,10 @@ int cradle_stream_next(cradle_stream *stream, uint32_t peer, uint64_t now_ns, ui
     if (p->sent_next < stream->end) {
         /* New steps forward from sent_next, then older unacknowledged ones
          * backward, as many as fit, in one epoch. */
-        lo = hi = p->sent_next;
+        lo = p->sent_next;
         uint8_t epoch = epoch_of(stream, lo);
         uint32_t used = 0;
-        while (hi < stream->end && hi - lo < CRADLE_WIRE_STEPS_MAX && epoch_of(stream, hi) == epoch &&
-               used + step_bytes(stream, hi) <= budget) {
-            used += step_bytes(stream, hi);
-            hi++;
-        }
-        if (hi == lo) hi = lo + 1u; /* one step always goes (payload_max fits one) */
+        hi = extend_forward(stream, lo, budget, &used);
         while (lo > p->acked && lo > stream->first && hi - lo < CRADLE_WIRE_STEPS_MAX &&
                epoch_of(stream, lo - 1u) == epoch && used + step_bytes(stream, lo - 1u) <= budget) {
             lo--;
@@ -174,15 +183,9 @@ int cradle_stream_next(cradle_stream *stream, uint32_t peer, uint64_t now_ns, ui
         stream->stats.steps_repeated += p->sent_next - lo;
         p->sent_next = hi;
     } else if (p->acked < stream->end && now_ns - p->progress_ns >= repair_ns && now_ns - p->repair_ns >= repair_ns) {
-        lo = hi = p->acked;
-        uint8_t epoch = epoch_of(stream, lo);
+        lo = p->acked;
         uint32_t used = 0;
-        while (hi < stream->end && hi - lo < CRADLE_WIRE_STEPS_MAX && epoch_of(stream, hi) == epoch &&
-               used + step_bytes(stream, hi) <= budget) {
-            used += step_bytes(stream, hi);
-            hi++;
-        }
-        if (hi == lo) hi = lo + 1u;
+        hi = extend_forward(stream, lo, budget, &used);
         stream->stats.steps_repeated += hi - lo;
         p->repair_ns = now_ns;
         repair = true;
