@@ -18,7 +18,6 @@
  *
  * Exit status: 0 success, 1 failure (message on stderr), 2 usage error.
  */
-#include <errno.h>
 #include <inttypes.h>
 #include <sodium.h>
 #include <stdio.h>
@@ -28,6 +27,7 @@
 
 #include "cradle/errors.h"
 #include "cradle/keys.h"
+#include "cradle/parse.h"
 #include "cradle/token.h"
 
 #define TTL_MAX (366ull * 86400ull)
@@ -40,16 +40,6 @@ static int usage(void) {
             "                         --build BUILD --ttl SECONDS [--now UNIX_SECONDS]\n"
             "       cradle-keys show TOKEN\n");
     return 2;
-}
-
-static bool parse_u64(const char *s, uint64_t *out) {
-    if (s == NULL || *s < '0' || *s > '9') return false;
-    errno = 0;
-    char *end = NULL;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno != 0 || *end != '\0') return false;
-    *out = (uint64_t)v;
-    return true;
 }
 
 static void print_public(const cradle_keys *k, int which) {
@@ -124,20 +114,20 @@ static int cmd_token(int argc, char **argv) {
         else if (strcmp(argv[i], "--server-id") == 0) server = v;
         else if (strcmp(argv[i], "--build") == 0) build = v;
         else if (strcmp(argv[i], "--client-id") == 0) {
-            if (!parse_u64(v, &client_id)) {
+            if (!cradle_parse_u64(v, 0, UINT64_MAX, &client_id)) {
                 fprintf(stderr, "cradle-keys: --client-id must be an unsigned integer\n");
                 return 2;
             }
             have_client = true;
         } else if (strcmp(argv[i], "--ttl") == 0) {
-            if (!parse_u64(v, &ttl) || ttl == 0 || ttl > TTL_MAX) {
+            if (!cradle_parse_u64(v, 1, TTL_MAX, &ttl)) {
                 fprintf(stderr, "cradle-keys: --ttl must be 1..%llu seconds\n",
                         (unsigned long long)TTL_MAX);
                 return 2;
             }
             have_ttl = true;
         } else if (strcmp(argv[i], "--now") == 0) {
-            if (!parse_u64(v, &now)) {
+            if (!cradle_parse_u64(v, 0, UINT64_MAX, &now)) {
                 fprintf(stderr, "cradle-keys: --now must be Unix seconds\n");
                 return 2;
             }

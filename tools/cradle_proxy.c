@@ -27,9 +27,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "cradle/parse.h"
+#include "cradle/systime.h"
 #include "proxy_sched.h"
 
 #define MAX_FLOWS 64u /* client addresses served at once; the least recently used is recycled */
@@ -64,11 +65,7 @@ static void on_report(int signo) {
     report_requested = 1;
 }
 
-static uint64_t now_us(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
+static uint64_t now_us(void) { return cradle_mono_ns() / 1000u; }
 
 static void usage(FILE *to) {
     fprintf(to,
@@ -91,16 +88,6 @@ static void usage(FILE *to) {
             "Prints its settings as JSON on start, counters on SIGUSR1 and on exit.\n");
 }
 
-static bool parse_u64(const char *text, uint64_t min, uint64_t max, uint64_t *out) {
-    char *end = NULL;
-    if (!text || text[0] < '0' || text[0] > '9') return false;
-    errno = 0;
-    unsigned long long v = strtoull(text, &end, 10);
-    if (errno || *end != '\0' || v < min || v > max) return false;
-    *out = v;
-    return true;
-}
-
 /* "A.B.C.D:PORT" into addr. port_min 0 lets the kernel choose. */
 static bool parse_address(const char *text, uint64_t port_min, struct sockaddr_in *addr) {
     const char *colon = strrchr(text, ':');
@@ -109,7 +96,7 @@ static bool parse_address(const char *text, uint64_t port_min, struct sockaddr_i
     if (!colon || (size_t)(colon - text) >= sizeof host) return false;
     memcpy(host, text, (size_t)(colon - text));
     host[colon - text] = '\0';
-    if (!parse_u64(colon + 1, port_min, 65535, &port)) return false;
+    if (!cradle_parse_u64(colon + 1, port_min, 65535, &port)) return false;
     memset(addr, 0, sizeof *addr);
     addr->sin_family = AF_INET;
     addr->sin_port = htons((uint16_t)port);
@@ -282,7 +269,7 @@ int main(int argc, char **argv) {
             break;
         case O_LATENCY:
         case O_JITTER:
-            if (!parse_u64(optarg, 0, CRADLE_PROXY_DELAY_MAX_MS, &v)) {
+            if (!cradle_parse_u64(optarg, 0, CRADLE_PROXY_DELAY_MAX_MS, &v)) {
                 fprintf(stderr, "cradle-proxy: %s must be milliseconds from 0 to %u, got '%s'\n", name,
                         CRADLE_PROXY_DELAY_MAX_MS, optarg);
                 return 2;
@@ -292,7 +279,7 @@ int main(int argc, char **argv) {
         case O_LOSS:
         case O_DUP:
         case O_REORDER:
-            if (!parse_u64(optarg, 0, 100, &v)) {
+            if (!cradle_parse_u64(optarg, 0, 100, &v)) {
                 fprintf(stderr, "cradle-proxy: %s must be a whole percentage from 0 to 100, got '%s'\n", name,
                         optarg);
                 return 2;
@@ -300,7 +287,7 @@ int main(int argc, char **argv) {
             *pct = (int64_t)v;
             break;
         case O_SEED:
-            if (!parse_u64(optarg, 0, UINT64_MAX, &seed)) {
+            if (!cradle_parse_u64(optarg, 0, UINT64_MAX, &seed)) {
                 fprintf(stderr, "cradle-proxy: --seed must be an integer from 0 to 18446744073709551615, got '%s'\n",
                         optarg);
                 return 2;
@@ -308,7 +295,7 @@ int main(int argc, char **argv) {
             have_seed = true;
             break;
         case O_CAP:
-            if (!parse_u64(optarg, 1, MAX_CAPACITY, &capacity)) {
+            if (!cradle_parse_u64(optarg, 1, MAX_CAPACITY, &capacity)) {
                 fprintf(stderr, "cradle-proxy: --capacity must be an integer from 1 to %u, got '%s'\n",
                         MAX_CAPACITY, optarg);
                 return 2;
@@ -340,9 +327,7 @@ int main(int argc, char **argv) {
     if (dup >= 0) config.duplicate_pct = (uint32_t)dup;
     if (reorder >= 0) config.reorder_pct = (uint32_t)reorder;
     if (!have_seed) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        seed = ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) ^ ((uint64_t)getpid() << 32);
+        seed = cradle_wall_ns() ^ ((uint64_t)getpid() << 32);
     }
     config.seed = seed;
 

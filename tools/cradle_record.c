@@ -26,7 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cradle/cradle.h"
 
@@ -76,19 +75,10 @@ static void usage(FILE *to) {
             "  --help, --version\n");
 }
 
-static bool parse_u64(const char *text, uint64_t *out) {
-    if (!text || !*text || *text == '-' || *text == '+') return false;
-    errno = 0;
-    char *end;
-    unsigned long long v = strtoull(text, &end, 0);
-    if (errno || *end) return false;
-    *out = v;
-    return true;
-}
-
+/* A decimal number from 0 to UINT32_MAX (cradle_parse_u64) into a uint32_t. */
 static bool parse_u32(const char *text, uint32_t *out) {
     uint64_t v;
-    if (!parse_u64(text, &v) || v > UINT32_MAX) return false;
+    if (!cradle_parse_u64(text, 0, UINT32_MAX, &v)) return false;
     *out = (uint32_t)v;
     return true;
 }
@@ -140,7 +130,7 @@ static script_entry *load_script(const char *path, uint32_t max_players, uint32_
             break;
         }
         script_entry e = {.line = number};
-        if (!parse_u64(fields[0], &e.step)) {
+        if (!cradle_parse_u64(fields[0], 0, UINT64_MAX, &e.step)) {
             fprintf(stderr, "%s:%u: bad step '%s'\n", path, number, fields[0]);
             ok = false;
             break;
@@ -225,25 +215,13 @@ static script_entry *load_script(const char *path, uint32_t max_players, uint32_
     return entries;
 }
 
-static uint64_t wall_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t mono_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static int open_library(cradle_reload *r, const char *path, uint32_t capacity) {
     const char *tmp = getenv("TMPDIR");
     cradle_reload_config cfg = {.path = path,
                                 .copy_dir = tmp && *tmp ? tmp : "/tmp",
                                 .state_capacity = capacity};
     char msg[CRADLE_RELOAD_MESSAGE_MAX];
-    int rc = cradle_reload_open(r, &cfg, mono_ns(), msg, sizeof msg);
+    int rc = cradle_reload_open(r, &cfg, cradle_mono_ns(), msg, sizeof msg);
     if (rc) fprintf(stderr, "cradle-record: cannot load %s: %s\n", path, msg);
     return rc;
 }
@@ -274,8 +252,8 @@ static int parse_args(int argc, char **argv, options *o) {
         case 'i': o->script = optarg; break;
         case 'o': o->output = optarg; break;
         case 'f': o->force = true; break;
-        case 's': ok = parse_u64(optarg, &o->seed); break;
-        case 'n': ok = parse_u64(optarg, &o->steps); break;
+        case 's': ok = cradle_parse_u64(optarg, 0, UINT64_MAX, &o->seed); break;
+        case 'n': ok = cradle_parse_u64(optarg, 0, UINT64_MAX, &o->steps); break;
         case 'p': ok = parse_u32(optarg, &o->players) && o->players >= 1; break;
         case 'k': ok = parse_u32(optarg, &o->hash_interval); break;
         case 'b': ok = parse_u32(optarg, &o->block_size); break;
@@ -286,7 +264,7 @@ static int parse_args(int argc, char **argv, options *o) {
                 break;
             }
             *colon = '\0';
-            ok = parse_u64(optarg, &o->reloads[o->reload_count].step) && colon[1];
+            ok = cradle_parse_u64(optarg, 0, UINT64_MAX, &o->reloads[o->reload_count].step) && colon[1];
             o->reloads[o->reload_count++].path = colon + 1;
             if (ok && o->reload_count > 1 &&
                 o->reloads[o->reload_count - 1].step <= o->reloads[o->reload_count - 2].step)
@@ -368,7 +346,7 @@ int main(int argc, char **argv) {
         }
     }
     cradle_log_header header;
-    if (cradle_log_header_from_contract(&header, c, o.seed, o.players, wall_ns(),
+    if (cradle_log_header_from_contract(&header, c, o.seed, o.players, cradle_wall_ns(),
                                         o.hash_interval) != 0) {
         fprintf(stderr, "cradle-record: the game's contract does not fit a log header\n");
         goto out;
@@ -466,7 +444,7 @@ int main(int argc, char **argv) {
             fprintf(stderr, "cradle-record: %s\n", writer.message);
             goto out;
         }
-        if (cradle_log_writer_maybe_sync(&writer, mono_ns()) != 0) {
+        if (cradle_log_writer_maybe_sync(&writer, cradle_mono_ns()) != 0) {
             fprintf(stderr, "cradle-record: %s\n", writer.message);
             goto out;
         }

@@ -25,7 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cradle/cradle.h"
@@ -79,27 +78,7 @@ static void usage(FILE *to) {
             "Exit status: 0 success, 1 failure, 2 usage.\n");
 }
 
-static bool parse_u64(const char *text, uint64_t *out) {
-    if (!text || !*text || *text == '-' || *text == '+') return false;
-    errno = 0;
-    char *end;
-    unsigned long long v = strtoull(text, &end, 0);
-    if (errno || *end) return false;
-    *out = v;
-    return true;
-}
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static uint64_t mono_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+static double now_s(void) { return (double)cradle_mono_ns() / 1e9; }
 
 static bool discard_event(void *context, const cradle_event *event) {
     (void)context;
@@ -146,7 +125,7 @@ static int parse_args(int argc, char **argv, options *o) {
             break;
         case 'f':
         case 't':
-            if (!parse_u64(optarg, c == 'f' ? &o->from : &o->to)) {
+            if (!cradle_parse_u64(optarg, 0, UINT64_MAX, c == 'f' ? &o->from : &o->to)) {
                 fprintf(stderr, "cradle-replay: bad value for --%s: '%s'\n",
                         c == 'f' ? "from" : "to", optarg);
                 return 2;
@@ -201,7 +180,7 @@ static int load_library(cradle_reload *lib, const char *path, uint32_t capacity,
                                 .copy_dir = tmp && *tmp ? tmp : "/tmp",
                                 .state_capacity = capacity};
     char msg[CRADLE_LOG_MESSAGE_MAX + 256];
-    if (cradle_reload_open(lib, &cfg, mono_ns(), msg, sizeof msg) != 0)
+    if (cradle_reload_open(lib, &cfg, cradle_mono_ns(), msg, sizeof msg) != 0)
         return fail(v, "cannot load %s: %s", path, msg);
     int rc = cradle_log_check_library(h, build_id, cradle_reload_contract(lib), msg, sizeof msg);
     if (rc != 0) {

@@ -3,12 +3,12 @@
  */
 #include "options.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cradle/parse.h"
 #include "cradle/version.h"
 
 static void usage(FILE *to) {
@@ -46,16 +46,6 @@ static void usage(FILE *to) {
             "  --help, --version\n"
             "Exit status: 0 ok, 1 error (unreachable, refused, connection lost, bad log),\n"
             "2 usage, 4 desync (headless).\n");
-}
-
-static int parse_u64(const char *text, uint64_t max, uint64_t *out) {
-    char *end = NULL;
-    errno = 0;
-    if (!text || text[0] < '0' || text[0] > '9') return -1;
-    unsigned long long v = strtoull(text, &end, 10);
-    if (errno || *end || v > max) return -1;
-    *out = v;
-    return 0;
 }
 
 cradle_client_parse cradle_client_options_parse(cradle_client_options *o, int argc, char **argv) {
@@ -110,27 +100,27 @@ cradle_client_parse cradle_client_options_parse(cradle_client_options *o, int ar
         switch (opt) {
         case O_HOST: o->host = optarg; break;
         case O_PORT:
-            if (parse_u64(optarg, 65535, &v) != 0 || v == 0) flag = "--port", allowed = "1..65535";
+            if (!cradle_parse_u64(optarg, 1, 65535, &v)) flag = "--port", allowed = "1..65535";
             o->port = (uint16_t)v;
             break;
         case O_GAME: o->game = optarg; break;
         case O_SPECTATOR: o->spectator = true; break;
         case O_SLOT:
-            if (parse_u64(optarg, 63, &v) != 0) flag = "--slot", allowed = "0..63";
+            if (!cradle_parse_u64(optarg, 0, 63, &v)) flag = "--slot", allowed = "0..63";
             o->slot = (int)v;
             break;
         case O_HEADLESS: o->headless = true; break;
         case O_SCRIPT: o->script = optarg; break;
         case O_BOT: o->bot = true; break;
         case O_BOTS:
-            if (parse_u64(optarg, 256, &v) != 0 || v == 0) flag = "--bots", allowed = "1..256";
+            if (!cradle_parse_u64(optarg, 1, 256, &v)) flag = "--bots", allowed = "1..256";
             o->bots = (uint32_t)v;
             break;
         case O_SEED:
-            if (parse_u64(optarg, UINT64_MAX, &o->seed) != 0) flag = "--seed", allowed = "a decimal number";
+            if (!cradle_parse_u64(optarg, 0, UINT64_MAX, &o->seed)) flag = "--seed", allowed = "a decimal number";
             break;
         case O_STEPS:
-            if (parse_u64(optarg, UINT64_MAX, &o->steps) != 0) flag = "--steps", allowed = "a decimal number";
+            if (!cradle_parse_u64(optarg, 0, UINT64_MAX, &o->steps)) flag = "--steps", allowed = "a decimal number";
             break;
         case O_OUTPUT: o->output = optarg; break;
         case O_DESYNC: o->desync_report = optarg; break;
@@ -147,15 +137,15 @@ cradle_client_parse cradle_client_options_parse(cradle_client_options *o, int ar
             break;
         }
         case O_CONNECT:
-            if (parse_u64(optarg, 600000, &v) != 0 || v == 0) flag = "--connect-timeout", allowed = "1..600000 ms";
+            if (!cradle_parse_u64(optarg, 1, 600000, &v)) flag = "--connect-timeout", allowed = "1..600000 ms";
             o->connect_timeout_ms = (uint32_t)v;
             break;
         case O_SILENCE:
-            if (parse_u64(optarg, 600000, &v) != 0 || v == 0) flag = "--silence-timeout", allowed = "1..600000 ms";
+            if (!cradle_parse_u64(optarg, 1, 600000, &v)) flag = "--silence-timeout", allowed = "1..600000 ms";
             o->silence_timeout_ms = (uint32_t)v;
             break;
         case O_RELOAD:
-            if (parse_u64(optarg, 600000, &v) != 0 || v == 0) flag = "--reload-timeout", allowed = "1..600000 ms";
+            if (!cradle_parse_u64(optarg, 1, 600000, &v)) flag = "--reload-timeout", allowed = "1..600000 ms";
             o->reload_timeout_ms = (uint32_t)v;
             break;
         case O_PLAY: o->play = optarg; break;
@@ -166,7 +156,7 @@ cradle_client_parse cradle_client_options_parse(cradle_client_options *o, int ar
         case O_SCREENSHOT: {
             /* FILE:STEPS */
             const char *colon = strrchr(optarg, ':');
-            if (!colon || parse_u64(colon + 1, UINT64_MAX, &o->screenshot_after) != 0)
+            if (!colon || !cradle_parse_u64(colon + 1, 0, UINT64_MAX, &o->screenshot_after))
                 flag = "--screenshot", allowed = "FILE.bmp:STEPS";
             else {
                 static char path[4096];

@@ -14,14 +14,12 @@
  *                    --dev-stdin (replies on stdout) and/or --dev-socket;
  *                    quit (or end of stdin, SIGINT, SIGTERM) ends it.
  */
-#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cradle/cradle.h"
 #include "demo_game.h"
@@ -111,24 +109,6 @@ static volatile sig_atomic_t demo_stop_signal = 0;
 
 static void on_stop_signal(int signal_number) { demo_stop_signal = signal_number; }
 
-static uint64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void sleep_ns(uint64_t ns) {
-    struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000ull), .tv_nsec = (long)(ns % 1000000000ull)};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR && !demo_stop_signal) {
-    }
-}
-
-static uint64_t wall_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static int demo_host_init(demo_host *h) {
     h->capacity = h->opt.commanded ? h->opt.max_steps : h->opt.steps;
     h->snapshot_size = DEMO_SNAPSHOT_SIZE;
@@ -136,7 +116,7 @@ static int demo_host_init(demo_host *h) {
     if (h->game_mode) {
         char message[512] = "";
         int rc = demo_game_open(&h->game, h->opt.game, h->opt.seed, (uint32_t)h->opt.players, h->opt.log,
-                                wall_ns(), now_ns(), message, sizeof message);
+                                cradle_wall_ns(), cradle_mono_ns(), message, sizeof message);
         if (rc != 0) {
             fprintf(stderr, "cradle-demo: --game '%s': %s: %s\n", h->opt.game, cradle_strerror(rc), message);
             return rc;
@@ -181,7 +161,7 @@ static void demo_host_deinit(demo_host *h) {
 /* Game mode: one step of the game library, with what a reload said. */
 static int demo_host_game_step(demo_host *h, cradle_step step, const uint8_t *snapshot) {
     cradle_reload_result reload;
-    int rc = demo_game_step(&h->game, step.index, snapshot, now_ns(), &reload);
+    int rc = demo_game_step(&h->game, step.index, snapshot, cradle_mono_ns(), &reload);
     if (reload.kind == CRADLE_RELOAD_SWAPPED) {
         fprintf(h->events, "cradle-demo: reloaded at step %" PRIu64 ": build %s is running (state kept)\n",
                 step.index, reload.contract->build_id);
@@ -345,7 +325,7 @@ static bool demo_cmd_quit(void *context, cradle_dev_request *request, cradle_wri
 
 static bool demo_cmd_flush(void *context, cradle_dev_request *request, cradle_writer *reply) {
     demo_host *h = context;
-    int rc = h->game_mode ? demo_game_flush(&h->game, now_ns()) : 0;
+    int rc = h->game_mode ? demo_game_flush(&h->game, cradle_mono_ns()) : 0;
     if (rc != 0) {
         cradle_dev_reply_error(reply, request, rc, h->game.log.message);
         return false;
@@ -423,11 +403,11 @@ static bool demo_dev_poll(demo_host *h, int timeout_ms) {
 /* ---- the two modes ---- */
 
 static int demo_run_paced(demo_host *h) {
-    uint64_t last = now_ns();
+    uint64_t last = cradle_mono_ns();
     uint64_t report_every = h->opt.rate; /* one status line per simulated second */
     uint32_t rounds = 0;
     while (h->world.steps < h->opt.steps && !demo_stop_signal) {
-        uint64_t now = now_ns();
+        uint64_t now = cradle_mono_ns();
         cradle_clock_plan plan = cradle_clock_offer_elapsed(&h->clock, h->opt.fast ? UINT64_MAX / 2 : now - last);
         last = now;
         h->dropped += h->opt.fast ? 0 : plan.dropped;
@@ -449,7 +429,7 @@ static int demo_run_paced(demo_host *h) {
             if ((h->opt.fast && ++rounds % 256 != 0)) continue;
             if (!demo_dev_poll(h, (int)((wait + 999999) / 1000000))) return h->dev_failed ? 1 : 0;
         } else if (wait) {
-            sleep_ns(wait);
+            (void)cradle_sleep_ns_unless(wait, &demo_stop_signal); /* SIGINT ends it early */
         }
     }
     return 0;
@@ -491,16 +471,6 @@ static void usage(FILE *to) {
             "  {\"cmd\":\"step\",\"count\":N}  {\"cmd\":\"status\"}  {\"cmd\":\"quit\"}  {\"cmd\":\"flush\"}\n");
 }
 
-static int parse_u64(const char *text, uint64_t min, uint64_t max, uint64_t *out) {
-    char *end = NULL;
-    errno = 0;
-    if (text[0] == '-') return -1;
-    unsigned long long v = strtoull(text, &end, 10);
-    if (errno || end == text || *end != '\0' || v < min || v > max) return -1;
-    *out = v;
-    return 0;
-}
-
 enum { OPT_DEV_STDIN = 1000, OPT_DEV_SOCKET, OPT_MAX_STEPS, OPT_MAX_COUNT };
 
 /* Fills *o from argv. Returns -1 to go on, or the exit status. */
@@ -535,7 +505,7 @@ static int parse_options(int argc, char **argv, demo_options *o) {
         for (size_t i = 0; i < sizeof numbers / sizeof numbers[0]; i++) {
             if (numbers[i].opt != opt) continue;
             numeric = true;
-            if (parse_u64(optarg, numbers[i].min, numbers[i].max, numbers[i].out) != 0) {
+            if (!cradle_parse_u64(optarg, numbers[i].min, numbers[i].max, numbers[i].out)) {
                 fprintf(stderr, "cradle-demo: %s must be an integer from %" PRIu64 " to %" PRIu64 ", got '%s'\n",
                         numbers[i].flag, numbers[i].min, numbers[i].max, optarg);
                 return 2;
@@ -591,9 +561,9 @@ int main(int argc, char **argv) {
     if (demo_host_init(h) != 0) goto out;
     if ((h->opt.dev_stdin || h->opt.dev_socket) && demo_dev_open(h) != 0) goto out;
 
-    uint64_t started = now_ns();
+    uint64_t started = cradle_mono_ns();
     if ((h->opt.commanded ? demo_run_commanded(h) : demo_run_paced(h)) != 0) goto out;
-    double seconds = (double)(now_ns() - started) / 1e9;
+    double seconds = (double)(cradle_mono_ns() - started) / 1e9;
 
     bool equal = demo_host_check(h);
     uint64_t steps = h->world.steps;

@@ -1,6 +1,5 @@
 #include "agones.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,13 +10,10 @@
 #if CRADLE_AGONES
 #include <curl/curl.h>
 
-bool cradle_agones_available(void) { return true; }
+#include "cradle/parse.h"
+#include "cradle/systime.h"
 
-static uint64_t mono_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
+bool cradle_agones_available(void) { return true; }
 
 /* Discards the sidecar's reply body. */
 static size_t discard(char *data, size_t size, size_t count, void *user) {
@@ -63,13 +59,13 @@ static void *agones_thread(void *arg) {
     const uint32_t backoff_min = 100, backoff_max = 2000;
     uint32_t backoff = backoff_min;
     bool ready_done = false;
-    uint64_t next_health = mono_ms(), next_ready = 0, shutdown_deadline = 0;
+    uint64_t next_health = cradle_mono_ms(), next_ready = 0, shutdown_deadline = 0;
     pthread_mutex_lock(&a->mutex);
     for (;;) {
         bool want_ready = a->ready_requested && !ready_done;
         bool want_shutdown = a->shutdown_requested;
         if (a->stop) break;
-        uint64_t now = mono_ms();
+        uint64_t now = cradle_mono_ms();
         if (want_shutdown) {
             if (!shutdown_deadline) shutdown_deadline = now + a->shutdown_budget_ms;
             pthread_mutex_unlock(&a->mutex);
@@ -80,8 +76,8 @@ static void *agones_thread(void *arg) {
                 break;
             }
             atomic_fetch_add(&a->failures, 1);
-            if (mono_ms() + backoff >= shutdown_deadline) break; /* give up: the pod is going away */
-            wait_until(a, mono_ms() + backoff);
+            if (cradle_mono_ms() + backoff >= shutdown_deadline) break; /* give up: the pod is going away */
+            wait_until(a, cradle_mono_ms() + backoff);
             backoff = backoff * 2 > backoff_max ? backoff_max : backoff * 2;
             continue;
         }
@@ -99,15 +95,15 @@ static void *agones_thread(void *arg) {
                 backoff = backoff_min;
             } else {
                 atomic_fetch_add(&a->failures, 1);
-                next_ready = mono_ms() + backoff;
+                next_ready = cradle_mono_ms() + backoff;
                 backoff = backoff * 2 > backoff_max ? backoff_max : backoff * 2;
             }
         }
-        if (mono_ms() >= next_health) {
+        if (cradle_mono_ms() >= next_health) {
             bool ok = post(curl, a, "health");
             atomic_fetch_add(ok ? &a->health_ok : &a->failures, 1);
             /* Until the sidecar answers, retry sooner than the period. */
-            next_health = mono_ms() + (ok ? a->health_interval_ms : backoff_min * 5u);
+            next_health = cradle_mono_ms() + (ok ? a->health_interval_ms : backoff_min * 5u);
         }
         pthread_mutex_lock(&a->mutex);
     }
@@ -124,10 +120,9 @@ int cradle_agones_start(cradle_agones *a, const cradle_agones_config *config) {
         const char *env = getenv("AGONES_SDK_HTTP_PORT");
         port = CRADLE_AGONES_DEFAULT_PORT;
         if (env && *env) {
-            char *end = NULL;
-            errno = 0;
-            port = strtoul(env, &end, 10);
-            if (errno || *end != '\0' || port < 1 || port > 65535) return CRADLE_ERANGE;
+            uint64_t value = 0;
+            if (!cradle_parse_u64(env, 1, 65535, &value)) return CRADLE_ERANGE;
+            port = (unsigned long)value;
         }
     }
     snprintf(a->base_url, sizeof a->base_url, "http://%s:%lu", config->host ? config->host : "localhost",

@@ -1,41 +1,22 @@
 #include "host.h"
 
 #include <assert.h>
-#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cradle/contract.h"
 #include "cradle/dev.h"
 #include "cradle/hash.h"
+#include "cradle/systime.h"
 #include "cradle/wire.h"
 
 #define RELOAD_POLL_NS 200000000ull
 #define HELLO_TIMEOUT_NS 5000000000ull
 #define IDLE_SLEEP_NS 2000000ull
 #define OUT_PUSH_PATIENCE_NS 2000000000ull
-
-static uint64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t wall_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void sleep_ns(uint64_t ns) {
-    struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000ull), .tv_nsec = (long)(ns % 1000000000ull)};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-    }
-}
 
 void cradle_server_say(const cradle_server_host *host, const char *level, const char *event,
                        const char *format, ...) {
@@ -70,14 +51,14 @@ static void push_out(cradle_server_host *host) {
         cradle_server_net_wake(host->net);
         return;
     }
-    uint64_t start = now_ns();
+    uint64_t start = cradle_mono_ns();
     while (!cradle_ring_push(&host->net->out, &host->out_scratch)) {
         cradle_server_net_wake(host->net);
-        if (now_ns() - start > OUT_PUSH_PATIENCE_NS) {
+        if (cradle_mono_ns() - start > OUT_PUSH_PATIENCE_NS) {
             host->dropped_out++;
             return;
         }
-        sleep_ns(100000);
+        cradle_sleep_ns(100000);
     }
     cradle_server_net_wake(host->net);
 }
@@ -124,7 +105,7 @@ static void flush_steps(cradle_server_host *host) {
     m.as.steps.hash_count = (uint8_t)host->pending_hash_count;
     memcpy(m.as.steps.hashes, host->pending_hashes, host->pending_hash_count * sizeof(cradle_wire_hash));
     if (host->sent_ns) {
-        uint64_t t = now_ns();
+        uint64_t t = cradle_mono_ns();
         for (uint32_t i = 0; i < host->pending_count; i++)
             atomic_store(&host->sent_ns[(host->pending_first + i) & host->sent_mask], t);
     }
@@ -421,7 +402,7 @@ static void on_event(cradle_server_host *host, const cradle_server_in *in) {
         peer->port = in->port;
         peer->rtt_ms = in->rtt_ms;
         peer->lowest_rtt_ms = in->lowest_rtt_ms;
-        peer->connected_ns = now_ns();
+        peer->connected_ns = cradle_mono_ns();
         return;
     }
     if (peer->state == CRADLE_SERVER_PEER_FREE || peer->generation != in->generation) return;
@@ -590,7 +571,7 @@ static void dev_status(cradle_server_host *host, const cradle_dev_request *req, 
         cradle_dev_field_string(reply, "log", host->options->log);
     else
         cradle_dev_field_raw(reply, "log", "null");
-    cradle_dev_field_u64(reply, "uptime_ms", (now_ns() - host->started_ns) / 1000000u);
+    cradle_dev_field_u64(reply, "uptime_ms", (cradle_mono_ns() - host->started_ns) / 1000000u);
     cradle_dev_field_string(reply, "last_reload", host->last_reload[0] ? host->last_reload : "none");
     cradle_dev_field_u64(reply, "joins", host->joins);
     cradle_dev_field_u64(reply, "refusals", host->refusals);
@@ -656,7 +637,7 @@ static bool dev_pause(void *context, cradle_dev_request *req, cradle_writer *rep
 static bool dev_resume(void *context, cradle_dev_request *req, cradle_writer *reply) {
     cradle_server_host *host = context;
     host->paused = false;
-    host->last_offer_ns = now_ns(); /* no burst of owed steps */
+    host->last_offer_ns = cradle_mono_ns(); /* no burst of owed steps */
     cradle_dev_reply_ok(reply, req);
     return false;
 }
@@ -695,7 +676,7 @@ static bool dev_flush(void *context, cradle_dev_request *req, cradle_writer *rep
         cradle_dev_reply_error(reply, req, CRADLE_EDEV_STATE, "no session log (start with --log PATH)");
         return false;
     }
-    int rc = cradle_log_writer_flush(&host->log, now_ns());
+    int rc = cradle_log_writer_flush(&host->log, cradle_mono_ns());
     if (rc != 0) {
         cradle_dev_reply_error(reply, req, rc, host->log.message);
         return false;
@@ -761,11 +742,11 @@ int cradle_server_host_init(cradle_server_host *host, const cradle_server_option
     host->net = net;
     host->signalled = signalled;
     host->last_hash_step = UINT64_MAX;
-    host->started_ns = now_ns();
+    host->started_ns = cradle_mono_ns();
     char message[CRADLE_RELOAD_MESSAGE_MAX];
 
     cradle_reload_config rc_config = {.path = options->game};
-    int rc = cradle_reload_open(&host->reload, &rc_config, now_ns(), message, sizeof message);
+    int rc = cradle_reload_open(&host->reload, &rc_config, cradle_mono_ns(), message, sizeof message);
     if (rc != 0) {
         fprintf(stderr, "cradle-server: --game '%s': %s: %s\n", options->game, cradle_strerror(rc), message);
         return rc;
@@ -811,7 +792,7 @@ int cradle_server_host_init(cradle_server_host *host, const cradle_server_option
 
     if (options->log[0]) {
         cradle_log_header header;
-        rc = cradle_log_header_from_contract(&header, c, options->seed, host->players, wall_ns(),
+        rc = cradle_log_header_from_contract(&header, c, options->seed, host->players, cradle_wall_ns(),
                                              options->hash_interval);
         if (rc == 0) {
             cradle_log_writer_config lc = {0};
@@ -851,7 +832,7 @@ int cradle_server_host_init(cradle_server_host *host, const cradle_server_option
 }
 
 int cradle_server_host_run(cradle_server_host *host) {
-    uint64_t last = now_ns();
+    uint64_t last = cradle_mono_ns();
     host->last_offer_ns = last;
     host->last_reload_poll_ns = last;
     while (!host->quit && !*host->signalled) {
@@ -867,7 +848,7 @@ int cradle_server_host_run(cradle_server_host *host) {
             if (cradle_transport_state(&host->transport) == CRADLE_TRANSPORT_EOF) host->quit = true;
             if (host->quit) break;
         }
-        uint64_t now = now_ns();
+        uint64_t now = cradle_mono_ns();
         if (now - host->last_reload_poll_ns >= RELOAD_POLL_NS) {
             host->last_reload_poll_ns = now;
             cradle_reload_result r = cradle_reload_poll(&host->reload, now, host->state);
@@ -894,7 +875,7 @@ int cradle_server_host_run(cradle_server_host *host) {
             if (until < wait) wait = until;
         }
         if (host->join_active) wait = 0;
-        if (wait) sleep_ns(wait);
+        if (wait) cradle_sleep_ns(wait);
     }
     return 0;
 }

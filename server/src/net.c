@@ -1,35 +1,19 @@
 #include "net.h"
 
 #include <assert.h>
-#include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "cradle/systime.h"
 #include "handshake.h"
 
-static uint64_t mono_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t mono_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u + 1u; /* never 0 */
-}
-
-static void sleep_us(long us) {
-    struct timespec ts = {.tv_sec = 0, .tv_nsec = us * 1000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-    }
-}
+/* Never 0: connected_ms[i] == 0 marks a slot with no connection. */
+static uint64_t mono_ms(void) { return cradle_mono_ms() + 1u; }
 
 int cradle_server_net_init_rings(cradle_server_net *net) {
     memset(net, 0, sizeof *net);
@@ -136,7 +120,7 @@ static void push_in(cradle_server_net *net, cradle_server_in *in, bool must_deli
             atomic_fetch_add(&net->stats.dropped_in_full, 1);
             return;
         }
-        sleep_us(100);
+        cradle_sleep_ns(100000u);
     }
 }
 
@@ -357,7 +341,7 @@ static void on_receive(cradle_server_net *net, ENetEvent *event) {
     }
     if (rc == 0 && m.type == CRADLE_WIRE_INPUT) {
         uint16_t i = peer_index(net, event->peer);
-        if (net->admitted[i]) cradle_stream_ack(&net->stream, i, m.as.input.ack, mono_ns());
+        if (net->admitted[i]) cradle_stream_ack(&net->stream, i, m.as.input.ack, cradle_mono_ns());
         if (m.as.input.count == 0) return; /* only an ack: nothing for the game thread */
     }
     if (!net->secure && m.type == CRADLE_WIRE_HELLO)
@@ -428,7 +412,7 @@ static void start_stream(cradle_server_net *net, const cradle_server_out *out) {
     (void)rc;
     net->admitted[out->peer] = true;
     net->bye_sent[out->peer] = false;
-    cradle_stream_start(&net->stream, out->peer, m.as.welcome.start_step, mono_ns());
+    cradle_stream_start(&net->stream, out->peer, m.as.welcome.start_step, cradle_mono_ns());
 }
 
 /* How long a peer's ack may stall before its steps are sent again: a round
@@ -442,7 +426,7 @@ static uint64_t repair_ns(const ENetPeer *peer) {
 
 /* Sends each admitted peer the steps it should get now (stream.h). */
 static void pump_steps(cradle_server_net *net) {
-    uint64_t now = mono_ns();
+    uint64_t now = cradle_mono_ns();
     for (uint16_t i = 0; i < net->host->peerCount; i++) {
         if (!cradle_stream_active(&net->stream, i)) continue;
         ENetPeer *peer = &net->host->peers[i];

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cradle/game_abi.h"
+#include "cradle/parse.h"
 #include "cradle/version.h"
 #include "cradle/wire.h"
 
@@ -96,16 +97,6 @@ static const char *flag_name(int opt) {
     return "?";
 }
 
-static bool parse_u64(const char *text, uint64_t min, uint64_t max, uint64_t *out) {
-    char *end = NULL;
-    if (!text || text[0] < '0' || text[0] > '9') return false;
-    errno = 0;
-    unsigned long long v = strtoull(text, &end, 10);
-    if (errno || end == text || *end != '\0' || v < min || v > max) return false;
-    *out = v;
-    return true;
-}
-
 static bool copy_path(char *field, size_t capacity, const char *text) {
     size_t n = strlen(text);
     if (n == 0 || n >= capacity) return false;
@@ -130,7 +121,7 @@ static bool apply(cradle_server_options *o, int opt, const char *value, const ch
         fprintf(stderr, "cradle-server: %s must be an IPv4 address, got '%s'\n", where, value);
         return false;
     case 'p':
-        if (parse_u64(value, 1, 65535, &v)) {
+        if (cradle_parse_u64(value, 1, 65535, &v)) {
             o->port = (uint16_t)v;
             return true;
         }
@@ -188,14 +179,14 @@ static bool apply(cradle_server_options *o, int opt, const char *value, const ch
         fprintf(stderr, "cradle-server: %s must be true or false, got '%s'\n", where, value);
         return false;
     case 'a':
-        if (parse_u64(value, 100, 60000, &v)) {
+        if (cradle_parse_u64(value, 100, 60000, &v)) {
             o->auth_timeout_ms = (uint32_t)v;
             return true;
         }
         fprintf(stderr, "cradle-server: %s must be an integer from 100 to 60000, got '%s'\n", where, value);
         return false;
     case 'G':
-        if (parse_u64(value, 0, 4294967294u, &v)) {
+        if (cradle_parse_u64(value, 0, 4294967294u, &v)) {
             o->dev_group_set = true;
             o->dev_group = (uint32_t)v;
             return true;
@@ -204,7 +195,7 @@ static bool apply(cradle_server_options *o, int opt, const char *value, const ch
         return false;
     case 'r':
     case 'B':
-        if (parse_u64(value, 1, 100000, &v)) {
+        if (cradle_parse_u64(value, 1, 100000, &v)) {
             if (opt == 'r')
                 o->connect_rate = (uint32_t)v;
             else
@@ -222,7 +213,7 @@ static bool apply(cradle_server_options *o, int opt, const char *value, const ch
         fprintf(stderr, "cradle-server: %s must be a path of 1..4095 bytes\n", where);
         return false;
     case 's':
-        if (parse_u64(value, 0, UINT64_MAX, &v)) {
+        if (cradle_parse_u64(value, 0, UINT64_MAX, &v)) {
             o->seed = v;
             return true;
         }
@@ -230,7 +221,7 @@ static bool apply(cradle_server_options *o, int opt, const char *value, const ch
                 where, value);
         return false;
     case 'n':
-        if (parse_u64(value, 1, 64, &v)) {
+        if (cradle_parse_u64(value, 1, 64, &v)) {
             o->players = (uint32_t)v;
             return true;
         }
@@ -243,7 +234,7 @@ static bool apply(cradle_server_options *o, int opt, const char *value, const ch
             o->input_delay = CRADLE_SERVER_INPUT_DELAY_AUTO;
             return true;
         }
-        if (parse_u64(value, 0, CRADLE_SERVER_MAX_INPUT_DELAY, &v)) {
+        if (cradle_parse_u64(value, 0, CRADLE_SERVER_MAX_INPUT_DELAY, &v)) {
             o->input_delay = (uint32_t)v;
             return true;
         }
@@ -265,21 +256,21 @@ static bool apply(cradle_server_options *o, int opt, const char *value, const ch
         fprintf(stderr, "cradle-server: %s must be 'text' or 'json', got '%s'\n", where, value);
         return false;
     case 'k':
-        if (parse_u64(value, 1, 65535, &v)) {
+        if (cradle_parse_u64(value, 1, 65535, &v)) {
             o->hash_interval = (uint32_t)v;
             return true;
         }
         fprintf(stderr, "cradle-server: %s must be an integer from 1 to 65535, got '%s'\n", where, value);
         return false;
     case 'S':
-        if (parse_u64(value, 0, 64, &v)) {
+        if (cradle_parse_u64(value, 0, 64, &v)) {
             o->spectators = (uint32_t)v;
             return true;
         }
         fprintf(stderr, "cradle-server: %s must be an integer from 0 to 64, got '%s'\n", where, value);
         return false;
     case 'T':
-        if (parse_u64(value, 100, 600000, &v)) {
+        if (cradle_parse_u64(value, 100, 600000, &v)) {
             o->timeout_ms = (uint32_t)v;
             return true;
         }

@@ -3,17 +3,11 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cradle/hash.h"
 #include "cradle/log.h"
-
-static uint64_t mono_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
+#include "cradle/systime.h"
 
 int cradle_server_resume_prepare(cradle_server_options *o) {
     if (o->log[0] == '\0') {
@@ -108,7 +102,7 @@ int cradle_server_resume_replay(cradle_server_host *host) {
         goto out_close;
     }
     /* The recovered steps are durable in the new log before anyone plays on. */
-    rc = cradle_log_writer_flush(&host->log, mono_ns());
+    rc = cradle_log_writer_flush(&host->log, cradle_mono_ns());
     if (rc != 0) {
         fprintf(stderr, "cradle-server: --log '%s': %s: %s\n", host->options->log, cradle_strerror(rc),
                 host->log.message);

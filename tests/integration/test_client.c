@@ -38,7 +38,6 @@
  * (--attack-count N of each); --save-token FILE writes the token used;
  * --silent connects and never says HELLO (counts packets received).
  */
-#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -51,8 +50,10 @@
 
 #include "cradle/hash.h"
 #include "cradle/keys.h"
+#include "cradle/parse.h"
 #include "cradle/reload.h"
 #include "cradle/secure.h"
+#include "cradle/systime.h"
 #include "cradle/token.h"
 #include "cradle/wire.h"
 
@@ -118,12 +119,6 @@ typedef struct client {
     bool done;
     int exit_code;
 } client;
-
-static uint64_t now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 static uint64_t splitmix(uint64_t x) {
     x += 0x9e3779b97f4a7c15ull;
@@ -519,16 +514,6 @@ static void usage(FILE *to) {
                 "       [--connect-flood N]\n");
 }
 
-static bool parse_u64(const char *text, uint64_t *out) {
-    char *end = NULL;
-    errno = 0;
-    if (!text || text[0] < '0' || text[0] > '9') return false;
-    unsigned long long v = strtoull(text, &end, 10);
-    if (errno || *end) return false;
-    *out = v;
-    return true;
-}
-
 int main(int argc, char **argv) {
     static client c;
     c.host_name = "127.0.0.1";
@@ -576,42 +561,42 @@ int main(int argc, char **argv) {
         switch (opt) {
         case 'H': c.host_name = optarg; break;
         case 'p':
-            ok = parse_u64(optarg, &v) && v >= 1 && v <= 65535;
+            ok = cradle_parse_u64(optarg, 1, 65535, &v);
             c.port = (uint16_t)v;
             break;
         case 'g': c.game_path = optarg; break;
         case 'N': c.game_name = optarg; break;
         case 'B': c.build_id = optarg; break;
         case 'P':
-            ok = parse_u64(optarg, &v) && v <= 255;
+            ok = cradle_parse_u64(optarg, 0, 255, &v);
             c.protocol = (int)v;
             break;
         case 'S': c.spectator = true; break;
         case 'l':
-            ok = parse_u64(optarg, &v) && v < CRADLE_GAME_MAX_PLAYERS;
+            ok = cradle_parse_u64(optarg, 0, CRADLE_GAME_MAX_PLAYERS - 1, &v);
             c.slot_request = (int)v;
             break;
-        case 'n': ok = parse_u64(optarg, &c.steps_target); break;
-        case 's': ok = parse_u64(optarg, &c.seed); break;
-        case 'd': ok = parse_u64(optarg, &c.drop_at); break;
-        case 't': ok = parse_u64(optarg, &c.timeout_ms); break;
-        case 'T': ok = parse_u64(optarg, &c.peer_timeout_ms) && c.peer_timeout_ms <= 600000; break;
+        case 'n': ok = cradle_parse_u64(optarg, 0, UINT64_MAX, &c.steps_target); break;
+        case 's': ok = cradle_parse_u64(optarg, 0, UINT64_MAX, &c.seed); break;
+        case 'd': ok = cradle_parse_u64(optarg, 0, UINT64_MAX, &c.drop_at); break;
+        case 't': ok = cradle_parse_u64(optarg, 0, UINT64_MAX, &c.timeout_ms); break;
+        case 'T': ok = cradle_parse_u64(optarg, 0, 600000, &c.peer_timeout_ms); break;
         case 'r': c.expect_refusal = optarg; break;
         case 'o':
             c.output = fopen(optarg, "wb");
             ok = c.output != NULL;
             break;
-        case 'G': ok = parse_u64(optarg, &c.garbage) && c.garbage <= 10000; break;
+        case 'G': ok = cradle_parse_u64(optarg, 0, 10000, &c.garbage); break;
         case 'I': c.insecure = true; break;
         case 'K': c.server_key_hex = optarg; break;
         case 'k': c.token_text = optarg; break;
         case 'i': c.issuer_key_path = optarg; break;
-        case 'c': ok = parse_u64(optarg, &c.client_id); break;
+        case 'c': ok = cradle_parse_u64(optarg, 0, UINT64_MAX, &c.client_id); break;
         case 'w': c.save_token = optarg; break;
         case 'a': c.attack = optarg; break;
-        case 'A': ok = parse_u64(optarg, &c.attack_count) && c.attack_count <= 1000; break;
+        case 'A': ok = cradle_parse_u64(optarg, 0, 1000, &c.attack_count); break;
         case 'z': c.silent = true; break;
-        case 'F': ok = parse_u64(optarg, &c.connect_flood) && c.connect_flood >= 1 && c.connect_flood <= 4000; break;
+        case 'F': ok = cradle_parse_u64(optarg, 1, 4000, &c.connect_flood); break;
         case 'h': usage(stdout); return 0;
         default: ok = false;
         }
@@ -659,8 +644,8 @@ int main(int argc, char **argv) {
         if (flood) {
             for (uint64_t i = 0; i < c.connect_flood; i++) (void)enet_host_connect(flood, &address, 1, 0);
             ENetEvent fe;
-            uint64_t until = now_ms() + 1500;
-            while (now_ms() < until) {
+            uint64_t until = cradle_mono_ms() + 1500;
+            while (cradle_mono_ms() < until) {
                 int rc = enet_host_service(flood, &fe, 5);
                 if (rc > 0 && fe.type == ENET_EVENT_TYPE_CONNECT) connected++;
                 if (rc > 0 && fe.type == ENET_EVENT_TYPE_RECEIVE) enet_packet_destroy(fe.packet);
@@ -687,9 +672,9 @@ int main(int argc, char **argv) {
     }
     if (c.silent) {
         /* --silent: no HELLO; a secure server must send nothing and drop us. */
-        uint64_t until = now_ms() + c.timeout_ms;
+        uint64_t until = cradle_mono_ms() + c.timeout_ms;
         bool gone = false;
-        while (!gone && now_ms() < until) {
+        while (!gone && cradle_mono_ms() < until) {
             int rc = enet_host_service(c.enet, &event, 10);
             if (rc > 0 && event.type == ENET_EVENT_TYPE_RECEIVE) {
                 c.packets_received++;
@@ -721,7 +706,7 @@ int main(int argc, char **argv) {
     cradle_wire_set_text(hello.as.hello.build_id, sizeof hello.as.hello.build_id,
                          c.build_id ? c.build_id : c.contract->build_id);
     send_message(&c, &hello, ENET_PACKET_FLAG_RELIABLE);
-    uint64_t hello_ms = now_ms();
+    uint64_t hello_ms = cradle_mono_ms();
     /* --garbage: malformed messages (sealed after HELLO in secure mode); the
      * server must drop them and carry on. */
     for (uint64_t i = 0; i < c.garbage; i++) {
@@ -741,15 +726,15 @@ int main(int argc, char **argv) {
         }
     }
 
-    uint64_t deadline = now_ms() + c.timeout_ms;
+    uint64_t deadline = cradle_mono_ms() + c.timeout_ms;
     bool disconnected = false;
     while (!c.done) {
-        if (now_ms() > deadline) {
+        if (cradle_mono_ms() > deadline) {
             fprintf(stderr, "test-client: timed out at step %" PRIu64 "\n", c.next_step);
             c.exit_code = 5;
             break;
         }
-        if (c.secure && !c.proven && now_ms() > hello_ms + connect_wait) {
+        if (c.secure && !c.proven && cradle_mono_ms() > hello_ms + connect_wait) {
             fprintf(stderr, "test-client: server identity not proven: no reply opened with the pinned key "
                             "within %u ms\n", (unsigned)connect_wait);
             c.exit_code = 1;
@@ -800,8 +785,8 @@ int main(int argc, char **argv) {
     }
     if (!disconnected) {
         enet_peer_disconnect_later(c.peer, 0);
-        uint64_t until = now_ms() + 1000;
-        while (now_ms() < until) {
+        uint64_t until = cradle_mono_ms() + 1000;
+        while (cradle_mono_ms() < until) {
             int rc = enet_host_service(c.enet, &event, 10);
             if (rc < 0) break;
             if (rc == 0) continue;

@@ -13,7 +13,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cradle/cradle.h"
@@ -62,12 +61,6 @@ static void snapshot_for(uint64_t step, uint8_t out[SNAP]) {
 }
 
 static uint64_t hash_for(uint64_t step) { return step * 0x9E3779B97F4A7C15ull + 1; }
-
-static uint64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* Writes `steps` steps (a hash every 10), flushing every `flush_every`
  * steps (0 = never) so blocks stay small; closes when `close_it`. */
@@ -600,9 +593,8 @@ static void test_sync_interval_and_flush(void **state) {
         assert_true(w.bytes_written > CRADLE_LOG_HEADER_BYTES);
         assert_int_equal(w.steps_written, 10);
         if (threaded) {
-            struct timespec ms = {0, 1000000};
             for (int i = 0; i < 5000 && cradle_log_writer_durable_steps(&w) < 10; i++)
-                nanosleep(&ms, NULL);
+                cradle_sleep_ns(1000000u);
         }
         assert_int_equal(cradle_log_writer_durable_steps(&w), 10);
         for (uint64_t s = 10; s < 15; s++) assert_int_equal(cradle_log_writer_append_step(&w, s, snap), 0);
@@ -700,24 +692,20 @@ static void test_killed_writer_recovers_durable_steps(void **state) {
                 if (cradle_log_writer_append_step(&w, s, snap) != 0) _exit(5);
                 if ((s + 1) % 10 == 0 && cradle_log_writer_append_hash(&w, s, hash_for(s)) != 0)
                     _exit(6);
-                if (cradle_log_writer_maybe_sync(&w, now_ns()) != 0) _exit(7);
+                if (cradle_log_writer_maybe_sync(&w, cradle_mono_ns()) != 0) _exit(7);
                 uint64_t d = cradle_log_writer_durable_steps(&w);
                 if (d != durable) {
                     durable = d;
                     if (write(fds[1], &d, sizeof d) != sizeof d) _exit(8);
                 }
-                if (s % 64 == 63) {
-                    struct timespec pause = {0, 50000};
-                    nanosleep(&pause, NULL);
-                }
+                if (s % 64 == 63) cradle_sleep_ns(50000u);
             }
         }
         close(fds[1]);
         uint64_t v = 0;
         assert_int_equal(read(fds[0], &v, sizeof v), sizeof v);
         assert_true(v == UINT64_MAX);
-        struct timespec wait = {0, (long)(1000000u + cradle_rng_below(&rng, 30000000u))};
-        nanosleep(&wait, NULL);
+        cradle_sleep_ns(1000000u + cradle_rng_below(&rng, 30000000u));
         kill(pid, SIGKILL);
         int status;
         assert_int_equal(waitpid(pid, &status, 0), pid);

@@ -18,19 +18,12 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cradle/cradle.h"
 
 
 static const char REQUEST[] = "{\"cmd\":\"status\"}\n";
-
-static uint64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* ---- the in-process host ---- */
 
@@ -134,7 +127,7 @@ static void *client_thread(void *arg) {
 static double measure(const char *path, uint64_t requests, uint32_t depth, uint32_t clients) {
     bench_client c[16];
     pthread_t threads[16];
-    uint64_t started = now_ns();
+    uint64_t started = cradle_mono_ns();
     for (uint32_t i = 0; i < clients; i++) {
         c[i] = (bench_client){.path = path, .requests = requests / clients, .depth = depth};
         pthread_create(&threads[i], NULL, client_thread, &c[i]);
@@ -144,7 +137,7 @@ static double measure(const char *path, uint64_t requests, uint32_t depth, uint3
         pthread_join(threads[i], NULL);
         failed |= c[i].failed;
     }
-    double seconds = (double)(now_ns() - started) / 1e9;
+    double seconds = (double)(cradle_mono_ns() - started) / 1e9;
     if (failed) {
         fprintf(stderr, "bench_dev: a client lost its connection\n");
         return 0;

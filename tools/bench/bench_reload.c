@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "cradle/reload.h"
+#include "cradle/systime.h"
 
 #define MS 1000000ull
 #define SWAPS 20
@@ -44,19 +45,6 @@ typedef struct counter_state {
 
 static char dir[256];
 static char lib[320];
-
-static uint64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void sleep_ns(uint64_t ns) {
-    struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000ull),
-                          .tv_nsec = (long)(ns % 1000000000ull)};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-    }
-}
 
 static void sleep_until(uint64_t deadline) {
     struct timespec ts = {.tv_sec = (time_t)(deadline / 1000000000ull),
@@ -159,7 +147,7 @@ typedef struct host {
 static bool host_open(host *h, uint64_t settle_ns) {
     char message[256];
     cradle_reload_config config = {.path = lib, .settle_ns = settle_ns, .state_capacity = 4096};
-    int rc = cradle_reload_open(&h->r, &config, now_ns(), message, sizeof message);
+    int rc = cradle_reload_open(&h->r, &config, cradle_mono_ns(), message, sizeof message);
     if (rc != CRADLE_OK) {
         fprintf(stderr, "bench_reload: open: %s\n", message);
         return false;
@@ -200,7 +188,7 @@ static void *writer_main(void *arg) {
     char incoming[400];
     snprintf(incoming, sizeof incoming, "%s/.incoming", dir);
     for (int i = 0; i < SWAPS; i++) {
-        sleep_ns(300u * MS);
+        cradle_sleep_ns(300u * MS);
         int v = (i % 2 == 0) ? 1 : 0; /* starts on variant 0, so first write is 1 */
         if (!write_file(incoming, w->bytes[v], w->size[v]) || rename(incoming, lib) != 0) break;
         atomic_fetch_add(&w->written, 1);
@@ -224,11 +212,11 @@ static void bench_stall(const unsigned char *a, size_t a_size, const unsigned ch
     size_t n_gaps = 0, n_swap_gaps = 0, n_polls = 0, n_swaps = 0;
     unsigned refusals = 0, late = 0;
     bool swapped_last_tick = false;
-    uint64_t deadline = now_ns() + period, prev = 0;
+    uint64_t deadline = cradle_mono_ns() + period, prev = 0;
     for (int tick = 0; tick < MAX_TICKS; tick++) {
         sleep_until(deadline);
         deadline += period;
-        uint64_t t = now_ns();
+        uint64_t t = cradle_mono_ns();
         if (prev) {
             uint64_t gap = t - prev;
             gaps[n_gaps++] = gap;
@@ -236,9 +224,9 @@ static void bench_stall(const unsigned char *a, size_t a_size, const unsigned ch
             if (swapped_last_tick && n_swap_gaps < SWAPS * 2) swap_gaps[n_swap_gaps++] = gap;
         }
         prev = t;
-        uint64_t p0 = now_ns();
+        uint64_t p0 = cradle_mono_ns();
         cradle_reload_result res = cradle_reload_poll(&h.r, p0, h.state);
-        uint64_t p1 = now_ns();
+        uint64_t p1 = cradle_mono_ns();
         swapped_last_tick = res.kind == CRADLE_RELOAD_SWAPPED;
         if (swapped_last_tick && n_swaps < SWAPS * 2) {
             swaps[n_swaps++] = p1 - p0;
@@ -277,17 +265,17 @@ static void bench_latency(const unsigned char *a, size_t a_size, const unsigned 
     for (int round = 0; round < ROUNDS; round++) {
         bool to_b = round % 2 == 0;
         int64_t want = to_b ? 5 : 1;
-        sleep_ns(30u * MS);
+        cradle_sleep_ns(30u * MS);
         /* In place, as a build that truncates and rewrites the file. */
         if (!write_file(lib, to_b ? b : a, to_b ? b_size : a_size)) return;
-        uint64_t last_byte = now_ns();
+        uint64_t last_byte = cradle_mono_ns();
         for (int i = 0; i < 5000; i++) {
-            (void)cradle_reload_poll(&h.r, now_ns(), h.state);
+            (void)cradle_reload_poll(&h.r, cradle_mono_ns(), h.state);
             if (host_step(&h) == want) {
-                lat[n++] = now_ns() - last_byte;
+                lat[n++] = cradle_mono_ns() - last_byte;
                 break;
             }
-            sleep_ns(1u * MS);
+            cradle_sleep_ns(1u * MS);
         }
     }
     uint64_t window = h.r.settle_ns;
@@ -329,8 +317,8 @@ static void bench_edit(void) {
     char *text = malloc(size + 64);
     for (int round = 0; round < ROUNDS; round++) {
         int increment = 2 + round;
-        sleep_ns(50u * MS);
-        uint64_t t0 = now_ns();
+        cradle_sleep_ns(50u * MS);
+        uint64_t t0 = cradle_mono_ns();
         /* The edit: change the increment line and save the file. */
         memcpy(text, source, prefix);
         int len = sprintf(text + prefix, "#define COUNTER_INCREMENT %d\n", increment);
@@ -341,20 +329,20 @@ static void bench_edit(void) {
         uint64_t built = 0;
         for (int i = 0; i < 20000; i++) {
             int status;
-            if (!built && waitpid(pid, &status, WNOHANG) == pid) built = now_ns();
-            cradle_reload_result res = cradle_reload_poll(&h.r, now_ns(), h.state);
+            if (!built && waitpid(pid, &status, WNOHANG) == pid) built = cradle_mono_ns();
+            cradle_reload_result res = cradle_reload_poll(&h.r, cradle_mono_ns(), h.state);
             if (res.kind == CRADLE_RELOAD_REFUSED) refusals++;
             if (host_step(&h) == increment) {
                 if (!built) {
                     waitpid(pid, &status, 0);
-                    built = now_ns();
+                    built = cradle_mono_ns();
                 }
                 build[n] = built - t0;
-                total[n] = now_ns() - t0;
+                total[n] = cradle_mono_ns() - t0;
                 n++;
                 break;
             }
-            sleep_ns(1u * MS);
+            cradle_sleep_ns(1u * MS);
         }
     }
     printf("3. edit counter.c -> %s -O2 -shared -> new code stepping (%zu rounds, %u refused):\n",

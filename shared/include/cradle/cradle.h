@@ -37,5 +37,7 @@
 #include "cradle/ring.h"
 #include "cradle/events.h"
 #include "cradle/log.h"
+#include "cradle/systime.h"
+#include "cradle/parse.h"
 
 #endif
