@@ -129,7 +129,7 @@ typedef struct cradle_server_net_stats {
     atomic_uint_fast64_t dropped_stale; /* queued for a peer that had left */
     /* the step stream (stream.h) */
     atomic_uint_fast64_t steps_repeated; /* steps sent again: redundancy and repairs */
-    atomic_uint_fast64_t repairs;        /* messages sent because a peer's ack stalled */
+    atomic_uint_fast64_t repairs;        /* repairs begun because a peer's ack stalled */
     atomic_uint_fast64_t fell_behind;    /* peers dropped: their ack left the history */
     /* security */
     atomic_uint_fast64_t rate_limited; /* connects refused by the per-address limit */

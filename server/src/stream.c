@@ -79,7 +79,7 @@ void cradle_stream_start(cradle_stream *stream, uint32_t peer, uint64_t start_st
     }
     assert(start_step >= stream->first && start_step <= stream->end);
     stream->peers[peer] = (cradle_stream_peer){
-        .active = true, .acked = start_step, .sent_next = start_step, .progress_ns = now_ns, .repair_ns = 0};
+        .active = true, .acked = start_step, .sent_next = start_step, .progress_ns = now_ns};
 }
 
 void cradle_stream_stop(cradle_stream *stream, uint32_t peer) {
@@ -165,7 +165,6 @@ int cradle_stream_next(cradle_stream *stream, uint32_t peer, uint64_t now_ns, ui
     }
     uint32_t budget = stream->payload_max - CRADLE_WIRE_STEPS_HEADER_BYTES;
     uint64_t lo, hi;
-    bool repair = false;
     if (p->sent_next < stream->end) {
         /* New steps forward from sent_next, then older unacknowledged ones
          * backward, as many as fit, in one epoch. */
@@ -182,20 +181,26 @@ int cradle_stream_next(cradle_stream *stream, uint32_t peer, uint64_t now_ns, ui
         stream->stats.steps_new += hi - p->sent_next;
         stream->stats.steps_repeated += p->sent_next - lo;
         p->sent_next = hi;
-    } else if (p->acked < stream->end && now_ns - p->progress_ns >= repair_ns && now_ns - p->repair_ns >= repair_ns) {
-        lo = p->acked;
+    } else {
+        if (p->acked < stream->end && now_ns - p->progress_ns >= repair_ns && now_ns - p->repair_ns >= repair_ns) {
+            p->repair_ns = now_ns;
+            p->repair_next = p->acked;
+            p->repairing = true;
+            stream->stats.repairs++;
+        }
+        lo = p->repair_next > p->acked ? p->repair_next : p->acked;
+        if (!p->repairing || lo >= p->sent_next) {
+            p->repairing = false;
+            return 0;
+        }
         uint32_t used = 0;
         hi = extend_forward(stream, lo, budget, &used);
         stream->stats.steps_repeated += hi - lo;
-        p->repair_ns = now_ns;
-        repair = true;
-    } else {
-        return 0;
+        p->repair_next = hi;
     }
     int rc = encode_range(stream, lo, hi, out, capacity, written);
     assert(rc == 0); /* payload_max fits the range and capacity >= payload_max */
     if (rc != 0) return rc;
     stream->stats.messages++;
-    if (repair) stream->stats.repairs++;
     return 0;
 }

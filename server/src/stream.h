@@ -16,9 +16,14 @@
  *   - the new steps (sent_next onwards) first, in messages that fit one
  *     datagram (payload_max bytes), each filled up with the unacknowledged
  *     steps just before them: a lost datagram's steps ride in the next ones;
- *   - a repair from acked when the peer's ack has not moved for repair_ns
- *     while steps are unacknowledged: a step lost in every datagram that
- *     carried it, or the last steps before a pause.
+ *   - a repair when the peer's ack has not moved for repair_ns while steps
+ *     are unacknowledged: every step from acked to sent_next again, in as
+ *     many messages as that takes (at most the history: 4,096 steps, about
+ *     64 KiB for the sample game). A step lost in every datagram that carried
+ *     it, the last steps before a pause, or everything since a WELCOME that
+ *     took seconds to arrive (the client drops steps that come before it):
+ *     one message per round trip would repair that slower than new steps
+ *     are made, and the peer would never catch up.
  * On a clean link the ack of step s arrives before step s + 1 is sent, so a
  * message carries the one new step and nothing else.
  *
@@ -52,7 +57,7 @@ typedef struct cradle_stream_stats {
     uint64_t messages;       /* STEPS written */
     uint64_t steps_new;      /* steps sent for the first time */
     uint64_t steps_repeated; /* steps sent again (redundancy and repairs) */
-    uint64_t repairs;        /* messages sent because an ack stalled */
+    uint64_t repairs;        /* repairs begun because an ack stalled */
     uint64_t fell_behind;    /* peers whose ack left the history */
     uint64_t bad_acks;       /* acks beyond what was sent to the peer */
 } cradle_stream_stats;
@@ -62,7 +67,9 @@ typedef struct cradle_stream_peer {
     uint64_t acked;
     uint64_t sent_next;
     uint64_t progress_ns; /* when acked last moved, or steps began to wait for an ack */
-    uint64_t repair_ns;   /* when the last repair was written */
+    uint64_t repair_ns;   /* when the last repair began */
+    bool repairing;       /* a repair is under way: */
+    uint64_t repair_next; /* the next step it sends (done at sent_next) */
 } cradle_stream_peer;
 
 /* Caller-owned; fields are read-only outside stream.c. */

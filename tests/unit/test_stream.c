@@ -192,6 +192,49 @@ static void test_stalled_ack_is_repaired(void **state) {
     cradle_stream_deinit(&st);
 }
 
+/* A client whose WELCOME took seconds to arrive dropped every step sent
+ * before it; once it acks, repairs must bring it to the live step quickly
+ * (several messages each), not one message per round trip, which would be
+ * slower than the steps are made. */
+static void test_late_welcome_catches_up(void **state) {
+    (void)state;
+    cradle_stream st;
+    init(&st, 4096);
+    cradle_stream_start(&st, 0, 0, 0);
+    uint8_t out[2048];
+    size_t n = 0;
+    uint64_t s = 0, now = 0;
+    for (; s < 2400; s++, now += 16 * MS) { /* 38 s of steps, all lost to the client */
+        append(&st, s, 0);
+        while (cradle_stream_next(&st, 0, now, 2000 * MS, out, sizeof out, &n) == 0 && n > 0) {
+        }
+    }
+    uint64_t repairs_before = st.stats.repairs; /* one per interval while nothing arrived */
+    assert_true(repairs_before >= 15);
+    /* From here the link is perfect and instant; the client keeps early steps. */
+    static bool have[4096];
+    memset(have, 0, sizeof have);
+    uint64_t received_next = 0;
+    uint64_t caught_up_at = 0;
+    for (; s < 2400 + 1200; s++, now += 16 * MS) {
+        append(&st, s, 0);
+        while (cradle_stream_next(&st, 0, now, 2000 * MS, out, sizeof out, &n) == 0 && n > 0) {
+            uint64_t first;
+            uint32_t count;
+            check_message(out, n, received_next, &first, &count, NULL);
+            for (uint32_t k = 0; k < count; k++) have[(first + k) % 4096] = true;
+            while (received_next <= s && have[received_next % 4096]) have[received_next++ % 4096] = false;
+            cradle_stream_ack(&st, 0, received_next, now);
+        }
+        if (!caught_up_at && received_next == s + 1) caught_up_at = s;
+    }
+    assert_true(caught_up_at != 0);
+    /* Within two repair intervals (2 s = 125 steps) of the first ack chance. */
+    assert_true(caught_up_at - 2400 <= 250);
+    assert_true(st.stats.repairs - repairs_before <= 1); /* one repair brought it all */
+    cradle_stream_deinit(&st);
+}
+
 /* Steps of two builds never share a message. */
 static void test_epochs_are_not_mixed(void **state) {
     (void)state;
@@ -345,6 +388,7 @@ int main(void) {
         cmocka_unit_test(test_unacked_steps_ride_along),
         cmocka_unit_test(test_burst_is_split),
         cmocka_unit_test(test_stalled_ack_is_repaired),
+        cmocka_unit_test(test_late_welcome_catches_up),
         cmocka_unit_test(test_epochs_are_not_mixed),
         cmocka_unit_test(test_acks_are_checked),
         cmocka_unit_test(test_peer_past_the_history_is_dropped),
