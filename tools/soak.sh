@@ -10,10 +10,11 @@
 #   yojimbo 1000 ms latency, 100 ms jitter, 25% loss, 25% duplicates
 # (each way), a paced server (--players 8, input delay auto, a 600 s peer
 # timeout on both sides so ENet tolerates the loss), the proxy in front of it
-# with a printed seed, and 8 headless bots (cradle-client --headless --bot). The server is paused while the
-# bots connect and join (ENet's handshake and the state-block join are slow
-# under yojimbo's loss; a bot whose handshake fails is relaunched and counted),
-# then resumed: the bots play SECONDS/profiles seconds of steps (60 a second).
+# with a printed seed, and 8 headless bots (cradle-client --headless --bot).
+# The server is paused until every bot prints "playing" (ENet's handshake and
+# the reliable WELCOME and state block can take tens of seconds under
+# yojimbo's loss; a bot that gives up is relaunched and counted), then
+# resumed: the bots play SECONDS/profiles seconds of steps (60 a second).
 # Passes when:
 #   - zero desyncs: every bot checked every state hash it received and ended
 #     without a mismatch, and the server counted no DESYNC report;
@@ -114,18 +115,23 @@ soak_profile() {
     "$CLIENT" --headless --bot --port "${listen##*:}" --game "$GAME" --slot "$1" --seed $((100 + $1)) \
       --steps "$target" --output "bot$1.bin" --silence-timeout 600000 --connect-timeout 20000 \
       --server-key "$CRADLE_TEST_SERVER_KEY" --issuer-key "$CRADLE_TEST_ISSUER_KEY" \
-      >>"bot$1.out" 2>>"bot$1.err" &
+      >"bot$1.out" 2>>"bot$1.err" &
     pids[$1]=$!
     launched[$1]=$(date +%s)
     PIDS+=($!)
   }
   for ((i = 0; i < bots; i++)); do launch_bot "$i"; done
-  local status_line
   while :; do
-    status_line=$("$CTL" --json --socket dev.sock status || true)
-    joined=$(echo "$status_line" | { grep -o '"joined":true' || true; } | wc -l)
+    # Joined means the bot has its WELCOME and state block (it printed
+    # "playing"): the server's own "joined" is set when it sends the WELCOME,
+    # which ENet's retransmissions can deliver tens of seconds later under
+    # yojimbo's loss, and the session must not run ahead meanwhile.
+    joined=0
     local alive=0
-    for ((i = 0; i < bots; i++)); do kill -0 "${pids[$i]}" 2>/dev/null && alive=$((alive + 1)); done
+    for ((i = 0; i < bots; i++)); do
+      kill -0 "${pids[$i]}" 2>/dev/null && alive=$((alive + 1))
+      grep -q '"event":"playing"' "bot$i.out" 2>/dev/null && joined=$((joined + 1))
+    done
     [ "$joined" -lt "$bots" ] || [ "$alive" -lt "$bots" ] || break
     [ "$(date +%s)" -lt "$gather_deadline" ] || fail "only $joined of $bots bots joined in 300 s"
     for ((i = 0; i < bots; i++)); do

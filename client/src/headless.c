@@ -84,6 +84,7 @@ typedef struct bot_slot {
     char copy_dir[64]; /* bot i > 0: its own directory for the library copy */
     cradle_input_source input;
     bool finished;
+    bool playing; /* the "playing" line was printed */
     int status;
 } bot_slot;
 
@@ -162,6 +163,14 @@ int cradle_client_run_headless(const cradle_client_options *o) {
             if (b->finished) continue;
             now = cradle_client_now_ns();
             (void)cradle_netclient_service(&b->net, now, count == 1 ? 2u : 0u);
+            if (!b->playing && count == 1 && cradle_netclient_playing(&b->net)) {
+                /* WELCOME and any state block are in: it runs steps from here. */
+                b->playing = true;
+                printf("{\"event\":\"playing\",\"slot\":%d,\"start_step\":%" PRIu64 "}\n",
+                       b->net.welcome.slot == CRADLE_WIRE_SPECTATOR ? -1 : (int)b->net.welcome.slot,
+                       b->net.welcome.start_step);
+                fflush(stdout);
+            }
             int rc;
             while ((rc = cradle_netclient_step(&b->net, now)) == 1) {
                 if (o->steps && b->net.next_step >= o->steps) break;
