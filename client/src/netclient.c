@@ -595,6 +595,10 @@ void cradle_netclient_leave(cradle_netclient *net, uint32_t wait_ms) {
 
 void cradle_netclient_close(cradle_netclient *net) {
     cradle_secure_wipe(&net->session);
+    /* A client that gives up (a timeout, an error) without leave() still
+     * tells the server, in one datagram, so its slot is free at once rather
+     * than after the server's peer timeout. */
+    if (net->peer && net->peer->state != ENET_PEER_STATE_DISCONNECTED) enet_peer_disconnect_now(net->peer, 0);
     if (net->enet) enet_host_destroy(net->enet);
     net->enet = NULL;
     net->peer = NULL;

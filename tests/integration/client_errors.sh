@@ -3,6 +3,7 @@
 #  - nothing listens on the port: exit 1 within the connect timeout;
 #  - the server runs another build of the game: refused, both build ids shown;
 #  - the server stops mid-game: "closed the session" / lost, exit 1;
+#  - a client that gives up (silence timeout) frees its slot at once;
 #  - usage errors exit 2; --help and --version exit 0.
 set -euo pipefail
 server=$1 client=$2 game=$3 other_build=$4
@@ -48,4 +49,16 @@ rc=0; wait "$c" || rc=$?
 cat lost.err
 [ "$rc" -eq 1 ]
 grep -E -q "connection lost|connection to the server lost" lost.err
+# Gives up: the server goes quiet (paused) and the client's silence timeout
+# ends it. Its slot is free at once, not after the server's 60 s peer timeout.
+start_server --game "$game" --players 2 --timeout 60000 --dev-socket dev.sock
+"$client" --headless --game "$game" --port "$PORT" "${CLIENT_SECURITY[@]}" --bot --slot 1 --silence-timeout 1000 \
+  >quiet.out 2>quiet.err & c=$!
+for i in $(seq 1 100); do grep -q "joined as the player in slot 1" server.err && break; sleep 0.05; done
+"$(dirname "$server")/../tools/cradlectl" --socket dev.sock pause >/dev/null
+rc=0; wait "$c" || rc=$?
+cat quiet.err
+[ "$rc" -eq 1 ] && grep -q "sent nothing" quiet.err
+for i in $(seq 1 100); do grep -q "slot 1 left" server.err && break; sleep 0.05; done
+grep -q "slot 1 left" server.err || { echo "the slot was not freed: $(cat server.err)"; exit 1; }
 echo "client errors ok"
