@@ -15,7 +15,6 @@
 
 #define RELOAD_POLL_NS 200000000ull
 #define HELLO_TIMEOUT_NS 5000000000ull
-#define IDLE_SLEEP_NS 2000000ull
 #define OUT_PUSH_PATIENCE_NS 2000000000ull
 
 void cradle_server_say(const cradle_server_host *host, const char *level, const char *event,
@@ -831,23 +830,33 @@ int cradle_server_host_init(cradle_server_host *host, const cradle_server_option
     return 0;
 }
 
+/* Waits up to wait_ns for work: a dev client's line (run here), news from
+ * the network thread (it wakes this thread for everything but inputs, which
+ * wait for their step: net.c) or a signal. */
+static void wait_for_work(cradle_server_host *host, uint64_t wait_ns) {
+    int wake_fd = host->net->game_wake_fd[0];
+    if (!host->transport_open || host->transport_failed) {
+        if (wait_ns) (void)cradle_sleep_ns_or_fd(wait_ns, wake_fd);
+        return;
+    }
+    int rc = cradle_transport_poll_ns(&host->transport, (int64_t)wait_ns);
+    if (rc != 0) {
+        host->transport_failed = true;
+        cradle_server_say(host, "error", "dev", "dev protocol transport: %s: %s", cradle_strerror(rc),
+                          strerror(host->transport.system_error));
+        return;
+    }
+    /* The end of --dev-stdin's input stops the server, as quit does. */
+    if (cradle_transport_state(&host->transport) == CRADLE_TRANSPORT_EOF) host->quit = true;
+}
+
 int cradle_server_host_run(cradle_server_host *host) {
     uint64_t last = cradle_mono_ns();
     host->last_offer_ns = last;
     host->last_reload_poll_ns = last;
+    if (host->transport_open) cradle_transport_watch(&host->transport, host->net->game_wake_fd[0]);
     while (!host->quit && !*host->signalled) {
         drain_in(host);
-        if (host->transport_open) {
-            int rc = cradle_transport_poll(&host->transport, 0);
-            if (rc != 0 && !host->transport_failed) {
-                host->transport_failed = true;
-                cradle_server_say(host, "error", "dev", "dev protocol transport: %s: %s", cradle_strerror(rc),
-                                  strerror(host->transport.system_error));
-            }
-            /* The end of --dev-stdin's input stops the server, as quit does. */
-            if (cradle_transport_state(&host->transport) == CRADLE_TRANSPORT_EOF) host->quit = true;
-            if (host->quit) break;
-        }
         uint64_t now = cradle_mono_ns();
         if (now - host->last_reload_poll_ns >= RELOAD_POLL_NS) {
             host->last_reload_poll_ns = now;
@@ -869,13 +878,14 @@ int cradle_server_host_run(cradle_server_host *host) {
         stream_join(host);
         flush_steps(host);
         if (host->log_open) report_log_error(host, cradle_log_writer_maybe_sync(&host->log, now));
-        uint64_t wait = IDLE_SLEEP_NS;
+        /* Nothing to do before the next step, reload check or dev line. */
+        uint64_t wait = host->last_reload_poll_ns + RELOAD_POLL_NS - now;
         if (host->options->mode == CRADLE_SERVER_PACED && !host->paused) {
             uint64_t until = cradle_clock_ns_until_next(&host->clock);
             if (until < wait) wait = until;
         }
         if (host->join_active) wait = 0;
-        if (wait) cradle_sleep_ns(wait);
+        wait_for_work(host, wait);
     }
     return 0;
 }

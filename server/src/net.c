@@ -15,9 +15,28 @@
 /* Never 0: connected_ms[i] == 0 marks a slot with no connection. */
 static uint64_t mono_ms(void) { return cradle_mono_ms() + 1u; }
 
+/* A non-blocking pipe: a full one already holds a wake-up, an empty one
+ * reads dry without waiting. */
+static int open_wake_pipe(int fds[2]) {
+    if (pipe(fds) != 0) return -1;
+    for (int i = 0; i < 2; i++) {
+        int flags = fcntl(fds[i], F_GETFL);
+        if (flags < 0 || fcntl(fds[i], F_SETFL, flags | O_NONBLOCK) != 0) return -1;
+    }
+    return 0;
+}
+
+static void close_wake_pipe(int fds[2]) {
+    for (int i = 0; i < 2; i++) {
+        if (fds[i] >= 0) close(fds[i]);
+        fds[i] = -1;
+    }
+}
+
 int cradle_server_net_init_rings(cradle_server_net *net) {
     memset(net, 0, sizeof *net);
     net->wake_fd[0] = net->wake_fd[1] = -1;
+    net->game_wake_fd[0] = net->game_wake_fd[1] = -1;
     atomic_init(&net->stop, false);
     atomic_init(&net->stats.bytes_in, 0);
     atomic_init(&net->stats.bytes_out, 0);
@@ -36,11 +55,7 @@ int cradle_server_net_init_rings(cradle_server_net *net) {
         cradle_ring_init(&net->out, net->out_storage, out_bytes, CRADLE_SERVER_OUT_SLOTS,
                          sizeof(cradle_server_out)) != 0)
         goto out_free;
-    if (pipe(net->wake_fd) != 0) goto out_free;
-    for (int i = 0; i < 2; i++) {
-        int flags = fcntl(net->wake_fd[i], F_GETFL);
-        if (flags < 0 || fcntl(net->wake_fd[i], F_SETFL, flags | O_NONBLOCK) != 0) goto out_free;
-    }
+    if (open_wake_pipe(net->wake_fd) != 0 || open_wake_pipe(net->game_wake_fd) != 0) goto out_free;
     return 0;
 out_free:
     cradle_server_net_close(net);
@@ -114,14 +129,23 @@ static uint16_t peer_index(const cradle_server_net *net, const ENetPeer *peer) {
  * lost (the game thread's view of who is there depends on them), so they
  * wait for room; the game thread drains the ring every loop. Messages are
  * dropped and counted when the ring is full. */
+static void wake_game(cradle_server_net *net) {
+    if (net->game_wake_fd[1] >= 0) (void)!write(net->game_wake_fd[1], "", 1);
+}
+
+/* The game thread reads inputs when a step is due; anything else (a join, a
+ * leave, a HELLO) and a ring filling up wake it at once. */
 static void push_in(cradle_server_net *net, cradle_server_in *in, bool must_deliver) {
+    bool input = in->kind == CRADLE_SERVER_IN_MESSAGE && in->length > 0 && in->bytes[0] == CRADLE_WIRE_INPUT;
     while (!cradle_ring_push(&net->in, in)) {
+        wake_game(net);
         if (!must_deliver || atomic_load(&net->stop)) {
             atomic_fetch_add(&net->stats.dropped_in_full, 1);
             return;
         }
         cradle_sleep_ns(100000u);
     }
+    if (!input || cradle_ring_count(&net->in) >= CRADLE_SERVER_IN_SLOTS / 4u) wake_game(net);
 }
 
 static void fill_peer(cradle_server_net *net, cradle_server_in *in, const ENetPeer *peer, uint8_t kind) {
@@ -660,8 +684,6 @@ void cradle_server_net_close(cradle_server_net *net) {
     free(net->in_storage);
     free(net->out_storage);
     net->in_storage = net->out_storage = NULL;
-    for (int i = 0; i < 2; i++) {
-        if (net->wake_fd[i] >= 0) close(net->wake_fd[i]);
-        net->wake_fd[i] = -1;
-    }
+    close_wake_pipe(net->wake_fd);
+    close_wake_pipe(net->game_wake_fd);
 }

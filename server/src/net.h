@@ -159,6 +159,8 @@ typedef struct cradle_server_net {
     bool thread_started;
     atomic_bool stop;
     int wake_fd[2]; /* pipe: the game thread writes a byte after queuing output */
+    int game_wake_fd[2]; /* pipe: the net thread writes a byte when the game thread
+                            should not wait for its next step to read the inbound ring */
     uint32_t timeout_ms;
     /* net thread only */
     uint32_t generation[CRADLE_SERVER_MAX_PEERS];

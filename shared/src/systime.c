@@ -1,10 +1,13 @@
 /*
  * systime: the OS clocks and sleeping (see systime.h).
  */
+#define _GNU_SOURCE /* ppoll */
 #include "cradle/systime.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <time.h>
+#include <unistd.h>
 
 #define NS_PER_S 1000000000ull
 
@@ -32,3 +35,13 @@ bool cradle_sleep_ns_unless(uint64_t ns, const volatile sig_atomic_t *stop) {
 }
 
 void cradle_sleep_ns(uint64_t ns) { (void)cradle_sleep_ns_unless(ns, NULL); }
+
+bool cradle_sleep_ns_or_fd(uint64_t ns, int fd) {
+    struct timespec ts = {.tv_sec = (time_t)(ns / NS_PER_S), .tv_nsec = (long)(ns % NS_PER_S)};
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    if (ppoll(&p, fd >= 0 ? 1 : 0, &ts, NULL) <= 0 || !(p.revents & POLLIN)) return false;
+    char drain[64];
+    while (read(fd, drain, sizeof drain) > 0) {
+    }
+    return true;
+}

@@ -1,4 +1,4 @@
-#define _GNU_SOURCE /* struct ucred (SO_PEERCRED) */
+#define _GNU_SOURCE /* struct ucred (SO_PEERCRED), ppoll */
 #include "cradle/transport.h"
 
 #include <assert.h>
@@ -23,6 +23,9 @@
 /* The smallest reserve that still fits a "full" or "line_too_long" error line. */
 #define MIN_RESERVE ((size_t)256)
 #define CLOSE_FLUSH_MS 1000
+/* poll_owner values that are not connection indexes */
+#define OWNER_LISTENER UINT32_MAX
+#define OWNER_WATCHED (UINT32_MAX - 1u)
 
 _Static_assert(sizeof(((cradle_transport *)0)->path) == sizeof(((struct sockaddr_un *)0)->sun_path),
                "path buffer matches sun_path");
@@ -183,7 +186,7 @@ static void free_buffers(cradle_transport *t) {
 int cradle_transport_open(cradle_transport *transport, const cradle_transport_config *config) {
     assert(transport != NULL && config != NULL);
     cradle_transport *t = transport;
-    *t = (cradle_transport){.listen_fd = -1, .status = CRADLE_TRANSPORT_RUNNING};
+    *t = (cradle_transport){.listen_fd = -1, .watch_fd = -1, .status = CRADLE_TRANSPORT_RUNNING};
     cradle_transport_config c = *config;
     if (c.handler == NULL || (c.socket_path == NULL && !c.stdio)) return CRADLE_EINVAL;
     if (c.out_fd == 0) c.out_fd = 1;
@@ -209,8 +212,8 @@ int cradle_transport_open(cradle_transport *transport, const cradle_transport_co
     size_t per_conn = in_capacity(t) + c.output_bytes;
     if (per_conn > SIZE_MAX / count) return CRADLE_ENOMEM;
     t->conns = calloc(count, sizeof *t->conns);
-    t->pollfds = calloc(count + 1u, sizeof *t->pollfds);
-    t->poll_owner = calloc(count + 1u, sizeof *t->poll_owner);
+    t->pollfds = calloc(count + 2u, sizeof *t->pollfds); /* + the listener and the watched fd */
+    t->poll_owner = calloc(count + 2u, sizeof *t->poll_owner);
     t->scratch_block = malloc(c.scratch_bytes);
     char *block = t->conns ? malloc(per_conn * count) : NULL;
     if (!t->conns || !t->pollfds || !t->poll_owner || !t->scratch_block || !block) {
@@ -462,13 +465,30 @@ static void flush_all(cradle_transport *t, int ms) {
     }
 }
 
+void cradle_transport_watch(cradle_transport *transport, int fd) { transport->watch_fd = fd; }
+
+/* The watched descriptor is a wake-up signal: its bytes mean nothing. */
+static void drain_watched(int fd) {
+    char drain[64];
+    while (read(fd, drain, sizeof drain) > 0) {
+    }
+}
+
 int cradle_transport_poll(cradle_transport *transport, int timeout_ms) {
+    return cradle_transport_poll_ns(transport, timeout_ms < 0 ? -1 : (int64_t)timeout_ms * 1000000);
+}
+
+int cradle_transport_poll_ns(cradle_transport *transport, int64_t timeout_ns) {
     cradle_transport *t = transport;
     assert(t->conns != NULL && t->status == CRADLE_TRANSPORT_RUNNING && "transport not open or stopped");
     nfds_t n = 0;
     if (t->listen_fd >= 0) {
         t->pollfds[n] = (struct pollfd){.fd = t->listen_fd, .events = POLLIN};
-        t->poll_owner[n++] = UINT32_MAX;
+        t->poll_owner[n++] = OWNER_LISTENER;
+    }
+    if (t->watch_fd >= 0) {
+        t->pollfds[n] = (struct pollfd){.fd = t->watch_fd, .events = POLLIN};
+        t->poll_owner[n++] = OWNER_WATCHED;
     }
     for (uint32_t i = 0; i < t->conn_count; i++) {
         conn *c = &t->conns[i];
@@ -477,12 +497,14 @@ int cradle_transport_poll(cradle_transport *transport, int timeout_ms) {
         if (wants_read(t, c)) events |= POLLIN;
         if (!c->stdio && c->out_head < c->out_len) events |= POLLOUT;
         /* Lines left by the budget or by back-pressure run without waiting. */
-        if (has_work(c) && out_space(t, c) >= t->config.reply_reserve) timeout_ms = 0;
+        if (has_work(c) && out_space(t, c) >= t->config.reply_reserve) timeout_ns = 0;
         if (events == 0) continue;
         t->pollfds[n] = (struct pollfd){.fd = c->in_fd, .events = events};
         t->poll_owner[n++] = i;
     }
-    int ready = poll(t->pollfds, n, timeout_ms);
+    struct timespec timeout = {.tv_sec = (time_t)(timeout_ns / 1000000000),
+                               .tv_nsec = (long)(timeout_ns % 1000000000)};
+    int ready = ppoll(t->pollfds, n, timeout_ns < 0 ? NULL : &timeout, NULL);
     if (ready < 0) {
         if (errno == EINTR) return 0;
         t->system_error = errno;
@@ -491,8 +513,12 @@ int cradle_transport_poll(cradle_transport *transport, int timeout_ms) {
     for (nfds_t p = 0; p < n && ready > 0; p++) {
         short revents = t->pollfds[p].revents;
         if (revents == 0) continue;
-        if (t->poll_owner[p] == UINT32_MAX) {
+        if (t->poll_owner[p] == OWNER_LISTENER) {
             accept_clients(t);
+            continue;
+        }
+        if (t->poll_owner[p] == OWNER_WATCHED) {
+            drain_watched(t->watch_fd);
             continue;
         }
         conn *c = &t->conns[t->poll_owner[p]];

@@ -6,7 +6,10 @@
 
 #include <signal.h>
 #include <string.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cradle/systime.h"
 
@@ -86,11 +89,44 @@ static void test_stop_flag_ends_the_sleep(void **state) {
     assert_true(cradle_sleep_ns_unless(1 * MS, NULL));
 }
 
+/* A readable wake-up pipe ends the sleep at once and is read dry; without
+ * it the sleep takes its whole time; a signal ends it early. */
+static void test_sleep_until_fd_is_readable(void **state) {
+    (void)state;
+    int wake[2];
+    assert_int_equal(pipe(wake), 0);
+    assert_int_equal(fcntl(wake[0], F_SETFL, O_NONBLOCK), 0);
+    char bytes[300] = {0};
+    assert_int_equal(write(wake[1], bytes, sizeof bytes), (ssize_t)sizeof bytes);
+    /* Ten seconds unless the pipe ends it. */
+    assert_true(cradle_sleep_ns_or_fd(10000 * MS, wake[0]));
+    char c;
+    assert_int_equal(read(wake[0], &c, 1), -1);
+    assert_int_equal(errno, EAGAIN);
+
+    uint64_t start = cradle_mono_ns();
+    assert_false(cradle_sleep_ns_or_fd(5 * MS, wake[0]));
+    assert_true(cradle_mono_ns() - start >= 5 * MS);
+    start = cradle_mono_ns();
+    assert_false(cradle_sleep_ns_or_fd(2 * MS, -1));
+    assert_true(cradle_mono_ns() - start >= 2 * MS);
+
+    alarms = 0;
+    set_stop_on_alarm = 0;
+    timer_t timer = arm_alarm(10);
+    assert_false(cradle_sleep_ns_or_fd(10000 * MS, wake[0])); /* the signal, not 10 s */
+    timer_delete(timer);
+    assert_int_equal(alarms, 1);
+    close(wake[0]);
+    close(wake[1]);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_clocks_agree),
         cmocka_unit_test(test_sleep_resumes_after_a_signal),
         cmocka_unit_test(test_stop_flag_ends_the_sleep),
+        cmocka_unit_test(test_sleep_until_fd_is_readable),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -647,6 +647,37 @@ static void test_stdio_budget_and_last_line(void **state) {
     close(from_server[1]);
 }
 
+/* A watched wake-up pipe ends the wait and is read dry; the wait in
+ * nanoseconds lasts its whole time when nothing happens; an unwatched pipe
+ * is left alone. */
+static void test_watched_fd_wakes_and_is_drained(void **state) {
+    fixture *f = *state;
+    open_socket(f, (cradle_transport_config){0});
+    int wake[2];
+    assert_int_equal(pipe(wake), 0);
+    assert_int_equal(fcntl(wake[0], F_SETFL, O_NONBLOCK), 0);
+    cradle_transport_watch(&f->transport, wake[0]);
+    char bytes[100] = {0};
+    assert_int_equal(write(wake[1], bytes, sizeof bytes), (ssize_t)sizeof bytes);
+    /* Thirty seconds unless the pipe wakes it; the pipe is then empty. */
+    assert_int_equal(cradle_transport_poll_ns(&f->transport, 30 * INT64_C(1000000000)), 0);
+    char c;
+    assert_int_equal(read(wake[0], &c, 1), -1);
+    assert_int_equal(errno, EAGAIN);
+    assert_int_equal(f->handled, 0);
+
+    uint64_t t0 = cradle_mono_ns();
+    assert_int_equal(cradle_transport_poll_ns(&f->transport, 20000000), 0);
+    assert_true(cradle_mono_ns() - t0 >= 20000000u);
+
+    cradle_transport_watch(&f->transport, -1);
+    assert_int_equal(write(wake[1], "x", 1), 1);
+    assert_int_equal(cradle_transport_poll_ns(&f->transport, 0), 0);
+    assert_int_equal(read(wake[0], &c, 1), 1);
+    close(wake[0]);
+    close(wake[1]);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_listen_mode_event_and_removal, setup, teardown),
@@ -664,6 +695,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_slow_reader_stalls_only_itself, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stdio_over_pipes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stdio_budget_and_last_line, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_watched_fd_wakes_and_is_drained, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -38,4 +38,10 @@ void cradle_sleep_ns(uint64_t ns);
  * next interruption only: keep waits short where a stop must be prompt. */
 bool cradle_sleep_ns_unless(uint64_t ns, const volatile sig_atomic_t *stop);
 
+/* Sleeps up to ns nanoseconds, less when fd (a non-blocking wake-up pipe;
+ * -1 for none) becomes readable, which it then reads dry, or when a signal
+ * arrives (not resumed: the caller looks at its flags). Returns true when
+ * fd ended the sleep. */
+bool cradle_sleep_ns_or_fd(uint64_t ns, int fd);
+
 #endif

@@ -111,6 +111,7 @@ typedef struct cradle_transport {
     cradle_transport_status status;
     cradle_transport_stats stats;
     int listen_fd;                  /* -1 without a socket */
+    int watch_fd;                   /* cradle_transport_watch; -1 for none */
     uint64_t socket_device, socket_inode; /* identify our socket file at close */
     char path[108];
     struct cradle__transport_conn *conns; /* stdio first when enabled, then socket slots */
@@ -137,6 +138,15 @@ CRADLE_MUST_CHECK int cradle_transport_open(cradle_transport *transport,
  * signal interrupted the wait) or CRADLE_EIO. Asserts the transport is
  * running. */
 CRADLE_MUST_CHECK int cradle_transport_poll(cradle_transport *transport, int timeout_ms);
+
+/* As cradle_transport_poll, with the wait in nanoseconds (negative: until
+ * input), so a host can sleep exactly until its next deadline. */
+CRADLE_MUST_CHECK int cradle_transport_poll_ns(cradle_transport *transport, int64_t timeout_ns);
+
+/* Makes the polls also return when fd (non-blocking; -1: none) is readable,
+ * and read it dry: a wake-up pipe that another thread writes to, so one
+ * wait covers the dev clients and that thread's news. */
+void cradle_transport_watch(cradle_transport *transport, int fd);
 
 cradle_transport_status cradle_transport_state(const cradle_transport *transport);
 const cradle_transport_stats *cradle_transport_get_stats(const cradle_transport *transport);
