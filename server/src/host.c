@@ -44,7 +44,7 @@ void cradle_server_say(const cradle_server_host *host, const char *level, const 
 /* ---- outbound --------------------------------------------------------------- */
 
 /* Queues host->out_scratch. Waits only for the network thread to make room
- * (it drains every millisecond); gives up and counts after two seconds. */
+ * (it drains the ring when woken); gives up and counts after two seconds. */
 static void push_out(cradle_server_host *host) {
     if (cradle_ring_push(&host->net->out, &host->out_scratch)) {
         cradle_server_net_wake(host->net);

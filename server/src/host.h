@@ -12,7 +12,11 @@
  * many steps per message as fit and are ready), and after every K-th step
  * (step s with (s + 1) % K == 0) add the state hash. The server never waits
  * for a client; the only wait on this thread is for ring space from its own
- * network thread, which drains the ring every millisecond.
+ * network thread, which drains the ring as soon as it is woken.
+ *
+ * Between steps the thread sleeps (one ppoll) until the next step is due,
+ * a dev client sends a line, the network thread has news (a join, a leave:
+ * net.h) or the 200 ms reload check; inputs wait in the ring for their step.
  *
  * Join in progress: a player or spectator admitted at step N > 0 is sent
  * WELCOME(start_step N, state follows), then the state block at the start of

@@ -589,7 +589,11 @@ static void *net_main(void *arg) {
     ENetEvent event;
     struct pollfd fds[1] = {{.fd = net->wake_fd[0], .events = POLLIN}};
     while (!atomic_load(&net->stop)) {
+        /* New steps go out before the inbound batch is read: they are what
+         * every client waits for, and the acks can wait a moment. */
         drain_out(net);
+        pump_steps(net);
+        enet_host_flush(net->host);
         int rc = enet_host_service(net->host, &event, 0);
         while (rc > 0) {
             handle_event(net, &event);

@@ -24,7 +24,10 @@
  * ends), so clients leave with the whole session.
  *
  * Output leaves as soon as the game thread queues it (a pipe wakes the
- * thread); input is read in batches at most 4 ms apart.
+ * thread), new steps before the inbound batch is read; input is read in
+ * batches at most 4 ms apart. The game thread sleeps until its next step:
+ * this thread wakes it (a second pipe) for anything but an input, and when
+ * the inbound ring is a quarter full.
  *
  * Security (secure mode, the default): ENet's connect is rate-limited per
  * address (refused at once, no reply); the first message must be a plaintext
