@@ -6,8 +6,16 @@
  * The server's two threads and the bots run in this one process: the bots
  * share one ENet host (one UDP socket, 64 peers) on the main thread. Printed:
  *   - server CPU: the game and network threads' CPU time over wall time;
- *   - step delivery latency, p50/p99/max: from the moment the game thread
- *     queues a STEPS message (host->sent_ns) to the bot's receipt;
+ *   - step delivery latency, p50/p99/max, from the moment the game thread
+ *     queues a STEPS message (host->sent_ns; the network thread sends it
+ *     after that) to the bot's receipt, at three points: the datagram in the
+ *     bot's socket (the kernel's receive timestamp, SIOCGSTAMPNS, read in
+ *     ENet's intercept hook), read by the bots' thread, and handled by the
+ *     bot. The first is the delivery; the other two add the time one thread
+ *     takes to play 64 clients (ENet reads every waiting datagram of all 64
+ *     peers before it hands out the first). The bots send their inputs and
+ *     acks after each step's burst, so one bot's sending does not delay
+ *     another's receipt, as it would not with a machine each;
  *   - bytes per second per client on the wire, IPv4 + UDP headers included
  *     (28 bytes per datagram), down (server->client) and up;
  *   - process RSS (server and bots together) and the server's share estimated
@@ -40,6 +48,8 @@
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 
 #include "cradle/enet_pool.h"
 #include "cradle/hash.h"
@@ -212,11 +222,34 @@ typedef struct bot {
     uint32_t state_size, state_received;
     uint8_t state[256];
     uint64_t hashes_checked, mismatches;
+    uint64_t arrived_ns; /* its latest datagram: the kernel's receive time (CLOCK_MONOTONIC) */
+    uint64_t read_ns;    /* ... and when ENet read it from the socket */
 } bot;
 
 static bot bots[BOTS];
-static uint32_t *latency_us;
-static uint64_t latency_count;
+/* Step latencies in microseconds, each from the game thread's queueing. */
+typedef struct latency {
+    uint32_t *us;
+    uint64_t count;
+} latency;
+static latency arrived; /* in the bot's socket: the kernel's receive timestamp */
+static latency read_at; /* read from the socket by the bots' thread */
+static latency handled; /* handled by the bot, after ENet's receive batch */
+static int64_t realtime_minus_mono; /* socket timestamps are CLOCK_REALTIME */
+
+static void latency_add(latency *l, uint64_t sent, uint64_t at) {
+    if (sent && at >= sent && l->count < LAT_SAMPLES) l->us[l->count++] = (uint32_t)((at - sent) / 1000u);
+}
+
+static void latency_print(latency *l, const char *to) {
+    qsort(l->us, l->count, sizeof *l->us, compare_u32);
+    if (l->count == 0) {
+        printf("    %s: no samples\n", to);
+        return;
+    }
+    printf("    %s: p50 %u us, p99 %u us, max %u us (%" PRIu64 " samples)\n", to, l->us[l->count / 2],
+           l->us[l->count * 99 / 100], l->us[l->count - 1], l->count);
+}
 static const cradle_game_contract *contract;
 
 static void bot_send(bot *b, const cradle_wire_message *m, uint32_t flags) {
@@ -251,8 +284,9 @@ static void bot_steps(bot *b, const cradle_wire_steps *s, uint64_t received) {
         uint64_t step = first + i;
         if (step != b->next_step) continue;
         uint64_t sent = atomic_load(&sent_ns[step & (SENT_RING - 1u)]);
-        if (sent && received >= sent && latency_count < LAT_SAMPLES)
-            latency_us[latency_count++] = (uint32_t)((received - sent) / 1000u);
+        latency_add(&handled, sent, received);
+        latency_add(&arrived, sent, b->arrived_ns);
+        latency_add(&read_at, sent, b->read_ns);
         uint32_t per_frame = contract->steps_per_second / contract->source_frames_per_second;
         cradle_game_step gs = {.index = step,
                                .source_frame = step / per_frame,
@@ -298,6 +332,24 @@ static void bot_packet(bot *b, const uint8_t *data, size_t size, uint64_t receiv
     } else if (m.type == CRADLE_WIRE_STEPS && b->ready) {
         bot_steps(b, &m.as.steps, received);
     }
+    b->arrived_ns = b->read_ns = 0;
+}
+
+/* ENet calls this for every datagram the bots' socket gives it: the
+ * low 12 bits of its header's first 16 name the receiving peer; the socket's
+ * timestamp of the datagram just read is the moment it arrived. */
+static int bots_intercept(ENetHost *h, ENetEvent *event) {
+    (void)event;
+    if (h->receivedDataLength < 2) return 0;
+    uint16_t peer_id = (uint16_t)(((unsigned)h->receivedData[0] << 8 | h->receivedData[1]) & 0x0FFFu);
+    struct timespec ts;
+    if (peer_id >= h->peerCount || ioctl(h->socket, SIOCGSTAMPNS, &ts) != 0) return 0;
+    bot *b = h->peers[peer_id].data;
+    if (b) { /* the latest: a later ping in the same batch only makes it later */
+        b->read_ns = now_ns();
+        b->arrived_ns = (uint64_t)((int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec - realtime_minus_mono);
+    }
+    return 0;
 }
 
 /* An INPUT when there is a new input to send or STEPS to acknowledge (a
@@ -327,10 +379,13 @@ static void bot_inputs(bot *b, uint64_t seed) {
     b->sent_through = target + 1;
 }
 
-static void bots_service(ENetHost *h, uint32_t timeout_ms) {
+/* Handles what arrives within timeout_ms; returns the number of events. */
+static uint32_t bots_service(ENetHost *h, uint32_t timeout_ms) {
     ENetEvent ev;
+    uint32_t events = 0;
     int rc = enet_host_service(h, &ev, timeout_ms);
     while (rc > 0) {
+        events++;
         if (ev.type == ENET_EVENT_TYPE_RECEIVE) {
             bot *b = ev.peer->data;
             bot_packet(b, ev.packet->data, ev.packet->dataLength, now_ns());
@@ -338,10 +393,21 @@ static void bots_service(ENetHost *h, uint32_t timeout_ms) {
         }
         rc = enet_host_check_events(h, &ev);
     }
+    return events;
+}
+
+/* One turn of the bots' thread. It stands in for 64 clients that would
+ * each have their own machine, so one bot's sending must not hold up
+ * another's receiving: the bots answer (inputs, acks) once the burst of
+ * datagrams the server sends every step is over (1 ms without one). */
+static void bots_turn(ENetHost *h) {
+    if (bots_service(h, 1) > 0) return;
+    for (uint32_t i = 0; i < BOTS; i++) bot_inputs(&bots[i], i);
 }
 
 static ENetHost *bots_connect(uint16_t port, uint32_t count, bool first_players) {
     ENetHost *h = enet_host_create(NULL, count, 1, 0, 0);
+    h->intercept = bots_intercept;
     ENetAddress a = {.port = port};
     enet_address_set_host_ip(&a, "127.0.0.1");
     for (uint32_t i = 0; i < count; i++) {
@@ -408,12 +474,11 @@ static uint64_t run_phase(double seconds, bool secure, bool garbage, double *cpu
     /* Let everyone join, then measure a clean window. */
     uint64_t settle_until = now_ns() + 1000000000ull;
     while (now_ns() < settle_until) {
-        bots_service(h, 1);
-        for (uint32_t i = 0; i < BOTS; i++) bot_inputs(&bots[i], i);
+        bots_turn(h);
     }
     uint32_t ready = 0;
     for (uint32_t i = 0; i < BOTS; i++) ready += bots[i].ready;
-    latency_count = 0;
+    arrived.count = read_at.count = handled.count = 0;
     uint64_t t0 = now_ns();
     uint64_t game_cpu0 = thread_cpu_ns(s.game_thread), net_cpu0 = thread_cpu_ns(s.net->thread);
     uint64_t step0 = s.host->next_step;
@@ -432,8 +497,7 @@ static uint64_t run_phase(double seconds, bool secure, bool garbage, double *cpu
     uint64_t sprayed = 0;
     uint8_t junk[256];
     while (now_ns() < end) {
-        bots_service(h, 1);
-        for (uint32_t i = 0; i < BOTS; i++) bot_inputs(&bots[i], i);
+        bots_turn(h);
         for (int k = 0; spray >= 0 && k < 256; k++) {
             randombytes_buf(junk, sizeof junk);
             size_t len = 1u + junk[0] % sizeof junk;
@@ -457,11 +521,7 @@ static uint64_t run_phase(double seconds, bool secure, bool garbage, double *cpu
         checked += bots[i].hashes_checked;
         mismatches += bots[i].mismatches;
     }
-    qsort(latency_us, latency_count, sizeof *latency_us, compare_u32);
     double secs = (double)wall / 1e9;
-    uint32_t p50 = latency_count ? latency_us[latency_count / 2] : 0;
-    uint32_t p99 = latency_count ? latency_us[latency_count * 99 / 100] : 0;
-    uint32_t pmax = latency_count ? latency_us[latency_count - 1] : 0;
     printf("bench_server: counter game, %s%s, %u bots (%u players, %u spectators), %u ready, %.1f s, %" PRIu64
            " steps (%.1f steps/s)\n",
            secure ? "SECURE (sealed packets, tokens)" : "plaintext", garbage ? " + garbage spray" : "", BOTS,
@@ -473,10 +533,10 @@ static uint64_t run_phase(double seconds, bool secure, bool garbage, double *cpu
     printf("  server CPU: %.2f%% of one core (game thread %.2f%%, network thread %.2f%%)\n",
            100.0 * (double)cpu / (double)wall, 100.0 * (double)game_cpu / (double)wall,
            100.0 * (double)net_cpu / (double)wall);
-    printf(
-        "  step delivery latency (queued by the game thread -> bot receipt): p50 %u us, p99 %u us, max %u us"
-        " (%" PRIu64 " samples)\n",
-        p50, p99, pmax, latency_count);
+    printf("  step delivery latency, from the game thread queueing a step to\n");
+    latency_print(&arrived, "the bot's socket holding it (kernel receive timestamp)");
+    latency_print(&read_at, "the bots' thread reading it (one thread reads for all 64)");
+    latency_print(&handled, "the bot handling it (after ENet's receive batch over all 64 peers)");
     printf("  wire per client, incl. 28 B IPv4+UDP per datagram: down %.0f B/s (%.1f datagrams/s), up %.0f "
            "B/s\n",
            (double)(bytes_out + 28u * packets_out) / secs / BOTS, (double)packets_out / secs / BOTS,
@@ -509,7 +569,21 @@ int main(int argc, char **argv) {
     if (cradle_enet_pool_initialize() != 0 || cradle_keys_generate(&server_keys) != 0 ||
         cradle_keys_generate(&issuer_keys) != 0)
         return 1;
-    latency_us = malloc(LAT_SAMPLES * sizeof *latency_us);
+    latency *all[] = {&arrived, &read_at, &handled};
+    for (size_t i = 0; i < 3; i++)
+        if (!(all[i]->us = malloc(LAT_SAMPLES * sizeof *all[i]->us))) return 1;
+    /* The closest pair of clock readings gives the offset between them. */
+    uint64_t best = UINT64_MAX;
+    for (int i = 0; i < 100; i++) {
+        struct timespec real;
+        uint64_t m0 = now_ns();
+        clock_gettime(CLOCK_REALTIME, &real);
+        uint64_t m1 = now_ns();
+        if (m1 - m0 < best) {
+            best = m1 - m0;
+            realtime_minus_mono = (int64_t)real.tv_sec * 1000000000 + real.tv_nsec - (int64_t)(m0 + (m1 - m0) / 2);
+        }
+    }
     double plain_cpu = 0, secure_cpu = 0, spray_cpu = 0;
     uint64_t mismatches = run_phase(seconds, false, false, &plain_cpu);
     uint64_t m2 = run_phase(seconds, true, false, &secure_cpu);
@@ -538,7 +612,7 @@ int main(int argc, char **argv) {
            bots[0].ready ? "ok" : "FAILED");
     if (jh) enet_host_destroy(jh);
     server_close(&j);
-    free(latency_us);
+    for (size_t i = 0; i < 3; i++) free(all[i]->us);
     enet_deinitialize();
     return mismatches == 0 ? 0 : 1;
 }
