@@ -12,6 +12,9 @@
 #include "cradle/systime.h"
 #include "handshake.h"
 
+#define BATCH_MS 4         /* inbound datagrams wait at most this long to be read in a batch */
+#define HOUSEKEEPING_MS 20 /* the longest sleep: ENet's pings, retransmissions and timeouts */
+
 /* Never 0: connected_ms[i] == 0 marks a slot with no connection. */
 static uint64_t mono_ms(void) { return cradle_mono_ms() + 1u; }
 
@@ -587,7 +590,7 @@ static void *net_main(void *arg) {
     cradle_server_net *net = arg;
     cradle_enet_pool_bind(&net->pool); /* unbound again when this thread exits */
     ENetEvent event;
-    struct pollfd fds[1] = {{.fd = net->wake_fd[0], .events = POLLIN}};
+    struct pollfd fds[2] = {{.fd = net->wake_fd[0], .events = POLLIN}, {.fd = net->host->socket, .events = POLLIN}};
     while (!atomic_load(&net->stop)) {
         /* New steps go out before the inbound batch is read: they are what
          * every client waits for, and the acks can wait a moment. */
@@ -603,14 +606,20 @@ static void *net_main(void *arg) {
         pump_steps(net);
         expire_unauthenticated(net);
         enet_host_flush(net->host);
+        bool busy = net->host->totalReceivedPackets > 0 || net->host->totalSentPackets > 0;
         account(net);
-        /* Sleeps until the game thread queues output (wake) or the 4 ms
-         * tick. Datagrams that arrive meanwhile wait for the tick and are
-         * handled in one batch: waking for each (every peer acknowledges
-         * every step) costs more CPU than the few milliseconds it would save
-         * an input, whose deadline is input_delay steps away. Measured with
-         * 64 peers: a 1 ms tick costs the thread 5.5% of a core, 4 ms 4%. */
-        if (poll(fds, 1, 4) > 0 && (fds[0].revents & POLLIN)) {
+        /* After a turn that sent or read datagrams, sleeps BATCH_MS unless
+         * the game thread queues output (wake): the datagrams that arrive
+         * meanwhile (every peer acknowledges every step, a round trip after
+         * it went out) are read in one batch. Waking for each costs more CPU
+         * than the few milliseconds it would save an input, whose deadline
+         * is input_delay steps away (64 peers: a 1 ms batch costs the thread
+         * 5.5% of a core, 4 ms 4%). After a quiet turn it sleeps until a
+         * datagram arrives, output is queued or ENet's timers (pings,
+         * retransmissions, timeouts) want a look: an idle server does not
+         * wake 250 times a second. */
+        nfds_t watched = busy ? 1 : 2;
+        if (poll(fds, watched, busy ? BATCH_MS : HOUSEKEEPING_MS) > 0 && (fds[0].revents & POLLIN)) {
             char drain[64];
             while (read(net->wake_fd[0], drain, sizeof drain) > 0) {
             }
@@ -635,6 +644,7 @@ int cradle_server_net_start(cradle_server_net *net) {
 void cradle_server_net_stop(cradle_server_net *net, uint32_t linger_ms) {
     if (!net->thread_started) return;
     atomic_store(&net->stop, true);
+    cradle_server_net_wake(net);
     pthread_join(net->thread, NULL);
     net->thread_started = false;
     /* The game thread has stopped producing: send its last words, let every
