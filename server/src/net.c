@@ -498,9 +498,11 @@ static void release_byes(cradle_server_net *net, bool force) {
     }
 }
 
-/* Sends everything the game thread queued. */
-static void drain_out(cradle_server_net *net) {
+/* Sends everything the game thread queued. Returns whether new steps
+ * joined the stream. */
+static bool drain_out(cradle_server_net *net) {
     cradle_server_out *out = &net->scratch_out;
+    bool stepped = false;
     while (cradle_ring_pop(&net->out, out)) {
         uint32_t flags = (out->flags & CRADLE_SERVER_OUT_RELIABLE) ? ENET_PACKET_FLAG_RELIABLE
                                                                    : ENET_PACKET_FLAG_UNSEQUENCED;
@@ -509,6 +511,7 @@ static void drain_out(cradle_server_net *net) {
             if (!has_message) continue;
             if (out->bytes[0] == CRADLE_WIRE_STEPS) {
                 append_steps(net, out);
+                stepped = true;
                 continue;
             }
             if (out->bytes[0] == CRADLE_WIRE_BYE && out->length <= sizeof net->bye) {
@@ -555,6 +558,7 @@ static void drain_out(cradle_server_net *net) {
             enet_peer_disconnect_later(peer, 0);
         }
     }
+    return stepped;
 }
 
 /* Secure mode: drops peers that did not authenticate in time (a refused one
@@ -594,9 +598,10 @@ static void *net_main(void *arg) {
     while (!atomic_load(&net->stop)) {
         /* New steps go out before the inbound batch is read: they are what
          * every client waits for, and the acks can wait a moment. */
-        drain_out(net);
-        pump_steps(net);
-        enet_host_flush(net->host);
+        if (drain_out(net)) {
+            pump_steps(net);
+            enet_host_flush(net->host);
+        }
         int rc = enet_host_service(net->host, &event, 0);
         while (rc > 0) {
             handle_event(net, &event);
