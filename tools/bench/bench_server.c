@@ -5,7 +5,8 @@
  *
  * The server's two threads and the bots run in this one process: the bots
  * share one ENet host (one UDP socket, 64 peers) on the main thread. Printed:
- *   - server CPU: the game and network threads' CPU time over wall time;
+ *   - server CPU: the game and network threads' CPU time over wall time
+ *     (also for 5 s before the bots join: the cost of a session nobody plays);
  *   - step delivery latency, p50/p99/max, from the moment the game thread
  *     queues a STEPS message (host->sent_ns; the network thread sends it
  *     after that) to the bot's receipt, at three points: the datagram in the
@@ -465,6 +466,16 @@ static uint64_t run_phase(double seconds, bool secure, bool garbage, double *cpu
     contract = s.host->contract;
     long rss_server = rss_kib();
     server_start_loop(&s);
+    double idle_share = -1;
+    if (!secure && !garbage) {
+        /* Before anyone joins: what a running session costs with no clients. */
+        uint64_t i0 = now_ns(), g0 = thread_cpu_ns(s.game_thread), n0 = thread_cpu_ns(s.net->thread);
+        struct timespec idle = {.tv_sec = 5};
+        while (nanosleep(&idle, &idle) != 0) {
+        }
+        idle_share = (double)(thread_cpu_ns(s.game_thread) - g0 + thread_cpu_ns(s.net->thread) - n0) /
+                     (double)(now_ns() - i0);
+    }
 
     ENetHost *h = bots_connect(s.options.port, BOTS, true);
     if (!h) {
@@ -533,6 +544,9 @@ static uint64_t run_phase(double seconds, bool secure, bool garbage, double *cpu
     printf("  server CPU: %.2f%% of one core (game thread %.2f%%, network thread %.2f%%)\n",
            100.0 * (double)cpu / (double)wall, 100.0 * (double)game_cpu / (double)wall,
            100.0 * (double)net_cpu / (double)wall);
+    if (idle_share >= 0)
+        printf("  server CPU with no client, stepping at 60/s (5 s before the bots join): %.2f%% of one core\n",
+               100.0 * idle_share);
     printf("  step delivery latency, from the game thread queueing a step to\n");
     latency_print(&arrived, "the bot's socket holding it (kernel receive timestamp)");
     latency_print(&read_at, "the bots' thread reading it (one thread reads for all 64)");
