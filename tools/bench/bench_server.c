@@ -420,7 +420,13 @@ static ENetHost *bots_connect(uint16_t port, uint32_t count, bool first_players)
     uint64_t deadline = now_ns() + 5000000000ull;
     while (connected < count && now_ns() < deadline) {
         ENetEvent ev;
-        if (enet_host_service(h, &ev, 10) > 0 && ev.type == ENET_EVENT_TYPE_CONNECT) {
+        if (enet_host_service(h, &ev, 10) <= 0) continue;
+        if (ev.type == ENET_EVENT_TYPE_RECEIVE) {
+            /* An early bot's WELCOME while the others still connect. */
+            bot_packet(ev.peer->data, ev.packet->data, ev.packet->dataLength, now_ns());
+            enet_packet_destroy(ev.packet);
+        }
+        if (ev.type == ENET_EVENT_TYPE_CONNECT) {
             bot *b = ev.peer->data;
             cradle_wire_message m = {.type = CRADLE_WIRE_HELLO};
             uint32_t index = (uint32_t)(b - bots);
