@@ -624,11 +624,8 @@ static void *net_main(void *arg) {
          * retransmissions, timeouts) want a look: an idle server does not
          * wake 250 times a second. */
         nfds_t watched = busy ? 1 : 2;
-        if (poll(fds, watched, busy ? BATCH_MS : HOUSEKEEPING_MS) > 0 && (fds[0].revents & POLLIN)) {
-            char drain[64];
-            while (read(net->wake_fd[0], drain, sizeof drain) > 0) {
-            }
-        }
+        if (poll(fds, watched, busy ? BATCH_MS : HOUSEKEEPING_MS) > 0 && (fds[0].revents & POLLIN))
+            cradle_drain_wake_fd(net->wake_fd[0]);
     }
     return NULL;
 }

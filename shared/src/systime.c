@@ -40,8 +40,12 @@ bool cradle_sleep_ns_or_fd(uint64_t ns, int fd) {
     struct timespec ts = {.tv_sec = (time_t)(ns / NS_PER_S), .tv_nsec = (long)(ns % NS_PER_S)};
     struct pollfd p = {.fd = fd, .events = POLLIN};
     if (ppoll(&p, fd >= 0 ? 1 : 0, &ts, NULL) <= 0 || !(p.revents & POLLIN)) return false;
+    cradle_drain_wake_fd(fd);
+    return true;
+}
+
+void cradle_drain_wake_fd(int fd) {
     char drain[64];
     while (read(fd, drain, sizeof drain) > 0) {
     }
-    return true;
 }

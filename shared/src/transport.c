@@ -1,5 +1,6 @@
 #define _GNU_SOURCE /* struct ucred (SO_PEERCRED), ppoll */
 #include "cradle/transport.h"
+#include "cradle/systime.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -467,13 +468,6 @@ static void flush_all(cradle_transport *t, int ms) {
 
 void cradle_transport_watch(cradle_transport *transport, int fd) { transport->watch_fd = fd; }
 
-/* The watched descriptor is a wake-up signal: its bytes mean nothing. */
-static void drain_watched(int fd) {
-    char drain[64];
-    while (read(fd, drain, sizeof drain) > 0) {
-    }
-}
-
 int cradle_transport_poll(cradle_transport *transport, int timeout_ms) {
     return cradle_transport_poll_ns(transport, timeout_ms < 0 ? -1 : (int64_t)timeout_ms * 1000000);
 }
@@ -518,7 +512,7 @@ int cradle_transport_poll_ns(cradle_transport *transport, int64_t timeout_ns) {
             continue;
         }
         if (t->poll_owner[p] == OWNER_WATCHED) {
-            drain_watched(t->watch_fd);
+            cradle_drain_wake_fd(t->watch_fd);
             continue;
         }
         conn *c = &t->conns[t->poll_owner[p]];

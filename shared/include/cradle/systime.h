@@ -44,4 +44,7 @@ bool cradle_sleep_ns_unless(uint64_t ns, const volatile sig_atomic_t *stop);
  * fd ended the sleep. */
 bool cradle_sleep_ns_or_fd(uint64_t ns, int fd);
 
+/* Reads a non-blocking wake-up pipe dry: its bytes only ever meant "look". */
+void cradle_drain_wake_fd(int fd);
+
 #endif
