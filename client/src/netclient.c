@@ -98,8 +98,11 @@ int cradle_netclient_open(cradle_netclient *net, const cradle_netclient_config *
     /* ENet's own limit on unacknowledged reliable packets follows the silence
      * timeout: its default (5 to 30 s of retransmissions with doubling waits)
      * drops a connection on a lossy, slow link long before the server is
-     * actually silent. */
-    enet_peer_timeout(net->peer, 0, net->config.silence_timeout_ms, net->config.silence_timeout_ms);
+     * actually silent. It stays a second behind our own check, which fires
+     * first and so still has a peer to send the server its disconnect
+     * (ENet's timeout resets the peer without a word to the server). */
+    uint32_t enet_limit_ms = net->config.silence_timeout_ms + 1000;
+    enet_peer_timeout(net->peer, 0, enet_limit_ms, enet_limit_ms);
     return 0;
 }
 

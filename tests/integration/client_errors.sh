@@ -49,16 +49,21 @@ rc=0; wait "$c" || rc=$?
 cat lost.err
 [ "$rc" -eq 1 ]
 grep -E -q "connection lost|connection to the server lost" lost.err
-# Gives up: the server goes quiet (paused) and the client's silence timeout
-# ends it. Its slot is free at once, not after the server's 60 s peer timeout.
-start_server --game "$game" --players 2 --timeout 60000 --dev-socket dev.sock
+# Gives up: the server goes silent (stopped, so not even ENet or PONGs answer)
+# and the client's silence timeout ends it. A paused server would not do:
+# its network thread keeps answering, and a client rightly waits for it.
+# Its slot is free as soon as the server runs again, not after its 60 s peer
+# timeout: the client's ENet disconnect waits in the server's socket.
+start_server --game "$game" --players 2 --timeout 60000
 "$client" --headless --game "$game" --port "$PORT" "${CLIENT_SECURITY[@]}" --bot --slot 1 --silence-timeout 1000 \
   >quiet.out 2>quiet.err & c=$!
-for i in $(seq 1 100); do grep -q "joined as the player in slot 1" server.err && break; sleep 0.05; done
-"$(dirname "$server")/../tools/cradlectl" --socket dev.sock pause >/dev/null
+for i in $(seq 1 400); do grep -q "joined as the player in slot 1" server.err && break; sleep 0.05; done
+grep -q "joined as the player in slot 1" server.err || { echo "the client never joined: $(cat server.err quiet.err)"; exit 1; }
+kill -STOP "$SERVER_PID"
 rc=0; wait "$c" || rc=$?
+kill -CONT "$SERVER_PID"
 cat quiet.err
 [ "$rc" -eq 1 ] && grep -q "sent nothing" quiet.err
-for i in $(seq 1 100); do grep -q "slot 1 left" server.err && break; sleep 0.05; done
+for i in $(seq 1 200); do grep -q "slot 1 left" server.err && break; sleep 0.05; done
 grep -q "slot 1 left" server.err || { echo "the slot was not freed: $(cat server.err)"; exit 1; }
 echo "client errors ok"
