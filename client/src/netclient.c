@@ -12,6 +12,7 @@
 #include <sodium.h>
 #include <time.h>
 
+#include "cradle/ackpace.h"
 #include "cradle/hash.h"
 #include "cradle/keys.h"
 #include "cradle/token.h"
@@ -190,6 +191,7 @@ static int on_welcome(cradle_netclient *net, const cradle_wire_welcome *w) {
     net->queue_first = w->start_step;
     net->input_sent_through = w->start_step;
     net->base_step_plus1 = w->start_step;
+    cradle_ackpace_init(&net->ackpace, w->slot == CRADLE_WIRE_SPECTATOR, w->steps_per_second, w->start_step);
     if (w->state_follows) {
         net->phase = CRADLE_NETCLIENT_JOINING;
         return 0;
@@ -252,10 +254,11 @@ static void send_inputs(cradle_netclient *net) {
         }
     }
     send_message(net, &m, ENET_PACKET_FLAG_UNSEQUENCED);
+    cradle_ackpace_sent(&net->ackpace, net->received_next);
     net->ack_due = false;
 }
 
-static int on_steps(cradle_netclient *net, const cradle_wire_steps *s) {
+static int on_steps(cradle_netclient *net, const cradle_wire_steps *s, uint64_t now_ns) {
     if (net->phase != CRADLE_NETCLIENT_JOINING && net->phase != CRADLE_NETCLIENT_PLAYING) return 0;
     if (s->snapshot_size != net->snapshot_size)
         return fail(net, CRADLE_ENET_MESSAGE, "STEPS snapshot size %u, the game's is %u",
@@ -288,7 +291,10 @@ static int on_steps(cradle_netclient *net, const cradle_wire_steps *s) {
     while (net->received_next < net->queue_first + CRADLE_NETCLIENT_QUEUE_STEPS &&
            net->queue_step[net->received_next % CRADLE_NETCLIENT_QUEUE_STEPS] == net->received_next)
         net->received_next++;
-    net->ack_due = true;
+    /* A player's INPUT goes out with each STEPS (its inputs ride along); a
+     * spectator's carries only the ack, paced (cradle/ackpace.h). */
+    if (net->welcome.slot != CRADLE_WIRE_SPECTATOR || cradle_ackpace_due(&net->ackpace, net->received_next, now_ns))
+        net->ack_due = true;
     return 0;
 }
 
@@ -332,7 +338,7 @@ static int on_packet(cradle_netclient *net, const uint8_t *data, size_t size, ui
         return fail(net, CRADLE_ENET_REFUSED, "the server refused the connection (%s): %s",
                     cradle_wire_refusal_name(m.as.refuse.reason), m.as.refuse.text);
     case CRADLE_WIRE_STATE: return on_state(net, &m.as.state);
-    case CRADLE_WIRE_STEPS: return on_steps(net, &m.as.steps);
+    case CRADLE_WIRE_STEPS: return on_steps(net, &m.as.steps, now_ns);
     case CRADLE_WIRE_RELOAD:
         if (!net->reload_pending) {
             net->reload_pending = true;
@@ -395,6 +401,8 @@ int cradle_netclient_service(cradle_netclient *net, uint64_t now_ns, uint32_t wa
         if (!net->error) rc = enet_host_check_events(net->enet, &event);
     }
     if (net->error) return net->error;
+    if (net->phase == CRADLE_NETCLIENT_PLAYING && cradle_ackpace_due(&net->ackpace, net->received_next, now_ns))
+        net->ack_due = true; /* a spectator's held ack waited long enough */
     if (net->ack_due) send_inputs(net);
     if (net->phase == CRADLE_NETCLIENT_CONNECTING &&
         now_ns - net->opened_ns > (uint64_t)net->config.connect_timeout_ms * NS_PER_MS)

@@ -83,6 +83,7 @@
 
 #include <enet/enet.h>
 
+#include "cradle/ackpace.h"
 #include "cradle/errors.h"
 #include "cradle/events.h"
 #include "cradle/game_abi.h"
@@ -186,6 +187,7 @@ typedef struct cradle_netclient {
     uint64_t queue_first;
     uint8_t epoch;                      /* the build epoch the client runs */
     bool ack_due;                       /* STEPS arrived: an INPUT (ack) goes out */
+    cradle_ackpace ackpace;             /* when a spectator's ack goes out */
     uint64_t steps_early, steps_repeated; /* arrived before a gap closed / already had */
 
     /* snapshots since the last matching hash (for the desync report) */

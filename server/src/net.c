@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cradle/ackpace.h"
 #include "cradle/systime.h"
 #include "handshake.h"
 
@@ -440,6 +441,9 @@ static void start_stream(cradle_server_net *net, const cradle_server_out *out) {
     net->admitted[out->peer] = true;
     net->bye_sent[out->peer] = false;
     cradle_stream_start(&net->stream, out->peer, m.as.welcome.start_step, cradle_mono_ns());
+    if (m.as.welcome.slot == CRADLE_WIRE_SPECTATOR)
+        cradle_stream_pace(&net->stream, out->peer, CRADLE_ACKPACE_SPECTATOR_STEPS,
+                           cradle_ackpace_wait_ns(m.as.welcome.steps_per_second));
 }
 
 /* How long a peer's ack may stall before its steps are sent again: a round

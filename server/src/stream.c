@@ -79,7 +79,13 @@ void cradle_stream_start(cradle_stream *stream, uint32_t peer, uint64_t start_st
     }
     assert(start_step >= stream->first && start_step <= stream->end);
     stream->peers[peer] = (cradle_stream_peer){
-        .active = true, .acked = start_step, .sent_next = start_step, .progress_ns = now_ns};
+        .active = true, .acked = start_step, .sent_next = start_step, .progress_ns = now_ns, .ack_every = 1};
+}
+
+void cradle_stream_pace(cradle_stream *stream, uint32_t peer, uint32_t ack_every, uint64_t ack_wait_ns) {
+    assert(peer < stream->peer_count && stream->peers[peer].active && ack_every >= 1);
+    stream->peers[peer].ack_every = ack_every;
+    stream->peers[peer].ack_wait_ns = ack_wait_ns;
 }
 
 void cradle_stream_stop(cradle_stream *stream, uint32_t peer) {
@@ -172,7 +178,10 @@ int cradle_stream_next(cradle_stream *stream, uint32_t peer, uint64_t now_ns, ui
         uint8_t epoch = epoch_of(stream, lo);
         uint32_t used = 0;
         hi = extend_forward(stream, lo, budget, &used);
-        while (lo > p->acked && lo > stream->first && hi - lo < CRADLE_WIRE_STEPS_MAX &&
+        /* The last ack_every - 1 steps sent are in flight, not lost: the peer
+         * acks them together with the next. */
+        bool overdue = p->acked + (p->ack_every - 1u) < lo;
+        while (overdue && lo > p->acked && lo > stream->first && hi - lo < CRADLE_WIRE_STEPS_MAX &&
                epoch_of(stream, lo - 1u) == epoch && used + step_bytes(stream, lo - 1u) <= budget) {
             lo--;
             used += step_bytes(stream, lo);
@@ -182,7 +191,8 @@ int cradle_stream_next(cradle_stream *stream, uint32_t peer, uint64_t now_ns, ui
         stream->stats.steps_repeated += p->sent_next - lo;
         p->sent_next = hi;
     } else {
-        if (p->acked < stream->end && now_ns - p->progress_ns >= repair_ns && now_ns - p->repair_ns >= repair_ns) {
+        uint64_t stall_ns = repair_ns + p->ack_wait_ns;
+        if (p->acked < stream->end && now_ns - p->progress_ns >= stall_ns && now_ns - p->repair_ns >= stall_ns) {
             p->repair_ns = now_ns;
             p->repair_next = p->acked;
             p->repairing = true;

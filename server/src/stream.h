@@ -15,17 +15,21 @@
  * cradle_stream_next() writes the STEPS message a peer should get now:
  *   - the new steps (sent_next onwards) first, in messages that fit one
  *     datagram (payload_max bytes), each filled up with the unacknowledged
- *     steps just before them: a lost datagram's steps ride in the next ones;
- *   - a repair when the peer's ack has not moved for repair_ns while steps
- *     are unacknowledged: every step from acked to sent_next again, in as
+ *     steps just before them: a lost datagram's steps ride in the next ones.
+ *     A peer that acks every N steps (a spectator, cradle/ackpace.h) gets
+ *     that fill only when more than N - 1 steps wait for its ack;
+ *   - a repair when the peer's ack has not moved for repair_ns (plus the
+ *     longest the peer holds an ack) while steps are unacknowledged: every
+ *     step from acked to sent_next again, in as
  *     many messages as that takes (at most the history: 4,096 steps, about
  *     64 KiB for the sample game). A step lost in every datagram that carried
  *     it, the last steps before a pause, or everything since a WELCOME that
  *     took seconds to arrive (the client drops steps that come before it):
  *     one message per round trip would repair that slower than new steps
  *     are made, and the peer would never catch up.
- * On a clean link the ack of step s arrives before step s + 1 is sent, so a
- * message carries the one new step and nothing else.
+ * On a clean link the ack of step s arrives before step s + 1 is sent (for
+ * a spectator: the ack of s and s + 1 before s + 2), so a message carries
+ * the one new step and nothing else.
  *
  * A message never mixes build epochs (a client waits for the reliable RELOAD
  * at the boundary). A peer whose ack has fallen out of the history cannot be
@@ -70,6 +74,8 @@ typedef struct cradle_stream_peer {
     uint64_t repair_ns;   /* when the last repair began */
     bool repairing;       /* a repair is under way: */
     uint64_t repair_next; /* the next step it sends (done at sent_next) */
+    uint32_t ack_every;   /* the peer acks every this many steps (ackpace.h) */
+    uint64_t ack_wait_ns; /* and holds a step at most this long unacked */
 } cradle_stream_peer;
 
 /* Caller-owned; fields are read-only outside stream.c. */
@@ -102,6 +108,10 @@ void cradle_stream_append(cradle_stream *stream, uint64_t step, const uint8_t *s
 /* The peer receives the stream from start_step (the WELCOME's; equal to end
  * once the stream has started). */
 void cradle_stream_start(cradle_stream *stream, uint32_t peer, uint64_t start_step, uint64_t now_ns);
+/* The started peer acks every ack_every (>= 1) steps, holding a step at
+ * most ack_wait_ns unacked (a spectator: cradle/ackpace.h). Until this is
+ * called a peer acks every step at once. */
+void cradle_stream_pace(cradle_stream *stream, uint32_t peer, uint32_t ack_every, uint64_t ack_wait_ns);
 void cradle_stream_stop(cradle_stream *stream, uint32_t peer);
 bool cradle_stream_active(const cradle_stream *stream, uint32_t peer);
 

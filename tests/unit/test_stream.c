@@ -2,6 +2,7 @@
  * with and without acks, under loss, at reloads and past the history. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -10,6 +11,7 @@
 
 #include <string.h>
 
+#include "cradle/ackpace.h"
 #include "cradle/rng.h"
 #include "cradle/wire.h"
 #include "stream.h"
@@ -309,11 +311,14 @@ static void test_peer_past_the_history_is_dropped(void **state) {
 /* A simulated link with 25% loss both ways, duplicates and up to 30 steps of
  * delay: the client, which keeps out-of-order steps and acks the first one
  * it lacks, receives every step in order, and its ack keeps up. */
-static void test_lossy_link_delivers_everything(void **state) {
-    (void)state;
+static void lossy_link_delivers_everything(bool spectator) {
     cradle_stream st;
     init(&st, 1024);
     cradle_stream_start(&st, 0, 0, 0);
+    /* A spectator's acks are paced as cradle-client paces them. */
+    cradle_ackpace pace;
+    cradle_ackpace_init(&pace, spectator, 60, 0);
+    if (spectator) cradle_stream_pace(&st, 0, pace.every, pace.wait_ns);
     enum { STEPS = 6000, DELAY = 64, Q = 512 };
     static uint8_t flight[DELAY][2048];
     static size_t flight_n[DELAY];
@@ -342,7 +347,8 @@ static void test_lossy_link_delivers_everything(void **state) {
             }
         }
         uint32_t slot = (uint32_t)(t % DELAY);
-        if (flight_n[slot]) {
+        bool arrived = flight_n[slot] != 0;
+        if (arrived) {
             uint64_t first;
             uint32_t count;
             check_message(flight[slot], flight_n[slot], received_next, &first, &count, NULL);
@@ -350,6 +356,10 @@ static void test_lossy_link_delivers_everything(void **state) {
                 if (first + k >= received_next && first + k < received_next + Q) have[(first + k) % Q] = true;
             while (have[received_next % Q]) have[received_next++ % Q] = false;
             flight_n[slot] = 0;
+        }
+        /* A player acks with every STEPS that arrives (its inputs ride along). */
+        if (spectator ? cradle_ackpace_due(&pace, received_next, now) : arrived) {
+            cradle_ackpace_sent(&pace, received_next);
             /* The client's ack, itself on a lossy path. */
             if (cradle_rng_next(&rng) % 4u != 0) ack_flight[(t + 1u + cradle_rng_next(&rng) % 30u) % DELAY] = received_next;
         }
@@ -363,6 +373,78 @@ static void test_lossy_link_delivers_everything(void **state) {
     assert_true(cradle_stream_done(&st, 0));
     assert_true(max_lag < 200); /* never far behind: no growing backlog */
     assert_int_equal(st.stats.fell_behind, 0);
+    cradle_stream_deinit(&st);
+}
+
+static void test_lossy_link_delivers_everything(void **state) {
+    (void)state;
+    lossy_link_delivers_everything(false);
+}
+
+static void test_lossy_link_delivers_everything_to_a_spectator(void **state) {
+    (void)state;
+    lossy_link_delivers_everything(true);
+}
+
+/* A spectator acks every other step: the step sent just before the new one
+ * is in flight, not lost, so on a clean link each message still carries
+ * one step; two steps without an ack are, and ride along again. */
+static void test_paced_peer_gets_no_needless_redundancy(void **state) {
+    (void)state;
+    cradle_stream st;
+    init(&st, 256);
+    cradle_stream_start(&st, 3, 0, 0);
+    cradle_stream_pace(&st, 3, 2, 25 * MS);
+    uint8_t out[2048];
+    size_t n = 0;
+    uint64_t first;
+    uint32_t count;
+    for (uint64_t s = 0; s < 100; s++) {
+        append(&st, s, 0);
+        uint64_t now = s * 16 * MS;
+        assert_int_equal(cradle_stream_next(&st, 3, now, 50 * MS, out, sizeof out, &n), 0);
+        check_message(out, n, s, &first, &count, NULL);
+        assert_true(first == s && count == 1);
+        if (s % 2u == 1u) cradle_stream_ack(&st, 3, s + 1, now);
+    }
+    assert_true(st.stats.steps_repeated == 0);
+    /* Step 100's datagram is lost: no ack at 101; 102 carries 100 and 101. */
+    append(&st, 100, 0);
+    assert_int_equal(cradle_stream_next(&st, 3, 100 * 16 * MS, 50 * MS, out, sizeof out, &n), 0);
+    append(&st, 101, 0);
+    assert_int_equal(cradle_stream_next(&st, 3, 101 * 16 * MS, 50 * MS, out, sizeof out, &n), 0);
+    check_message(out, n, 101, &first, &count, NULL);
+    assert_true(first == 101 && count == 1);
+    append(&st, 102, 0);
+    assert_int_equal(cradle_stream_next(&st, 3, 102 * 16 * MS, 50 * MS, out, sizeof out, &n), 0);
+    check_message(out, n, 102, &first, &count, NULL);
+    assert_true(first == 100 && count == 3);
+    cradle_stream_deinit(&st);
+}
+
+/* A paced peer may hold its last step's ack for ack_wait_ns: the repair
+ * waits that long on top of repair_ns. */
+static void test_paced_peer_repair_waits_for_its_ack(void **state) {
+    (void)state;
+    cradle_stream st;
+    init(&st, 256);
+    cradle_stream_start(&st, 0, 0, 0);
+    cradle_stream_pace(&st, 0, 2, 25 * MS);
+    uint8_t out[2048];
+    size_t n = 0;
+    for (uint64_t s = 0; s < 3; s++) {
+        append(&st, s, 0);
+        assert_int_equal(cradle_stream_next(&st, 0, 0, 50 * MS, out, sizeof out, &n), 0);
+    }
+    cradle_stream_ack(&st, 0, 2, 0); /* step 2 held: the stream paused */
+    assert_int_equal(cradle_stream_next(&st, 0, 60 * MS, 50 * MS, out, sizeof out, &n), 0);
+    assert_int_equal(n, 0); /* past repair_ns, within its ack wait */
+    assert_int_equal(cradle_stream_next(&st, 0, 76 * MS, 50 * MS, out, sizeof out, &n), 0);
+    uint64_t first;
+    uint32_t count;
+    check_message(out, n, 2, &first, &count, NULL);
+    assert_true(first == 2 && count == 1);
+    assert_int_equal(st.stats.repairs, 1);
     cradle_stream_deinit(&st);
 }
 
@@ -393,6 +475,9 @@ int main(void) {
         cmocka_unit_test(test_acks_are_checked),
         cmocka_unit_test(test_peer_past_the_history_is_dropped),
         cmocka_unit_test(test_lossy_link_delivers_everything),
+        cmocka_unit_test(test_lossy_link_delivers_everything_to_a_spectator),
+        cmocka_unit_test(test_paced_peer_gets_no_needless_redundancy),
+        cmocka_unit_test(test_paced_peer_repair_waits_for_its_ack),
         cmocka_unit_test(test_step_expand),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

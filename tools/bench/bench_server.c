@@ -16,7 +16,8 @@
  *     takes to play 64 clients (ENet reads every waiting datagram of all 64
  *     peers before it hands out the first). The bots send their inputs and
  *     acks after each step's burst, so one bot's sending does not delay
- *     another's receipt, as it would not with a machine each;
+ *     another's receipt, as it would not with a machine each; spectators ack
+ *     every other step, as cradle-client's do (cradle/ackpace.h);
  *   - bytes per second per client on the wire, IPv4 + UDP headers included
  *     (28 bytes per datagram), down (server->client) and up;
  *   - process RSS (server and bots together) and the server's share estimated
@@ -52,6 +53,7 @@
 #include <linux/sockios.h>
 #include <sys/ioctl.h>
 
+#include "cradle/ackpace.h"
 #include "cradle/enet_pool.h"
 #include "cradle/hash.h"
 #include "cradle/keys.h"
@@ -217,6 +219,7 @@ typedef struct bot {
     bool secure;
     cradle_secure session;
     bool welcomed, ready, ack_due;
+    cradle_ackpace pace; /* a spectator acks every other step (cradle/ackpace.h) */
     uint8_t slot;
     uint16_t input_delay;
     uint64_t next_step, start_step, sent_through;
@@ -280,7 +283,6 @@ static bool no_event(void *c, const cradle_event *e) {
  * first arrival. */
 static void bot_steps(bot *b, const cradle_wire_steps *s, uint64_t received) {
     uint64_t first = cradle_wire_step_expand(b->next_step, (uint32_t)s->first_step);
-    b->ack_due = true;
     for (uint32_t i = 0; i < s->count; i++) {
         uint64_t step = first + i;
         if (step != b->next_step) continue;
@@ -303,6 +305,7 @@ static void bot_steps(bot *b, const cradle_wire_steps *s, uint64_t received) {
         }
         b->next_step++;
     }
+    if (b->slot != CRADLE_WIRE_SPECTATOR || cradle_ackpace_due(&b->pace, b->next_step, received)) b->ack_due = true;
 }
 
 static void bot_packet(bot *b, const uint8_t *data, size_t size, uint64_t received) {
@@ -321,6 +324,8 @@ static void bot_packet(bot *b, const uint8_t *data, size_t size, uint64_t receiv
         b->input_delay = m.as.welcome.input_delay;
         b->start_step = b->next_step = b->sent_through = m.as.welcome.start_step;
         b->state_size = m.as.welcome.state_size;
+        cradle_ackpace_init(&b->pace, b->slot == CRADLE_WIRE_SPECTATOR, m.as.welcome.steps_per_second,
+                            b->start_step);
         if (!m.as.welcome.state_follows) {
             memset(b->state, 0, sizeof b->state);
             contract->init(b->state, m.as.welcome.seed, m.as.welcome.players);
@@ -358,10 +363,11 @@ static int bots_intercept(ENetHost *h, ENetEvent *event) {
 static void bot_inputs(bot *b, uint64_t seed) {
     if (!b->ready) return;
     if (b->slot == CRADLE_WIRE_SPECTATOR) {
-        if (!b->ack_due) return;
+        if (!b->ack_due && !cradle_ackpace_due(&b->pace, b->next_step, now_ns())) return;
         cradle_wire_message ack = {.type = CRADLE_WIRE_INPUT,
                                    .as.input = {.ack = b->next_step, .first_step = b->next_step, .input_bytes = 1}};
         bot_send(b, &ack, ENET_PACKET_FLAG_UNSEQUENCED);
+        cradle_ackpace_sent(&b->pace, b->next_step);
         b->ack_due = false;
         return;
     }

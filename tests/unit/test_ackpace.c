@@ -1,0 +1,87 @@
+/* When a client acks the step stream (cradle/ackpace.h): a player at once,
+ * a spectator every other step or when a held step waited long enough. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "cradle/ackpace.h"
+
+#define MS 1000000ull
+
+static void test_wait_is_one_and_a_half_steps(void **state) {
+    (void)state;
+    assert_true(cradle_ackpace_wait_ns(60) == 25 * MS);
+    assert_true(cradle_ackpace_wait_ns(30) == 50 * MS);
+    assert_true(cradle_ackpace_wait_ns(1) == 1500 * MS);
+}
+
+static void test_player_acks_every_step(void **state) {
+    (void)state;
+    cradle_ackpace p;
+    cradle_ackpace_init(&p, false, 60, 100);
+    assert_false(cradle_ackpace_due(&p, 100, 0)); /* nothing new */
+    assert_true(cradle_ackpace_due(&p, 101, 0));
+    cradle_ackpace_sent(&p, 101);
+    assert_false(cradle_ackpace_due(&p, 101, 1 * MS));
+    assert_true(cradle_ackpace_due(&p, 102, 2 * MS));
+}
+
+static void test_spectator_acks_every_other_step(void **state) {
+    (void)state;
+    cradle_ackpace p;
+    cradle_ackpace_init(&p, true, 60, 0);
+    assert_int_equal(p.every, CRADLE_ACKPACE_SPECTATOR_STEPS);
+    uint64_t acks = 0;
+    for (uint64_t s = 1; s <= 100; s++) {
+        uint64_t now = s * 16 * MS + s % 3u * MS; /* some jitter, under 1.5 periods */
+        if (cradle_ackpace_due(&p, s, now)) {
+            cradle_ackpace_sent(&p, s);
+            acks++;
+            assert_true(s % 2u == 0u);
+        }
+    }
+    assert_true(acks == 50);
+}
+
+/* The stream pauses after an odd step: its ack goes out after the wait,
+ * not before, and not again. */
+static void test_held_step_is_acked_after_the_wait(void **state) {
+    (void)state;
+    cradle_ackpace p;
+    cradle_ackpace_init(&p, true, 60, 10);
+    assert_false(cradle_ackpace_due(&p, 11, 100 * MS));
+    assert_false(cradle_ackpace_due(&p, 11, 124 * MS));
+    assert_true(cradle_ackpace_due(&p, 11, 125 * MS));
+    cradle_ackpace_sent(&p, 11);
+    assert_false(cradle_ackpace_due(&p, 11, 500 * MS));
+    /* The wait counts from the first held step, not the latest call. */
+    assert_false(cradle_ackpace_due(&p, 12, 501 * MS));
+    assert_false(cradle_ackpace_due(&p, 12, 520 * MS));
+    assert_true(cradle_ackpace_due(&p, 12, 526 * MS));
+}
+
+/* A gap (a step lost) holds received_next: no ack until it moves. */
+static void test_no_ack_without_progress(void **state) {
+    (void)state;
+    cradle_ackpace p;
+    cradle_ackpace_init(&p, true, 60, 50);
+    for (uint64_t t = 0; t < 10; t++) assert_false(cradle_ackpace_due(&p, 50, t * 100 * MS));
+    assert_true(cradle_ackpace_due(&p, 53, 1000 * MS));
+    cradle_ackpace_sent(&p, 40); /* an older ack (reordered) does not move it back */
+    assert_int_equal(p.sent, 50);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_wait_is_one_and_a_half_steps),
+        cmocka_unit_test(test_player_acks_every_step),
+        cmocka_unit_test(test_spectator_acks_every_other_step),
+        cmocka_unit_test(test_held_step_is_acked_after_the_wait),
+        cmocka_unit_test(test_no_ack_without_progress),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
