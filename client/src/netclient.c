@@ -254,6 +254,7 @@ static void send_inputs(cradle_netclient *net) {
         }
     }
     send_message(net, &m, ENET_PACKET_FLAG_UNSEQUENCED);
+    net->inputs_sent++;
     cradle_ackpace_sent(&net->ackpace, net->received_next);
     net->ack_due = false;
 }

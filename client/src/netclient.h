@@ -189,6 +189,7 @@ typedef struct cradle_netclient {
     bool ack_due;                       /* STEPS arrived: an INPUT (ack) goes out */
     cradle_ackpace ackpace;             /* when a spectator's ack goes out */
     uint64_t steps_early, steps_repeated; /* arrived before a gap closed / already had */
+    uint64_t inputs_sent;               /* INPUT messages (each carries the ack) */
 
     /* snapshots since the last matching hash (for the desync report) */
     uint8_t *history;

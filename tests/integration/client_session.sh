@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # cradle-client --headless against cradle-server on loopback, vanguard:
 # two bot players, two --bots and a spectator for 300 steps all end on the server's hash
-# at step 299 (hash interval 30); player 0's --output bytes equal
+# at step 299 (hash interval 30); the spectator acks every other step; player 0's --output bytes equal
 # cradle-replay's output of the server's log over the same steps. Then a
 # client fed a corrupted snapshot at step 250 (test hook
 # CRADLE_TEST_CORRUPT_STEP) reports the desync at step 269 (the first hash
@@ -41,6 +41,17 @@ for name in p0 p1 spec; do
   hash=$h
 done
 [ "$(json_field "$(grep done spec.out)" slot)" = -1 ]
+# Acks: a player sends an INPUT with every step, a spectator every other
+# step (cradle/ackpace.h), give or take its catch-up and last step.
+acks() { # name -> "inputs_sent steps_played"
+  local line; line=$(grep '"event":"done"' "$1.out")
+  echo "$(json_field "$line" inputs_sent) $(( $(json_field "$line" steps) - $(json_field "$line" start_step) ))"
+}
+read -r sent played < <(acks p0)
+[ "$sent" -ge $((played * 9 / 10)) ] || { echo "player p0 sent $sent INPUTs over $played steps"; exit 1; }
+read -r sent played < <(acks spec)
+[ "$sent" -ge $((played * 4 / 10)) ] && [ "$sent" -le $((played * 6 / 10 + 5)) ] ||
+  { echo "the spectator sent $sent acks over $played steps, not about half"; exit 1; }
 wait $bots
 grep '"event":"bots_done"' bots.out
 grep -q '"bots":2,' bots.out
