@@ -29,6 +29,9 @@
  *   - the time for a client to join a session that has run 2 hours of steps
  *     (432000 steps run in commanded mode first).
  *
+ *   - the same bots against a raw ENet reference (raw_main below): what ENet
+ *     alone costs for this traffic, CPU and latency, in the same run;
+ *
  *   - the same 64-bot measurement with the secure channel (server key,
  *     issuer tokens, every packet sealed: net.h) and, last, secure play while
  *     the bots' thread also sprays random UDP datagrams at the server port:
@@ -40,6 +43,8 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +62,7 @@
 #include "cradle/enet_pool.h"
 #include "cradle/hash.h"
 #include "cradle/keys.h"
+#include "cradle/reload.h"
 #include "cradle/secure.h"
 #include "cradle/token.h"
 #include "cradle/wire.h"
@@ -588,6 +594,153 @@ static uint64_t run_phase(double seconds, bool secure, bool garbage, double *cpu
     return ready == BOTS ? mismatches : UINT64_MAX;
 }
 
+/* ---- the raw ENet reference ----
+ *
+ * What ENet alone costs for the same traffic, measured the same way: one
+ * thread written as a plain ENet game server is (enet_host_service waits for
+ * datagrams until the next tick), answering each HELLO with a WELCOME and
+ * sending, 60 times a second, one STEPS datagram of the size Cradle sends to
+ * every peer (enet_host_broadcast, unsequenced). It reads the bots' inputs
+ * and acks and throws them away: no game, no log, no acks or redundancy, no
+ * second thread. */
+typedef struct raw_server {
+    ENetHost *host;
+    uint16_t port;
+    const cradle_game_contract *contract;
+    pthread_t thread;
+    atomic_bool stop;
+    uint64_t next_step;
+    uint32_t welcomed;
+} raw_server;
+
+static void raw_welcome(raw_server *r, ENetPeer *peer, bool spectator) {
+    const cradle_game_contract *k = r->contract;
+    cradle_wire_message m = {.type = CRADLE_WIRE_WELCOME};
+    cradle_wire_welcome *w = &m.as.welcome;
+    w->slot = spectator || r->welcomed >= PLAYERS ? CRADLE_WIRE_SPECTATOR : (uint8_t)r->welcomed;
+    w->players = PLAYERS;
+    w->max_players = (uint8_t)k->max_players;
+    w->input_bytes = (uint8_t)k->input_bytes;
+    w->state_size = k->state_size;
+    w->steps_per_second = k->steps_per_second;
+    w->source_frames_per_second = k->source_frames_per_second;
+    w->seed = 1;
+    w->input_delay = 2;
+    w->hash_interval = 30;
+    w->start_step = r->next_step;
+    snprintf(w->game, sizeof w->game, "%s", k->name);
+    snprintf(w->build_id, sizeof w->build_id, "%s", k->build_id);
+    uint8_t buf[1024];
+    size_t n = 0;
+    if (cradle_wire_encode(buf, sizeof buf, &n, &m) != 0) return;
+    ENetPacket *p = enet_packet_create(buf, n, ENET_PACKET_FLAG_RELIABLE);
+    if (p && enet_peer_send(peer, 0, p) != 0) enet_packet_destroy(p);
+    if (w->slot != CRADLE_WIRE_SPECTATOR) r->welcomed++;
+}
+
+static void *raw_main(void *arg) {
+    raw_server *r = arg;
+    const cradle_game_contract *k = r->contract;
+    uint8_t snapshot[CRADLE_SNAPSHOT_MAX] = {0};
+    uint64_t period = 1000000000ull / k->steps_per_second, next_tick = now_ns() + period;
+    while (!atomic_load(&r->stop)) {
+        uint64_t now = now_ns();
+        if (now >= next_tick) {
+            cradle_wire_message m = {.type = CRADLE_WIRE_STEPS};
+            m.as.steps.first_step = r->next_step;
+            m.as.steps.count = 1;
+            m.as.steps.snapshot_size = (uint16_t)cradle_snapshot_size(k->max_players, k->input_bytes);
+            m.as.steps.snapshots = snapshot;
+            uint8_t buf[256];
+            size_t n = 0;
+            if (cradle_wire_encode(buf, sizeof buf, &n, &m) == 0) {
+                atomic_store(&sent_ns[r->next_step & (SENT_RING - 1u)], now_ns());
+                enet_host_broadcast(r->host, 0, enet_packet_create(buf, n, ENET_PACKET_FLAG_UNSEQUENCED));
+                enet_host_flush(r->host);
+            }
+            r->next_step++;
+            next_tick += period;
+            continue;
+        }
+        ENetEvent ev;
+        int rc = enet_host_service(r->host, &ev, (uint32_t)((next_tick - now + 999999u) / 1000000u));
+        while (rc > 0) {
+            if (ev.type == ENET_EVENT_TYPE_RECEIVE) {
+                cradle_wire_message m;
+                if (cradle_wire_decode(&m, ev.packet->data, ev.packet->dataLength) == 0 &&
+                    m.type == CRADLE_WIRE_HELLO)
+                    raw_welcome(r, ev.peer, m.as.hello.spectator);
+                enet_packet_destroy(ev.packet);
+            }
+            rc = enet_host_check_events(r->host, &ev);
+        }
+    }
+    return NULL;
+}
+
+/* The reference run: prints its figures; returns its CPU share (< 0: failed). */
+static double run_raw_reference(double seconds) {
+    cradle_reload lib;
+    char why[CRADLE_RELOAD_MESSAGE_MAX];
+    if (cradle_reload_open(&lib, &(cradle_reload_config){.path = BENCH_SERVER_COUNTER}, now_ns(), why, sizeof why) !=
+        0) {
+        fprintf(stderr, "bench_server: cannot load the counter game: %s\n", why);
+        return -1;
+    }
+    static raw_server r;
+    memset(&r, 0, sizeof r);
+    r.contract = contract = cradle_reload_contract(&lib);
+    for (int attempt = 0; attempt < 20 && !r.host; attempt++) {
+        ENetAddress a = {.port = (uint16_t)(20000 + (unsigned)(now_ns() / 1000u + (uint64_t)attempt * 7919u) % 40000u)};
+        enet_address_set_host_ip(&a, "127.0.0.1");
+        r.host = enet_host_create(&a, BOTS + 8u, 1, 0, 0);
+        r.port = a.port;
+    }
+    if (!r.host || pthread_create(&r.thread, NULL, raw_main, &r) != 0) {
+        fprintf(stderr, "bench_server: cannot start the raw ENet reference\n");
+        cradle_reload_close(&lib);
+        return -1;
+    }
+    double share = -1;
+    ENetHost *h = bots_connect(r.port, BOTS, true);
+    if (h) {
+        uint64_t settle_until = now_ns() + 1000000000ull;
+        while (now_ns() < settle_until) bots_turn(h);
+        uint32_t ready = 0;
+        for (uint32_t i = 0; i < BOTS; i++) ready += bots[i].ready;
+        arrived.count = read_at.count = handled.count = 0;
+        uint64_t t0 = now_ns(), cpu0 = thread_cpu_ns(r.thread);
+        uint32_t out0 = r.host->totalSentData, outp0 = r.host->totalSentPackets;
+        uint32_t in0 = r.host->totalReceivedData, inp0 = r.host->totalReceivedPackets;
+        uint64_t end = t0 + (uint64_t)(seconds * 1e9);
+        while (now_ns() < end) bots_turn(h);
+        uint64_t wall = now_ns() - t0, cpu = thread_cpu_ns(r.thread) - cpu0;
+        double secs = (double)wall / 1e9;
+        uint32_t out = r.host->totalSentData - out0, outp = r.host->totalSentPackets - outp0;
+        uint32_t in = r.host->totalReceivedData - in0, inp = r.host->totalReceivedPackets - inp0;
+        share = (double)cpu / (double)wall;
+        printf("bench_server: raw ENet reference (one thread, enet_host_service until each tick, one STEPS "
+               "datagram per peer per step; no game, log, acks or redundancy), %u bots, %u ready, %.1f s\n",
+               BOTS, ready, secs);
+        printf("  CPU: %.2f%% of one core\n", 100.0 * share);
+        printf("  step delivery latency, from the tick's send to\n");
+        latency_print(&arrived, "the bot's socket holding it (kernel receive timestamp)");
+        printf("  wire per client, incl. 28 B IPv4+UDP per datagram: down %.0f B/s (%.1f datagrams/s), up %.0f "
+               "B/s\n",
+               ((double)out + 28.0 * outp) / secs / BOTS, (double)outp / secs / BOTS,
+               ((double)in + 28.0 * inp) / secs / BOTS);
+        if (ready != BOTS) share = -1;
+        enet_host_destroy(h);
+    } else {
+        fprintf(stderr, "bench_server: bots could not connect to the raw ENet reference\n");
+    }
+    atomic_store(&r.stop, true);
+    pthread_join(r.thread, NULL);
+    enet_host_destroy(r.host);
+    cradle_reload_close(&lib);
+    return share;
+}
+
 int main(int argc, char **argv) {
     thread_kind = KIND_BOTS;
     double seconds = argc > 1 ? atof(argv[1]) : 60.0;
@@ -612,6 +765,12 @@ int main(int argc, char **argv) {
     }
     double plain_cpu = 0, secure_cpu = 0, spray_cpu = 0;
     uint64_t mismatches = run_phase(seconds, false, false, &plain_cpu);
+    double raw_cpu = run_raw_reference(seconds);
+    if (raw_cpu > 0)
+        printf("  Cradle's server against raw ENet in this run: %.2f%% vs %.2f%% of a core (%.2fx)\n",
+               100.0 * plain_cpu, 100.0 * raw_cpu, plain_cpu / raw_cpu);
+    else
+        mismatches = UINT64_MAX;
     uint64_t m2 = run_phase(seconds, true, false, &secure_cpu);
     uint64_t m3 = run_phase(seconds, true, true, &spray_cpu);
     if (m2 != 0 || m3 != 0) mismatches = m2 ? m2 : m3;
