@@ -49,13 +49,9 @@ export TMPDIR=$work/tmp # cradle-replay's library copies, away from the shared /
 GAME=$work/game/$(basename "$GAME")
 # Secure, as in production: a server key and an issuer key in the work dir;
 # the test client mints a token per connect (CRADLE_TEST_* variables).
-KEYS=${KEYS:-$(dirname "$SERVER")/../tools/cradle-keys}
-"$KEYS" gen --out "$work/issuer.key" >/dev/null
-"$KEYS" gen --out "$work/server.key" >/dev/null
-export CRADLE_TEST_ISSUER_KEY=$work/issuer.key
-CRADLE_TEST_SERVER_KEY=$("$KEYS" pub "$work/server.key" --kx)
-export CRADLE_TEST_SERVER_KEY
-SECURITY=(--key "$work/server.key" --trust "$("$KEYS" pub "$work/issuer.key" --sign)"
+source "$root/tools/session_keys.sh"
+session_keys "${KEYS:-$(dirname "$SERVER")/../tools/cradle-keys}" "$work"
+SECURITY=(--key "$work/server.key" --trust "$ISSUER_PUB"
   --connect-rate 1000 --connect-burst 1000)
 SERVER_PID= CLIENT_PID=
 cleanup() {

@@ -54,13 +54,9 @@ cd "$work"
 export TMPDIR=$work/tmp
 # Secure, as in production: a server key and an issuer key in the work dir;
 # each bot mints a token per connect with the issuer key (--issuer-key).
-KEYS=${KEYS:-$(dirname "$SERVER")/../tools/cradle-keys}
-"$KEYS" gen --out "$work/issuer.key" >/dev/null
-"$KEYS" gen --out "$work/server.key" >/dev/null
-export CRADLE_TEST_ISSUER_KEY=$work/issuer.key
-CRADLE_TEST_SERVER_KEY=$("$KEYS" pub "$work/server.key" --kx)
-export CRADLE_TEST_SERVER_KEY
-SECURITY=(--key "$work/server.key" --trust "$("$KEYS" pub "$work/issuer.key" --sign)"
+source "$root/tools/session_keys.sh"
+session_keys "${KEYS:-$(dirname "$SERVER")/../tools/cradle-keys}" "$work"
+SECURITY=(--key "$work/server.key" --trust "$ISSUER_PUB"
   --connect-rate 1000 --connect-burst 1000 --auth-timeout 30000)
 PIDS=()
 cleanup() { for pid in "${PIDS[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done; }

@@ -7,6 +7,8 @@
 #                       server.err (in the current directory).
 # json_field LINE KEY   prints the value of "KEY" in a flat JSON line.
 
+source "$(dirname "${BASH_SOURCE[0]}")/../../tools/session_keys.sh"
+
 # secure_setup        (called by start_server) creates issuer.key and
 #                       server.key in the current directory with cradle-keys
 #                       (beside "$server": ../tools/cradle-keys, or
@@ -19,13 +21,7 @@
 
 secure_setup() {
   KEYS_BIN=${CRADLE_KEYS:-$(dirname "$server")/../tools/cradle-keys}
-  [ -x "$KEYS_BIN" ] || { echo "cradle-keys not found at $KEYS_BIN (build it, or set CRADLE_KEYS)" >&2; return 1; }
-  [ -f issuer.key ] || "$KEYS_BIN" gen --out issuer.key >/dev/null
-  [ -f server.key ] || "$KEYS_BIN" gen --out server.key >/dev/null
-  ISSUER_PUB=$("$KEYS_BIN" pub issuer.key --sign)
-  SERVER_ID=$("$KEYS_BIN" pub server.key --kx)
-  export CRADLE_TEST_SERVER_KEY=$SERVER_ID
-  export CRADLE_TEST_ISSUER_KEY=$PWD/issuer.key
+  session_keys "$KEYS_BIN" "$PWD"
   # Loopback tests connect many clients from one address: a generous limiter.
   SERVER_SECURITY=(--key server.key --trust "$ISSUER_PUB" --connect-rate 1000 --connect-burst 1000)
   CLIENT_SECURITY=(--server-key "$SERVER_ID" --issuer-key "$PWD/issuer.key")
