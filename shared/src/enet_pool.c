@@ -30,15 +30,17 @@ const uint32_t cradle_enet_pool_class_bytes[CRADLE_ENET_POOL_CLASSES] = {64,   1
  * Measured with bench_server (64 bots, a 72-peer host): the 64-byte class
  * peaks at ~10 blocks a peer and the 128-byte one at ~9 while 64 secure peers
  * join at once (plaintext play: ~2 and ~9); a garbage spray of ~75k datagrams/s
- * holds up to ~16 and ~12 a peer in spurious peers' queues. The 512- and
- * 1024-byte classes hold step messages: when acks come late (the same spray
+ * holds up to ~16 and ~12 a peer in spurious peers' queues, and its longer
+ * datagrams peaked at 72 of the 256-byte class and 64 of the 512-byte one
+ * for 72 peers (2 a peer now). The 512- and 1024-byte classes also hold step
+ * messages: when acks come late (the same spray
  * slowing the clients) every peer's message fills up to the stream's 1000
  * bytes and all of them are queued before one flush, so 2 a peer, and a
  * repair's burst for one peer (96) on top. A late joiner's state block and
  * fragments use the larger classes. Blocks never used cost address space
  * only (their pages are never touched). */
-static const uint32_t default_per_peer_x4[CRADLE_ENET_POOL_CLASSES] = {128, 96, 4, 4, 8, 2, 1, 1};
-static const uint32_t default_floor[CRADLE_ENET_POOL_CLASSES] = {256, 256, 32, 16, 96, 16, 8, 8};
+static const uint32_t default_per_peer_x4[CRADLE_ENET_POOL_CLASSES] = {128, 96, 8, 8, 8, 2, 1, 1};
+static const uint32_t default_floor[CRADLE_ENET_POOL_CLASSES] = {256, 256, 64, 32, 96, 16, 8, 8};
 
 /* Every block, pooled or not, starts with this header, so free can tell
  * where it came from. 16 bytes keep the payload at malloc's alignment. */
