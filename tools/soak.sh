@@ -133,9 +133,11 @@ soak_profile() {
     for ((i = 0; i < bots; i++)); do
       # Relaunch a bot that gave up (its ENet handshake, HELLO or WELCOME was
       # lost to the profile for too long), even one the server already counts
-      # as joined: the relaunch gets the slot once the server saw the first one
-      # leave. Never kill a waiting bot: a vanished peer holds the server's
-      # one-at-a-time join stream until its peer timeout.
+      # as joined: the relaunch's token names the same client (id 0, as every
+      # bot's), so it takes the slot back at once, whether or not the first
+      # one's disconnect got through the loss. Never kill a waiting bot: a
+      # vanished peer holds the server's one-at-a-time join stream until its
+      # peer timeout.
       if ! kill -0 "${pids[$i]}" 2>/dev/null; then
         wait "${pids[$i]}" 2>/dev/null || true
         relaunches=$((relaunches + 1))

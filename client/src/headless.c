@@ -38,6 +38,7 @@ cradle_netclient_config cradle_client_net_config(const cradle_client_options *o)
         .server_key = o->server_key,
         .token = o->token,
         .issuer_key = o->issuer_key,
+        .client_id = o->client_id,
         .connect_timeout_ms = o->connect_timeout_ms,
         .silence_timeout_ms = o->silence_timeout_ms,
         .reload_timeout_ms = o->reload_timeout_ms,

@@ -38,6 +38,8 @@ static void usage(FILE *to) {
             "  --token TOKEN          a join token from the game's issuer (cradle-keys token)\n"
             "  --issuer-key FILE      mint a fresh token per connect with this issuer key file\n"
             "                         (development and bots only: whoever holds it admits anyone)\n"
+            "  --client-id N          the client id in those tokens (default 0); a new connection\n"
+            "                         with the id of a slot's holder takes the slot back\n"
             "  --insecure             plaintext, no token (a server run with --insecure)\n"
             "  --connect-timeout MS   give up connecting after MS (default 5000)\n"
             "  --silence-timeout MS   give up when the server is silent for MS (default 5000)\n"
@@ -57,7 +59,7 @@ cradle_client_parse cradle_client_options_parse(cradle_client_options *o, int ar
     enum { O_HOST = 256, O_PORT, O_GAME, O_SPECTATOR, O_SLOT, O_HEADLESS, O_SCRIPT, O_BOT, O_BOTS,
            O_SEED, O_STEPS, O_OUTPUT, O_DESYNC, O_CONFIG, O_MUTE, O_FULLSCREEN, O_SIZE, O_CONNECT,
            O_SILENCE, O_RELOAD, O_PLAY, O_HELP, O_VERSION, O_SCREENSHOT, O_BUILD_ID, O_SERVER_KEY,
-           O_TOKEN, O_ISSUER_KEY, O_INSECURE };
+           O_TOKEN, O_ISSUER_KEY, O_INSECURE, O_CLIENT_ID };
     static const struct option options[] = {
         {"host", required_argument, NULL, O_HOST},
         {"port", required_argument, NULL, O_PORT},
@@ -83,6 +85,7 @@ cradle_client_parse cradle_client_options_parse(cradle_client_options *o, int ar
         {"server-key", required_argument, NULL, O_SERVER_KEY},
         {"token", required_argument, NULL, O_TOKEN},
         {"issuer-key", required_argument, NULL, O_ISSUER_KEY},
+        {"client-id", required_argument, NULL, O_CLIENT_ID},
         {"insecure", no_argument, NULL, O_INSECURE},
         {"help", no_argument, NULL, O_HELP},
         {"version", no_argument, NULL, O_VERSION},
@@ -172,6 +175,9 @@ cradle_client_parse cradle_client_options_parse(cradle_client_options *o, int ar
         case O_SERVER_KEY: o->server_key = optarg; break;
         case O_TOKEN: o->token = optarg; break;
         case O_ISSUER_KEY: o->issuer_key = optarg; break;
+        case O_CLIENT_ID:
+            if (!cradle_parse_u64(optarg, 0, UINT64_MAX, &o->client_id)) flag = "--client-id", allowed = "0..2^64-1";
+            break;
         case O_INSECURE: o->insecure = true; break;
         case '?':
         default:

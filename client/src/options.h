@@ -21,6 +21,7 @@ typedef struct cradle_client_options {
     const char *server_key;  /* --server-key HEX: the pinned server id */
     const char *token;       /* --token TOKEN */
     const char *issuer_key;  /* --issuer-key FILE: mint a token per connect (development, bots) */
+    uint64_t client_id;      /* --client-id N: the client id in those tokens */
     bool insecure;           /* --insecure: plaintext, no token (a server run with --insecure) */
     uint64_t screenshot_after;
     uint64_t steps;          /* stop after this step count is reached; 0 = run until the server ends */

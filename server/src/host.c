@@ -294,6 +294,29 @@ static void stream_join(cradle_server_host *host) {
     if (next != CRADLE_SERVER_BROADCAST) admit(host, next);
 }
 
+static void release_peer(cradle_server_host *host, uint16_t p, const char *why);
+
+/* A HELLO asks for the occupied slot: when both connections carry verified
+ * tokens naming the same client, the new one is that player back (its old
+ * connection died before this server noticed: a crash, a changed address, a
+ * handshake it gave up on). The old connection is told and dropped, and the
+ * slot is free for the new one. Returns whether it was. */
+static bool take_over(cradle_server_host *host, uint16_t p, uint32_t slot) {
+    uint16_t old = host->slots[slot].peer;
+    const cradle_server_peer *now = &host->peers[p], *before = &host->peers[old];
+    if (old == p || !now->identified || !before->identified || now->client_id != before->client_id) return false;
+    cradle_wire_message m = {.type = CRADLE_WIRE_BYE};
+    m.as.bye.reason = CRADLE_WIRE_BYE_KICKED;
+    cradle_wire_set_text(m.as.bye.text, sizeof m.as.bye.text, "replaced by a new connection of the same client");
+    flush_steps(host);
+    send_to_peer(host, old, &m, CRADLE_SERVER_OUT_RELIABLE | CRADLE_SERVER_OUT_DISCONNECT);
+    char why[64];
+    snprintf(why, sizeof why, "client %" PRIu64 " connected again as peer %u", now->client_id, (unsigned)p);
+    release_peer(host, old, why);
+    host->takeovers++;
+    return true;
+}
+
 static void on_hello(cradle_server_host *host, uint16_t p, const cradle_wire_message *m, int rc) {
     cradle_server_peer *peer = &host->peers[p];
     if (peer->state != CRADLE_SERVER_PEER_CONNECTED) return; /* a repeated HELLO: ignore */
@@ -330,7 +353,8 @@ static void on_hello(cradle_server_host *host, uint16_t p, const cradle_wire_mes
                        (unsigned)h->requested_slot, host->players);
                 return;
             }
-            if (host->slots[h->requested_slot].occupied) {
+            if (host->slots[h->requested_slot].occupied &&
+                !take_over(host, p, h->requested_slot)) {
                 refuse(host, p, CRADLE_WIRE_REFUSE_FULL, "slot %u is taken", (unsigned)h->requested_slot);
                 return;
             }
@@ -402,6 +426,8 @@ static void on_event(cradle_server_host *host, const cradle_server_in *in) {
         peer->rtt_ms = in->rtt_ms;
         peer->lowest_rtt_ms = in->lowest_rtt_ms;
         peer->connected_ns = cradle_mono_ns();
+        peer->identified = in->identified;
+        peer->client_id = in->client_id;
         return;
     }
     if (peer->state == CRADLE_SERVER_PEER_FREE || peer->generation != in->generation) return;
@@ -574,6 +600,7 @@ static void dev_status(cradle_server_host *host, const cradle_dev_request *req, 
     cradle_dev_field_string(reply, "last_reload", host->last_reload[0] ? host->last_reload : "none");
     cradle_dev_field_u64(reply, "joins", host->joins);
     cradle_dev_field_u64(reply, "refusals", host->refusals);
+    cradle_dev_field_u64(reply, "takeovers", host->takeovers);
     cradle_dev_field_u64(reply, "desyncs", host->desyncs);
     cradle_dev_field_u64(reply, "dropped_steps", host->dropped_steps);
     /* Steps on disk after an fdatasync: a crash from now on keeps at least these. */

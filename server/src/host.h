@@ -63,6 +63,8 @@ typedef struct cradle_server_peer {
     uint64_t desyncs; /* DESYNC reports received */
     uint64_t wait_order; /* WAITING: admission order */
     uint64_t connected_ns; /* when the connect arrived (a HELLO is due within 5 s) */
+    bool identified;       /* its verified token named client_id (secure mode) */
+    uint64_t client_id;
 } cradle_server_peer;
 
 typedef struct cradle_server_slot {
@@ -133,6 +135,7 @@ typedef struct cradle_server_host {
     uint64_t dropped_steps; /* steps the clock dropped (the host fell behind) */
     uint64_t dropped_out; /* messages dropped: the outbound ring stayed full */
     uint64_t refusals, joins, leaves, desyncs;
+    uint64_t takeovers; /* slots a client took back from its own older connection */
     uint64_t reloads, reload_refusals;
     uint8_t epoch; /* reloads mod 256: STEPS and WELCOME carry it (wire.h) */
     char last_reload[CRADLE_RELOAD_MESSAGE_MAX + 64];

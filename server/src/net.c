@@ -161,6 +161,8 @@ static void fill_peer(cradle_server_net *net, cradle_server_in *in, const ENetPe
     in->lowest_rtt_ms = peer->lowestRoundTripTime;
     in->address = peer->address.host;
     in->port = peer->address.port;
+    in->identified = net->identified[i];
+    in->client_id = net->client_id[i];
     in->length = 0;
 }
 
@@ -185,6 +187,8 @@ static void forget_peer(cradle_server_net *net, const ENetPeer *peer) {
     net->auth[i] = CRADLE_SERVER_AUTH_NONE;
     net->connected_ms[i] = 0;
     net->hello_bytes[i] = 0;
+    net->identified[i] = false;
+    net->client_id[i] = 0;
     if (net->stream.peers) cradle_stream_stop(&net->stream, i);
     cradle_secure_wipe(&net->session[i]);
     if (net->announced[i]) {
@@ -318,6 +322,8 @@ static void on_first_packet(cradle_server_net *net, ENetPeer *peer, const uint8_
     case CRADLE_HANDSHAKE_ADMIT:
         break;
     }
+    net->identified[i] = true;
+    net->client_id[i] = r.token.client_id;
     announce(net, peer);
     cradle_server_in *in = &net->scratch_in;
     fill_peer(net, in, peer, CRADLE_SERVER_IN_MESSAGE);

@@ -89,6 +89,8 @@ typedef struct cradle_server_in {
     uint32_t lowest_rtt_ms; /* the lowest it measured */
     uint32_t address; /* IPv4, network order (CONNECT) */
     uint16_t port; /* host order (CONNECT) */
+    bool identified;    /* CONNECT: a verified token named the client (secure mode) */
+    uint64_t client_id; /* ... its client id */
     uint16_t length;
     uint8_t bytes[CRADLE_SERVER_IN_BYTES];
 } cradle_server_in;
@@ -188,6 +190,8 @@ typedef struct cradle_server_net {
     cradle_ratelimit_entry *rate_entries;   /* CRADLE_SERVER_RATE_ENTRIES, allocated */
     uint8_t auth[CRADLE_SERVER_MAX_PEERS];  /* cradle_server_auth */
     bool announced[CRADLE_SERVER_MAX_PEERS]; /* the game thread saw its CONNECT */
+    bool identified[CRADLE_SERVER_MAX_PEERS]; /* its token verified: client_id holds */
+    uint64_t client_id[CRADLE_SERVER_MAX_PEERS];
     uint64_t connected_ms[CRADLE_SERVER_MAX_PEERS];
     uint16_t hello_bytes[CRADLE_SERVER_MAX_PEERS]; /* size of its HELLO packet: replies' cap */
     cradle_secure session[CRADLE_SERVER_MAX_PEERS];

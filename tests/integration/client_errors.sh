@@ -4,6 +4,7 @@
 #  - the server runs another build of the game: refused, both build ids shown;
 #  - the server stops mid-game: "closed the session" / lost, exit 1;
 #  - a client that gives up (silence timeout) frees its slot at once;
+#  - a client connecting again with its token's client id takes its slot back;
 #  - usage errors exit 2; --help and --version exit 0.
 set -euo pipefail
 server=$1 client=$2 game=$3 other_build=$4
@@ -66,4 +67,23 @@ cat quiet.err
 [ "$rc" -eq 1 ] && grep -q "sent nothing" quiet.err
 for i in $(seq 1 200); do grep -q "slot 1 left" server.err && break; sleep 0.05; done
 grep -q "slot 1 left" server.err || { echo "the slot was not freed: $(cat server.err)"; exit 1; }
+# Takes its slot back: a player whose connection died unnoticed (stopped here,
+# so the server still holds its slot) connects again with the same client id
+# in its token and gets the slot at once; another client id is refused.
+"$client" --headless --game "$game" --port "$PORT" "${CLIENT_SECURITY[@]}" --bot --slot 0 --client-id 7 \
+  >ghost.out 2>ghost.err & ghost=$!
+for i in $(seq 1 400); do grep -q "joined as the player in slot 0" server.err && break; sleep 0.05; done
+grep -q "joined as the player in slot 0" server.err || { echo "the first connection never joined: $(cat server.err)"; exit 1; }
+kill -STOP "$ghost"
+rc=0; "$client" --headless --game "$game" --port "$PORT" "${CLIENT_SECURITY[@]}" --bot --slot 0 --client-id 8 \
+  >other.out 2>other.err || rc=$?
+cat other.err
+[ "$rc" -eq 1 ] && grep -q "slot 0 is taken" other.err
+"$client" --headless --game "$game" --port "$PORT" "${CLIENT_SECURITY[@]}" --bot --slot 0 --client-id 7 \
+  >back.out 2>back.err & back=$!
+for i in $(seq 1 400); do grep -q '"event":"playing","slot":0' back.out && break; sleep 0.05; done
+grep -q '"event":"playing","slot":0' back.out || { echo "the same client was not let back: $(cat back.err server.err)"; exit 1; }
+grep -q "client 7 connected again" server.err
+kill -KILL "$ghost" "$back"
+wait "$ghost" "$back" 2>/dev/null || true
 echo "client errors ok"

@@ -90,8 +90,17 @@ static int teardown(void **state) {
     return 0;
 }
 
+/* The next CONNECT carries a verified identity (as the network thread's
+ * after a token verified). */
+static bool identify_next;
+static uint64_t identify_id;
+
 static void push_event(uint16_t peer, uint32_t generation, uint8_t kind) {
     memset(&in_slot, 0, offsetof(cradle_server_in, bytes));
+    if (kind == CRADLE_SERVER_IN_CONNECT && identify_next) {
+        in_slot.identified = true;
+        in_slot.client_id = identify_id;
+    }
     in_slot.peer = peer;
     in_slot.generation = generation;
     in_slot.kind = kind;
@@ -281,6 +290,49 @@ static void test_refusals(void **state) {
     assert_int_equal(host->refusals, 7);
 }
 
+/* A secure server's peer whose verified token named client_id. */
+static void connect_identified(uint16_t peer, uint32_t generation, uint64_t client_id, uint8_t slot) {
+    identify_next = true;
+    identify_id = client_id;
+    connect_player(peer, generation, slot);
+    identify_next = false;
+}
+
+/* A client whose old connection still holds its slot (the server has not
+ * noticed it died) takes the slot back when its token names the same client;
+ * nobody else does, and an unidentified (insecure) peer never does. */
+static void test_same_client_takes_its_slot_back(void **state) {
+    (void)state;
+    connect_identified(1, 1, 7, 0);
+    expect_out(CRADLE_WIRE_WELCOME, 1);
+    drain_out();
+    connect_player(2, 1, 0); /* no identity */
+    expect_refusal(CRADLE_WIRE_REFUSE_FULL, 2);
+    connect_identified(3, 1, 8, 0); /* another client */
+    expect_refusal(CRADLE_WIRE_REFUSE_FULL, 3);
+    assert_int_equal(host->takeovers, 0);
+    connect_identified(4, 1, 7, 0);
+    bool bye = false, welcome = false;
+    while (pop_out()) {
+        if (out_slot.peer == 1 && out_msg.type == CRADLE_WIRE_BYE) {
+            assert_true(out_slot.flags & CRADLE_SERVER_OUT_DISCONNECT);
+            assert_false(welcome); /* the old connection goes first */
+            bye = true;
+        }
+        if (out_slot.peer == 4 && out_msg.type == CRADLE_WIRE_WELCOME) {
+            assert_int_equal(out_msg.as.welcome.slot, 0);
+            welcome = true;
+        }
+    }
+    assert_true(bye && welcome);
+    assert_int_equal(host->takeovers, 1);
+    assert_true(host->slots[0].occupied && host->slots[0].peer == 4);
+    /* The old connection's late disconnect does not free the new one's slot. */
+    push_event(1, 1, CRADLE_SERVER_IN_DISCONNECT);
+    cradle_server_host_poll(host);
+    assert_true(host->slots[0].occupied && host->slots[0].peer == 4);
+}
+
 static void test_join_in_progress_and_rejoin(void **state) {
     (void)state;
     connect_player(0, 1, CRADLE_WIRE_ANY_SLOT);
@@ -369,6 +421,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_welcome_inputs_and_hashes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_same_client_takes_its_slot_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_join_in_progress_and_rejoin, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bye_and_desync, setup, teardown),
         cmocka_unit_test_setup_teardown(test_step_path_allocates_nothing, setup, teardown),
