@@ -129,16 +129,16 @@ static uint16_t peer_index(const cradle_server_net *net, const ENetPeer *peer) {
     return (uint16_t)(peer - net->host->peers);
 }
 
-/* Hands an event to the game thread. Connects and disconnects must not be
- * lost (the game thread's view of who is there depends on them), so they
- * wait for room; the game thread drains the ring every loop. Messages are
- * dropped and counted when the ring is full. */
 static void wake_game(cradle_server_net *net) {
     if (net->game_wake_fd[1] >= 0) (void)!write(net->game_wake_fd[1], "", 1);
 }
 
-/* The game thread reads inputs when a step is due; anything else (a join, a
- * leave, a HELLO) and a ring filling up wake it at once. */
+/* Hands an event to the game thread. Connects and disconnects must not be
+ * lost (the game thread's view of who is there depends on them), so they
+ * wait for room; the game thread drains the ring every loop. Messages are
+ * dropped and counted when the ring is full. The game thread reads inputs
+ * when a step is due; anything else (a join, a leave, a HELLO) and a ring
+ * filling up wake it at once. */
 static void push_in(cradle_server_net *net, cradle_server_in *in, bool must_deliver) {
     bool input = in->kind == CRADLE_SERVER_IN_MESSAGE && in->length > 0 && in->bytes[0] == CRADLE_WIRE_INPUT;
     while (!cradle_ring_push(&net->in, in)) {
@@ -625,11 +625,12 @@ static void *net_main(void *arg) {
         account(net);
         /* After a turn that sent or read datagrams, sleeps BATCH_MS unless
          * the game thread queues output (wake): the datagrams that arrive
-         * meanwhile (every peer acknowledges every step, a round trip after
-         * it went out) are read in one batch. Waking for each costs more CPU
-         * than the few milliseconds it would save an input, whose deadline
-         * is input_delay steps away (64 peers: a 1 ms batch costs the thread
-         * 5.5% of a core, 4 ms 4%). After a quiet turn it sleeps until a
+         * meanwhile (a player's input each step, a spectator's ack every
+         * other step, a round trip after it went out) are read in one batch.
+         * Waking for each costs more CPU than the few milliseconds it would
+         * save an input, whose deadline is input_delay steps away (64 peers:
+         * a 1 ms batch cost the thread 5.5% of a core, 4 ms 4%, when every
+         * peer acked every step). After a quiet turn it sleeps until a
          * datagram arrives, output is queued or ENet's timers (pings,
          * retransmissions, timeouts) want a look: an idle server does not
          * wake 250 times a second. */
