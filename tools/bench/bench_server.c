@@ -659,7 +659,8 @@ static void *raw_main(void *arg) {
             size_t n = 0;
             if (cradle_wire_encode(buf, sizeof buf, &n, &m) == 0) {
                 atomic_store(&sent_ns[r->next_step & (SENT_RING - 1u)], now_ns());
-                enet_host_broadcast(r->host, 0, enet_packet_create(buf, n, ENET_PACKET_FLAG_UNSEQUENCED));
+                ENetPacket *packet = enet_packet_create(buf, n, ENET_PACKET_FLAG_UNSEQUENCED);
+                if (packet) enet_host_broadcast(r->host, 0, packet);
                 enet_host_flush(r->host);
             }
             r->next_step++;
