@@ -1,4 +1,6 @@
 # Per-target settings shared by every target Cradle owns.
+
+set(CRADLE_CMAKE_DIR ${CMAKE_CURRENT_LIST_DIR})
 #
 # cradle_target_defaults(<target>) gives a target C11 without extensions, the
 # project's warning set (fatal when CRADLE_WERROR is on) and the sanitizer
@@ -60,8 +62,8 @@ function(cradle_game_library target)
     OUTPUT ${build_id_header}
     COMMAND ${CMAKE_COMMAND} -DOUT=${build_id_header} "-DSOURCES=${abs_sources}"
             "-DSALT=${ARG_DEFINITIONS}"
-            -P ${PROJECT_SOURCE_DIR}/cmake/CradleBuildId.cmake
-    DEPENDS ${abs_sources} ${PROJECT_SOURCE_DIR}/cmake/CradleBuildId.cmake
+            -P ${CRADLE_CMAKE_DIR}/CradleBuildId.cmake
+    DEPENDS ${abs_sources} ${CRADLE_CMAKE_DIR}/CradleBuildId.cmake
     COMMENT "Computing build id of ${target}"
     VERBATIM)
   target_sources(${target} PRIVATE ${build_id_header})
