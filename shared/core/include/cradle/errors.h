@@ -80,6 +80,10 @@
     X(CRADLE_ENET_AUTH,        -115, "auth_failed",         "authentication failed") \
     /* config */                                                                           \
     X(CRADLE_ECONFIG,          -130, "config",              "invalid configuration") \
+    /* the simulation core: what a game returns at run time */                          \
+    X(CRADLE_ESIM_INIT,        -140, "game_init",           "the game's init() refused the player count") \
+    X(CRADLE_ESIM_STATE,       -141, "state_block_size",    "the state block's size is not the game's state size") \
+    X(CRADLE_ESIM_OUTPUT,      -142, "game_output",         "the game's output() claimed more bytes than its buffer holds") \
     /* security: key files, join tokens, the secure channel, rate limits */              \
     X(CRADLE_EKEY_PERMISSIONS, -200, "key_permissions",     "key file is accessible by group or others (must be 0600)") \
     X(CRADLE_EKEY_FORMAT,      -201, "key_format",          "not a Cradle key file, or a damaged one") \

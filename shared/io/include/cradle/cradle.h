@@ -39,5 +39,6 @@
 #include "cradle/log.h"
 #include "cradle/systime.h"
 #include "cradle/parse.h"
+#include "cradle/sim.h"
 
 #endif

@@ -1,0 +1,143 @@
+#include "cradle/sim.h"
+
+#include <assert.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 4, 5)))
+#endif
+static int say(int code, char *message, size_t message_size, const char *format, ...) {
+    if (message && message_size > 0) {
+        va_list args;
+        va_start(args, format);
+        (void)vsnprintf(message, message_size, format, args);
+        va_end(args);
+    }
+    return code;
+}
+
+/* Whether the storage can hold the contract's state block. */
+static int check_fit(const cradle_sim *sim, const cradle_game_contract *c, char *message,
+                     size_t message_size) {
+    if (c->state_size > sim->state_capacity)
+        return say(CRADLE_ERELOAD_SIZE, message, message_size, "state size %u > capacity %u",
+                   (unsigned)c->state_size, (unsigned)sim->state_capacity);
+    if (c->state_align > sim->state_align)
+        return say(CRADLE_ERELOAD_ALIGN, message, message_size, "state alignment %u > the storage's %u",
+                   (unsigned)c->state_align, (unsigned)sim->state_align);
+    return CRADLE_OK;
+}
+
+int cradle_sim_init(cradle_sim *sim, const cradle_sim_config *config, const cradle_game_contract *contract,
+                    char *message, size_t message_size) {
+    assert(sim && config && contract && config->state && config->hash);
+    assert(contract->step && contract->init && contract->source_frames_per_second > 0);
+    memset(sim, 0, sizeof *sim);
+    sim->state = config->state;
+    sim->previous = config->previous;
+    sim->state_capacity = config->state_capacity ? config->state_capacity : contract->state_size;
+    sim->state_align = config->state_align ? config->state_align : contract->state_align;
+    assert(((uintptr_t)sim->state % sim->state_align) == 0 && "the storage has the alignment it claims");
+    sim->hash = config->hash;
+    int rc = check_fit(sim, contract, message, message_size);
+    if (rc != CRADLE_OK) return rc;
+    rc = cradle_events_init(&sim->events, config->events, config->events ? config->event_capacity : 0);
+    assert(rc == CRADLE_OK);
+    (void)rc;
+    sim->contract = contract;
+    sim->snapshot_size = cradle_snapshot_size(contract->max_players, contract->input_bytes);
+    sim->steps_per_source_frame = contract->steps_per_second / contract->source_frames_per_second;
+    memset(sim->state, 0, sim->state_capacity);
+    if (message && message_size > 0) message[0] = '\0';
+    return CRADLE_OK;
+}
+
+int cradle_sim_start(cradle_sim *sim, uint64_t seed, uint32_t player_count) {
+    assert(sim && sim->contract);
+    memset(sim->state, 0, sim->state_capacity);
+    sim->next_step = 0;
+    sim->has_previous = false;
+    if (sim->contract->init(sim->state, seed, player_count) != 0) {
+        memset(sim->state, 0, sim->state_capacity);
+        return CRADLE_ESIM_INIT;
+    }
+    return CRADLE_OK;
+}
+
+int cradle_sim_restore(cradle_sim *sim, const void *state, size_t size, uint64_t next_step) {
+    assert(sim && sim->contract && state);
+    if (size != sim->contract->state_size) return CRADLE_ESIM_STATE;
+    memcpy(sim->state, state, size);
+    sim->next_step = next_step;
+    sim->has_previous = false;
+    return CRADLE_OK;
+}
+
+void cradle_sim_save(const cradle_sim *sim, void *out) {
+    assert(sim && sim->contract && out);
+    memcpy(out, sim->state, sim->contract->state_size);
+}
+
+cradle_game_step cradle_sim_step_info(const cradle_sim *sim, uint64_t index, const uint8_t *snapshot) {
+    return (cradle_game_step){
+        .index = index,
+        .source_frame = index / sim->steps_per_source_frame,
+        .phase = (uint32_t)(index % sim->steps_per_source_frame),
+        .snapshot_size = sim->snapshot_size,
+        .snapshot = snapshot,
+    };
+}
+
+void cradle_sim_step(cradle_sim *sim, const uint8_t *snapshot) {
+    assert(sim && sim->contract && snapshot);
+    if (sim->previous) {
+        memcpy(sim->previous, sim->state, sim->contract->state_size);
+        sim->has_previous = true;
+    }
+    cradle_events_clear(&sim->events);
+    cradle_event_sink sink = cradle_events_sink(&sim->events);
+    cradle_game_step step = cradle_sim_step_info(sim, sim->next_step, snapshot);
+    sim->contract->step(sim->state, &step, &sink);
+    sim->next_step++;
+    sim->steps_run++;
+}
+
+uint64_t cradle_sim_hash(const cradle_sim *sim) {
+    assert(sim && sim->contract);
+    return sim->hash(sim->state, sim->contract->state_size);
+}
+
+int cradle_sim_output(cradle_sim *sim) {
+    assert(sim && sim->contract && sim->next_step > 0 && "a step has run");
+    sim->output_size = 0;
+    if (!sim->contract->output) return CRADLE_OK;
+    size_t n = sim->contract->output(sim->state, sim->next_step - 1, sim->output, sizeof sim->output);
+    if (n > sizeof sim->output) return CRADLE_ESIM_OUTPUT;
+    sim->output_size = n;
+    return CRADLE_OK;
+}
+
+int cradle_sim_swap(cradle_sim *sim, const cradle_game_contract *contract, char *message, size_t message_size) {
+    assert(sim && sim->contract && contract && contract->step && contract->init);
+    const cradle_game_contract *now = sim->contract;
+    if (strcmp(contract->name, now->name) != 0 || contract->input_bytes != now->input_bytes ||
+        contract->max_players != now->max_players || contract->steps_per_second != now->steps_per_second ||
+        contract->source_frames_per_second != now->source_frames_per_second)
+        return say(CRADLE_ERELOAD_MISMATCH, message, message_size,
+                   "build '%s' of game '%s' (%u players, %u input bytes, %u/%u steps/frames a second) "
+                   "cannot take over from '%s' (%u, %u, %u/%u)",
+                   contract->build_id, contract->name, (unsigned)contract->max_players,
+                   (unsigned)contract->input_bytes, (unsigned)contract->steps_per_second,
+                   (unsigned)contract->source_frames_per_second, now->name, (unsigned)now->max_players,
+                   (unsigned)now->input_bytes, (unsigned)now->steps_per_second,
+                   (unsigned)now->source_frames_per_second);
+    int rc = check_fit(sim, contract, message, message_size);
+    if (rc != CRADLE_OK) return rc;
+    sim->contract = contract;
+    if (contract->on_reload) contract->on_reload(sim->state);
+    sim->swaps++;
+    if (message && message_size > 0) message[0] = '\0';
+    return CRADLE_OK;
+}

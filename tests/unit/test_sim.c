@@ -1,0 +1,275 @@
+/* Tests for sim: how a step runs. A small game defined here records what
+ * the sim handed it (index, source frame, phase, the snapshot), emits
+ * events, and counts its reloads in its state, as vanguard does. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdalign.h>
+#include <string.h>
+
+#include "cradle/cradle.h"
+#include "cradle_test.h"
+
+typedef struct probe_state {
+    uint64_t seed;
+    uint32_t players;
+    uint32_t reloads;
+    uint64_t last_index;
+    uint64_t last_frame;
+    uint32_t last_phase;
+    uint32_t input_sum;
+    uint8_t grown[8]; /* only the larger build uses these */
+} probe_state;
+
+#define PROBE_SMALL_SIZE ((uint32_t)offsetof(probe_state, grown))
+
+static int probe_init(void *state, uint64_t seed, uint32_t players) {
+    if (players > 2) return -1;
+    probe_state *s = state;
+    s->seed = seed;
+    s->players = players;
+    return 0;
+}
+
+static void probe_step(void *state, const cradle_game_step *step, const cradle_event_sink *events) {
+    probe_state *s = state;
+    s->last_index = step->index;
+    s->last_frame = step->source_frame;
+    s->last_phase = step->phase;
+    for (uint32_t i = 0; i < step->snapshot_size; i++) s->input_sum += step->snapshot[i];
+    for (uint32_t i = 0; i < step->index % 4u; i++) {
+        cradle_event e = {.kind = 9, .player = CRADLE_EVENT_NO_PLAYER, .a = (int32_t)i};
+        (void)events->emit(events->context, &e);
+    }
+}
+
+static size_t probe_output(const void *state, uint64_t step, uint8_t *out, size_t capacity) {
+    const probe_state *s = state;
+    (void)capacity;
+    out[0] = (uint8_t)step;
+    out[1] = (uint8_t)s->reloads;
+    return 2;
+}
+
+static size_t greedy_output(const void *state, uint64_t step, uint8_t *out, size_t capacity) {
+    (void)state, (void)step, (void)out;
+    return capacity + 1;
+}
+
+static void probe_on_reload(void *state) { ((probe_state *)state)->reloads++; }
+
+static const cradle_game_contract probe = {
+    .abi_major = CRADLE_ABI_MAJOR,
+    .abi_minor = CRADLE_ABI_MINOR,
+    .state_size = PROBE_SMALL_SIZE,
+    .state_align = 8,
+    .input_bytes = 2,
+    .max_players = 2,
+    .steps_per_second = 60,
+    .source_frames_per_second = 20,
+    .name = "probe",
+    .build_id = "one",
+    .init = probe_init,
+    .step = probe_step,
+    .output = probe_output,
+    .on_reload = probe_on_reload,
+};
+
+typedef struct fixture {
+    alignas(64) uint8_t state[sizeof(probe_state)];
+    alignas(64) uint8_t previous[sizeof(probe_state)];
+    cradle_event events[2];
+    cradle_sim sim;
+} fixture;
+
+static void open_probe(fixture *f, const cradle_game_contract *c) {
+    memset(f, 0xA5, sizeof *f);
+    cradle_sim_config config = {.state = f->state,
+                                .previous = f->previous,
+                                .state_capacity = sizeof f->state,
+                                .state_align = 64,
+                                .events = f->events,
+                                .event_capacity = 2,
+                                .hash = cradle_hash64};
+    char message[128];
+    assert_int_equal(cradle_sim_init(&f->sim, &config, c, message, sizeof message), 0);
+    assert_string_equal(message, "");
+}
+
+static void test_steps_are_numbered_by_the_clock_rules(void **unused) {
+    (void)unused;
+    static fixture f;
+    open_probe(&f, &probe);
+    assert_int_equal(cradle_sim_start(&f.sim, 42, 2), 0);
+    const probe_state *s = (const probe_state *)f.state;
+    assert_int_equal(s->seed, 42);
+    assert_int_equal(s->players, 2);
+    uint8_t snapshot[5] = {3, 1, 2, 3, 4};
+    assert_int_equal(f.sim.snapshot_size, sizeof snapshot);
+    for (uint64_t i = 0; i < 7; i++) {
+        cradle_sim_step(&f.sim, snapshot);
+        assert_int_equal(s->last_index, i);
+        assert_int_equal(s->last_frame, i / 3);
+        assert_int_equal(s->last_phase, i % 3);
+    }
+    assert_int_equal(f.sim.next_step, 7);
+    assert_int_equal(f.sim.steps_run, 7);
+    assert_int_equal(s->input_sum, 7 * 13);
+}
+
+static void test_previous_state_is_the_one_before_the_step(void **unused) {
+    (void)unused;
+    static fixture f;
+    open_probe(&f, &probe);
+    assert_int_equal(cradle_sim_start(&f.sim, 1, 1), 0);
+    assert_false(f.sim.has_previous);
+    uint8_t snapshot[5] = {1, 0, 0, 0, 0};
+    cradle_sim_step(&f.sim, snapshot);
+    cradle_sim_step(&f.sim, snapshot);
+    assert_true(f.sim.has_previous);
+    assert_int_equal(((const probe_state *)f.previous)->last_index, 0);
+    assert_int_equal(((const probe_state *)f.state)->last_index, 1);
+}
+
+static void test_events_are_the_last_steps_only_and_overflow_counts(void **unused) {
+    (void)unused;
+    static fixture f;
+    open_probe(&f, &probe);
+    assert_int_equal(cradle_sim_start(&f.sim, 1, 1), 0);
+    uint8_t snapshot[5] = {0};
+    cradle_sim_step(&f.sim, snapshot); /* step 0: no event */
+    assert_int_equal(cradle_events_count(&f.sim.events), 0);
+    cradle_sim_step(&f.sim, snapshot); /* step 1: one */
+    assert_int_equal(cradle_events_count(&f.sim.events), 1);
+    cradle_sim_step(&f.sim, snapshot); /* step 2: two */
+    cradle_sim_step(&f.sim, snapshot); /* step 3: three, one past capacity */
+    assert_int_equal(cradle_events_count(&f.sim.events), 2);
+    assert_int_equal(cradle_events_dropped(&f.sim.events), 1);
+    assert_int_equal(cradle_events_at(&f.sim.events, 1)->a, 1);
+}
+
+static void test_hash_and_output(void **unused) {
+    (void)unused;
+    static fixture f;
+    open_probe(&f, &probe);
+    assert_int_equal(cradle_sim_start(&f.sim, 1, 1), 0);
+    assert_int_equal(cradle_sim_hash(&f.sim), cradle_hash64(f.state, PROBE_SMALL_SIZE));
+    uint8_t snapshot[5] = {1, 9, 9, 0, 0};
+    uint64_t before = cradle_sim_hash(&f.sim);
+    cradle_sim_step(&f.sim, snapshot);
+    assert_int_not_equal(cradle_sim_hash(&f.sim), before);
+    assert_int_equal(cradle_sim_output(&f.sim), 0);
+    assert_int_equal(f.sim.output_size, 2);
+    assert_int_equal(f.sim.output[0], 0); /* the step just run */
+
+    cradle_game_contract greedy = probe;
+    greedy.output = greedy_output;
+    open_probe(&f, &greedy);
+    assert_int_equal(cradle_sim_start(&f.sim, 1, 1), 0);
+    cradle_sim_step(&f.sim, snapshot);
+    assert_int_equal(cradle_sim_output(&f.sim), CRADLE_ESIM_OUTPUT);
+    assert_int_equal(f.sim.output_size, 0);
+}
+
+static void test_init_refusal_and_small_storage(void **unused) {
+    (void)unused;
+    static fixture f;
+    open_probe(&f, &probe);
+    assert_int_equal(cradle_sim_start(&f.sim, 1, 3), CRADLE_ESIM_INIT);
+    for (size_t i = 0; i < sizeof f.state; i++) assert_int_equal(f.state[i], 0);
+
+    cradle_sim sim;
+    uint8_t small[8];
+    char message[128];
+    cradle_sim_config config = {.state = small, .state_capacity = sizeof small, .state_align = 1,
+                                .hash = cradle_hash64};
+    assert_int_equal(cradle_sim_init(&sim, &config, &probe, message, sizeof message), CRADLE_ERELOAD_SIZE);
+    assert_non_null(strstr(message, "capacity 8"));
+}
+
+static void test_save_and_restore(void **unused) {
+    (void)unused;
+    static fixture f;
+    open_probe(&f, &probe);
+    assert_int_equal(cradle_sim_start(&f.sim, 5, 2), 0);
+    uint8_t snapshot[5] = {3, 1, 2, 3, 4};
+    for (int i = 0; i < 10; i++) cradle_sim_step(&f.sim, snapshot);
+    uint8_t saved[PROBE_SMALL_SIZE];
+    cradle_sim_save(&f.sim, saved);
+    uint64_t hash = cradle_sim_hash(&f.sim);
+    cradle_sim_step(&f.sim, snapshot);
+    assert_int_equal(cradle_sim_restore(&f.sim, saved, sizeof saved - 1, 10), CRADLE_ESIM_STATE);
+    assert_int_equal(f.sim.next_step, 11); /* unchanged */
+    assert_int_equal(cradle_sim_restore(&f.sim, saved, sizeof saved, 10), 0);
+    assert_int_equal(f.sim.next_step, 10);
+    assert_int_equal(cradle_sim_hash(&f.sim), hash);
+    assert_false(f.sim.has_previous);
+}
+
+static void test_swap_runs_on_reload_even_for_the_same_build(void **unused) {
+    (void)unused;
+    static fixture f;
+    open_probe(&f, &probe);
+    assert_int_equal(cradle_sim_start(&f.sim, 1, 1), 0);
+    char message[256];
+    assert_int_equal(cradle_sim_swap(&f.sim, &probe, message, sizeof message), 0);
+    assert_int_equal(((const probe_state *)f.state)->reloads, 1);
+    cradle_game_contract larger = probe;
+    larger.build_id = "two";
+    larger.state_size = sizeof(probe_state);
+    assert_int_equal(cradle_sim_swap(&f.sim, &larger, message, sizeof message), 0);
+    assert_ptr_equal(f.sim.contract, &larger);
+    assert_int_equal(cradle_sim_state_size(&f.sim), sizeof(probe_state));
+    assert_int_equal(((const probe_state *)f.state)->reloads, 2);
+    assert_int_equal(f.sim.swaps, 2);
+}
+
+static void test_swap_refuses_another_game_or_a_state_too_large(void **unused) {
+    (void)unused;
+    static fixture f;
+    open_probe(&f, &probe);
+    assert_int_equal(cradle_sim_start(&f.sim, 1, 1), 0);
+    char message[256];
+    cradle_game_contract other = probe;
+    other.input_bytes = 3;
+    assert_int_equal(cradle_sim_swap(&f.sim, &other, message, sizeof message), CRADLE_ERELOAD_MISMATCH);
+    assert_non_null(strstr(message, "3 input bytes"));
+    cradle_game_contract huge = probe;
+    huge.state_size = sizeof f.state + 1;
+    assert_int_equal(cradle_sim_swap(&f.sim, &huge, message, sizeof message), CRADLE_ERELOAD_SIZE);
+    cradle_game_contract aligned = probe;
+    aligned.state_align = 128;
+    assert_int_equal(cradle_sim_swap(&f.sim, &aligned, message, sizeof message), CRADLE_ERELOAD_ALIGN);
+    assert_ptr_equal(f.sim.contract, &probe);
+    assert_int_equal(((const probe_state *)f.state)->reloads, 0);
+    assert_int_equal(f.sim.swaps, 0);
+}
+
+static fixture unstarted;
+static void output_before_any_step(void) {
+    open_probe(&unstarted, &probe);
+    if (cradle_sim_output(&unstarted.sim) == 0) return;
+}
+
+static void test_output_before_a_step_asserts(void **unused) {
+    (void)unused;
+    assert_int_equal(cradle_test_signal_of(output_before_any_step), SIGABRT);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_steps_are_numbered_by_the_clock_rules),
+        cmocka_unit_test(test_previous_state_is_the_one_before_the_step),
+        cmocka_unit_test(test_events_are_the_last_steps_only_and_overflow_counts),
+        cmocka_unit_test(test_hash_and_output),
+        cmocka_unit_test(test_init_refusal_and_small_storage),
+        cmocka_unit_test(test_save_and_restore),
+        cmocka_unit_test(test_swap_runs_on_reload_even_for_the_same_build),
+        cmocka_unit_test(test_swap_refuses_another_game_or_a_state_too_large),
+        cmocka_unit_test(test_output_before_a_step_asserts),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
