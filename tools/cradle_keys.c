@@ -16,7 +16,10 @@
  *   cradle-keys show TOKEN
  *       Prints a token's fields (the signature is not checked).
  *
- * Exit status: 0 success, 1 failure (message on stderr), 2 usage error.
+ *   cradle-keys --help | --version
+ *
+ * Exit status: 0 success, 1 failure (message on stderr), 2 usage error (the
+ * message names the flag and what the command takes).
  */
 #include <inttypes.h>
 #include <sodium.h>
@@ -29,16 +32,44 @@
 #include "cradle/keys.h"
 #include "cradle/parse.h"
 #include "cradle/token.h"
+#include "cradle/version.h"
 
 #define TTL_MAX (366ull * 86400ull)
 
-static int usage(void) {
-    fprintf(stderr,
+static void usage(FILE *to) {
+    fprintf(to,
             "usage: cradle-keys gen --out FILE\n"
             "       cradle-keys pub FILE [--kx | --sign]\n"
             "       cradle-keys token --key ISSUER_FILE --client-id ID --server-id HEX\n"
             "                         --build BUILD --ttl SECONDS [--now UNIX_SECONDS]\n"
-            "       cradle-keys show TOKEN\n");
+            "       cradle-keys show TOKEN\n"
+            "       cradle-keys --help | --version\n"
+            "Key files (created 0600) and join tokens.\n"
+            "  gen     make a key file and print its public keys (kx: the server id; sign: the\n"
+            "          issuer key servers trust, or the log signature key)\n"
+            "  pub     print a key file's public keys (one bare hex key with --kx or --sign)\n"
+            "  token   print a join token signed with ISSUER_FILE, valid for SECONDS\n"
+            "  show    print a token's fields (the signature is not checked)\n"
+            "Exit status: 0 ok, 1 failure, 2 usage.\n");
+}
+
+/* A usage error of one command: names what was wrong and what the command
+ * takes. Returns the exit status 2. */
+static int usage_error(const char *cmd, const char *what, const char *arg) {
+    static const struct {
+        const char *cmd, *takes;
+    } forms[] = {
+        {"gen", "gen --out FILE"},
+        {"pub", "pub FILE [--kx | --sign]"},
+        {"token", "token --key ISSUER_FILE --client-id ID --server-id HEX --build BUILD --ttl SECONDS "
+                  "[--now UNIX_SECONDS]"},
+        {"show", "show TOKEN"},
+    };
+    const char *takes = NULL;
+    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++)
+        if (strcmp(forms[i].cmd, cmd) == 0) takes = forms[i].takes;
+    fprintf(stderr, "cradle-keys %s: %s%s%s%s; usage: cradle-keys %s\n", cmd, what, arg ? " '" : "",
+            arg ? arg : "", arg ? "'" : "", takes ? takes : cmd);
     return 2;
 }
 
@@ -63,10 +94,12 @@ static int cmd_gen(int argc, char **argv) {
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--out") == 0 && i + 1 < argc)
             out = argv[++i];
+        else if (strcmp(argv[i], "--out") == 0)
+            return usage_error("gen", "--out needs a FILE", NULL);
         else
-            return usage();
+            return usage_error("gen", argv[i][0] == '-' ? "unknown option" : "unexpected argument", argv[i]);
     }
-    if (out == NULL) return usage();
+    if (out == NULL) return usage_error("gen", "--out FILE is required", NULL);
     cradle_keys k;
     char message[512];
     int rc = cradle_keys_generate(&k);
@@ -88,9 +121,10 @@ static int cmd_pub(int argc, char **argv) {
         if (strcmp(argv[i], "--kx") == 0) which = 1;
         else if (strcmp(argv[i], "--sign") == 0) which = 2;
         else if (file == NULL && argv[i][0] != '-') file = argv[i];
-        else return usage();
+        else
+            return usage_error("pub", argv[i][0] == '-' ? "unknown option" : "unexpected argument", argv[i]);
     }
-    if (file == NULL) return usage();
+    if (file == NULL) return usage_error("pub", "the key FILE is required", NULL);
     cradle_keys k;
     char message[512];
     int rc = cradle_keys_load(&k, file, message, sizeof message);
@@ -109,7 +143,14 @@ static int cmd_token(int argc, char **argv) {
     bool have_client = false, have_ttl = false, have_now = false;
     for (int i = 0; i < argc; i += 2) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (v == NULL) return usage();
+        static const char *const takes_value[] = {"--key", "--server-id", "--build", "--client-id", "--ttl",
+                                                  "--now"};
+        bool known = false;
+        for (size_t k = 0; k < sizeof takes_value / sizeof takes_value[0]; k++)
+            if (strcmp(argv[i], takes_value[k]) == 0) known = true;
+        if (!known)
+            return usage_error("token", argv[i][0] == '-' ? "unknown option" : "unexpected argument", argv[i]);
+        if (v == NULL) return usage_error("token", "a value is missing after", argv[i]);
         if (strcmp(argv[i], "--key") == 0) key = v;
         else if (strcmp(argv[i], "--server-id") == 0) server = v;
         else if (strcmp(argv[i], "--build") == 0) build = v;
@@ -132,10 +173,19 @@ static int cmd_token(int argc, char **argv) {
                 return 2;
             }
             have_now = true;
-        } else return usage();
+        }
     }
-    if (key == NULL || server == NULL || build == NULL || !have_client || !have_ttl)
-        return usage();
+    const char *missing = key == NULL      ? "--key ISSUER_FILE"
+                          : !have_client   ? "--client-id ID"
+                          : server == NULL ? "--server-id HEX"
+                          : build == NULL  ? "--build BUILD"
+                          : !have_ttl      ? "--ttl SECONDS"
+                                           : NULL;
+    if (missing) {
+        char what[64];
+        snprintf(what, sizeof what, "%s is required", missing);
+        return usage_error("token", what, NULL);
+    }
 
     cradle_token t;
     memset(&t, 0, sizeof t);
@@ -159,7 +209,7 @@ static int cmd_token(int argc, char **argv) {
         }
         now = (uint64_t)wall;
     }
-    if (now > UINT64_MAX - ttl) return usage();
+    if (now > UINT64_MAX - ttl) return usage_error("token", "--now plus --ttl is past 2^64-1 seconds", NULL);
     t.client_id = client_id;
     t.issued_unix = now;
     t.expires_unix = now + ttl;
@@ -187,7 +237,10 @@ static int cmd_token(int argc, char **argv) {
 }
 
 static int cmd_show(int argc, char **argv) {
-    if (argc != 1) return usage();
+    /* No option check: a URL-safe base64 token may start with '-'. */
+    if (argc != 1)
+        return usage_error("show", argc == 0 ? "the TOKEN is missing" : "expected one TOKEN, got also",
+                           argc == 0 ? NULL : argv[1]);
     uint8_t bytes[CRADLE_TOKEN_MAX_BYTES];
     size_t n = 0;
     cradle_token t;
@@ -205,15 +258,35 @@ static int cmd_show(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2) return usage();
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        char version[CRADLE_VERSION_TEXT_MAX];
+        cradle_version_text(version, sizeof version, "cradle-keys", NULL);
+        printf("%s\n", version);
+        return 0;
+    }
     if (sodium_init() < 0) {
         fprintf(stderr, "cradle-keys: libsodium failed to initialise\n");
         return 1;
     }
     const char *cmd = argv[1];
+    for (int i = 2; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0) {
+            usage(stdout);
+            return 0;
+        }
     if (strcmp(cmd, "gen") == 0) return cmd_gen(argc - 2, argv + 2);
     if (strcmp(cmd, "pub") == 0) return cmd_pub(argc - 2, argv + 2);
     if (strcmp(cmd, "token") == 0) return cmd_token(argc - 2, argv + 2);
     if (strcmp(cmd, "show") == 0) return cmd_show(argc - 2, argv + 2);
-    return usage();
+    fprintf(stderr, "cradle-keys: unknown %s '%s': expected gen, pub, token or show (cradle-keys --help)\n",
+            cmd[0] == '-' ? "option" : "command", cmd);
+    return 2;
 }

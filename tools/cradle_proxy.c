@@ -13,7 +13,7 @@
  * On start it prints one JSON line on stdout with the settings and the seed
  * (so a run can be repeated exactly with --seed), then the counters as one
  * JSON line on SIGUSR1 and on exit (SIGINT/SIGTERM, exit 0). A usage error
- * exits 2, a socket error 1.
+ * exits 2, a socket error 1; --help and --version exit 0.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -31,6 +31,7 @@
 
 #include "cradle/parse.h"
 #include "cradle/systime.h"
+#include "cradle/version.h"
 #include "proxy_sched.h"
 
 #define MAX_FLOWS 64u /* client addresses served at once; the least recently used is recycled */
@@ -85,7 +86,9 @@ static void usage(FILE *to) {
             "  --capacity N         packets in flight at most, 1..1048576 (default 8192);\n"
             "                       beyond it packets are dropped and counted\n"
             "  --help               show this help\n"
-            "Prints its settings as JSON on start, counters on SIGUSR1 and on exit.\n");
+            "  --version            show the version\n"
+            "Prints its settings as JSON on start, counters on SIGUSR1 and on exit.\n"
+            "Exit status: 0 after SIGINT/SIGTERM, 1 socket error, 2 usage.\n");
 }
 
 /* "A.B.C.D:PORT" into addr. port_min 0 lets the kernel choose. */
@@ -226,14 +229,16 @@ static void receive(proxy *p, int fd, int index, uint64_t now) {
 }
 
 int main(int argc, char **argv) {
-    enum { O_LISTEN = 1, O_SERVER, O_PROFILE, O_LATENCY, O_JITTER, O_LOSS, O_DUP, O_REORDER, O_SEED, O_CAP, O_HELP };
+    enum { O_LISTEN = 1, O_SERVER, O_PROFILE, O_LATENCY, O_JITTER, O_LOSS, O_DUP, O_REORDER, O_SEED, O_CAP, O_HELP,
+           O_VERSION };
     static const struct option options[] = {
         {"listen", required_argument, NULL, O_LISTEN},   {"server", required_argument, NULL, O_SERVER},
         {"profile", required_argument, NULL, O_PROFILE}, {"latency", required_argument, NULL, O_LATENCY},
         {"jitter", required_argument, NULL, O_JITTER},   {"loss", required_argument, NULL, O_LOSS},
         {"duplicate", required_argument, NULL, O_DUP},   {"reorder", required_argument, NULL, O_REORDER},
         {"seed", required_argument, NULL, O_SEED},       {"capacity", required_argument, NULL, O_CAP},
-        {"help", no_argument, NULL, O_HELP},             {NULL, 0, NULL, 0},
+        {"help", no_argument, NULL, O_HELP},             {"version", no_argument, NULL, O_VERSION},
+        {NULL, 0, NULL, 0},
     };
     static proxy p;
     cradle_proxy_impairment config = {0};
@@ -302,6 +307,12 @@ int main(int argc, char **argv) {
             }
             break;
         case O_HELP: usage(stdout); return 0;
+        case O_VERSION: {
+            char version[CRADLE_VERSION_TEXT_MAX];
+            cradle_version_text(version, sizeof version, "cradle-proxy", NULL);
+            printf("%s\n", version);
+            return 0;
+        }
         default:
             fprintf(stderr, "cradle-proxy: unknown option or missing value in '%s'\n", argv[optind - 1]);
             usage(stderr);

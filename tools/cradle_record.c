@@ -272,15 +272,23 @@ static int parse_args(int argc, char **argv, options *o) {
             break;
         }
         case 'h': usage(stdout); exit(0);
-        case 'V': printf("cradle-record %s\n", CRADLE_VERSION_STRING); exit(0);
+        case 'V': {
+            char version[CRADLE_VERSION_TEXT_MAX];
+            cradle_version_text(version, sizeof version, "cradle-record", NULL);
+            printf("%s\n", version);
+            exit(0);
+        }
         default: usage(stderr); return 2;
         }
         if (!ok) {
             const char *name = "?";
             for (const struct option *l = longs; l->name; l++)
                 if (l->val == c) name = l->name;
-            fprintf(stderr, "cradle-record: bad value for --%s: '%s'%s\n", name, optarg,
-                    c == 'r' ? " (STEP:LIB, steps increasing)" : "");
+            const char *allowed = c == 'r'   ? "STEP:LIB, steps increasing, at most 16 of them"
+                                  : c == 'p' ? "a whole number from 1 to 4294967295"
+                                  : c == 's' || c == 'n' ? "a whole number from 0 to 2^64-1"
+                                             : "a whole number from 0 to 4294967295";
+            fprintf(stderr, "cradle-record: --%s '%s': expected %s\n", name, optarg, allowed);
             return 2;
         }
     }

@@ -118,7 +118,8 @@ static int parse_args(int argc, char **argv, options *o) {
         case 'j': o->json = true; break;
         case 'K':
             if (cradle_keys_from_hex(o->verify_public, optarg) != 0) {
-                fprintf(stderr, "cradle-replay: --verify-key needs 64 hex digits\n");
+                fprintf(stderr, "cradle-replay: --verify-key '%s': expected 64 hex digits (cradle-keys pub "
+                                "server.key --sign)\n", optarg);
                 return 2;
             }
             o->verify_key = optarg;
@@ -126,14 +127,19 @@ static int parse_args(int argc, char **argv, options *o) {
         case 'f':
         case 't':
             if (!cradle_parse_u64(optarg, 0, UINT64_MAX, c == 'f' ? &o->from : &o->to)) {
-                fprintf(stderr, "cradle-replay: bad value for --%s: '%s'\n",
+                fprintf(stderr, "cradle-replay: --%s '%s': expected a step number, 0..2^64-1 in decimal\n",
                         c == 'f' ? "from" : "to", optarg);
                 return 2;
             }
             break;
         case 'h': usage(stdout); exit(0);
-        case 'V': printf("cradle-replay %s (log format %u)\n", CRADLE_VERSION_STRING,
-                         CRADLE_LOG_FORMAT_VERSION); exit(0);
+        case 'V': {
+            char extra[32], version[CRADLE_VERSION_TEXT_MAX];
+            snprintf(extra, sizeof extra, ", log format %u", (unsigned)CRADLE_LOG_FORMAT_VERSION);
+            cradle_version_text(version, sizeof version, "cradle-replay", extra);
+            printf("%s\n", version);
+            exit(0);
+        }
         default: usage(stderr); return 2;
         }
     }

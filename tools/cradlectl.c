@@ -401,7 +401,12 @@ int main(int argc, char **argv) {
             break;
         }
         case 'h': usage(stdout); return EXIT_OK;
-        case 'V': printf("cradlectl %s\n", CRADLE_VERSION_STRING); return EXIT_OK;
+        case 'V': {
+            char version[CRADLE_VERSION_TEXT_MAX];
+            cradle_version_text(version, sizeof version, "cradlectl", NULL);
+            printf("%s\n", version);
+            return EXIT_OK;
+        }
         default: usage(stderr); return EXIT_USAGE;
         }
     }

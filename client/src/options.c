@@ -153,9 +153,12 @@ cradle_client_parse cradle_client_options_parse(cradle_client_options *o, int ar
             break;
         case O_PLAY: o->play = optarg; break;
         case O_HELP: usage(stdout); return CRADLE_CLIENT_EXIT_OK;
-        case O_VERSION:
-            printf("cradle-client %s (wire protocol %u)\n", CRADLE_VERSION_STRING, 1u);
+        case O_VERSION: {
+            char version[CRADLE_VERSION_TEXT_MAX];
+            cradle_version_text(version, sizeof version, "cradle-client", NULL);
+            printf("%s\n", version);
             return CRADLE_CLIENT_EXIT_OK;
+        }
         case O_SCREENSHOT: {
             /* FILE:STEPS */
             const char *colon = strrchr(optarg, ':');

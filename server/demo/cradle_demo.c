@@ -521,7 +521,12 @@ static int parse_options(int argc, char **argv, demo_options *o) {
         case OPT_DEV_STDIN: o->dev_stdin = o->commanded = true; break;
         case OPT_DEV_SOCKET: o->dev_socket = optarg; break;
         case 'h': usage(stdout); return 0;
-        case 'V': printf("cradle-demo %s\n", CRADLE_VERSION_STRING); return 0;
+        case 'V': {
+            char version[CRADLE_VERSION_TEXT_MAX];
+            cradle_version_text(version, sizeof version, "cradle-demo", NULL);
+            printf("%s\n", version);
+            return 0;
+        }
         default: usage(stderr); return 2;
         }
     }

@@ -1,5 +1,6 @@
 #include "options.h"
 
+#include <arpa/inet.h>
 #include <assert.h>
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -88,7 +89,9 @@ static void usage(FILE *to) {
                 "  -G, --dev-group GID       also admit this group id to --dev-socket (mode 0660;\n"
                 "                            default: only this user and root)\n"
                 "  -h, --help                show this help\n"
-                "  -V, --version             show the version\n");
+                "  -V, --version             show the version\n"
+                "Exit status: 0 after quit, SIGINT or SIGTERM; 1 failure; 2 usage or configuration\n"
+                "error; 3 the UDP port is taken (a script may retry another port).\n");
 }
 
 static const char *flag_name(int opt) {
@@ -371,8 +374,9 @@ cradle_server_parse cradle_server_options_parse(cradle_server_options *o, int ar
             return CRADLE_SERVER_EXIT_OK;
         }
         if (opt == 'V') {
-            printf("cradle-server %s (wire protocol %u, game ABI %u.%u)\n", CRADLE_VERSION_STRING,
-                   CRADLE_WIRE_VERSION, CRADLE_ABI_MAJOR, CRADLE_ABI_MINOR);
+            char version[CRADLE_VERSION_TEXT_MAX];
+            cradle_version_text(version, sizeof version, "cradle-server", NULL);
+            printf("%s\n", version);
             return CRADLE_SERVER_EXIT_OK;
         }
         if (opt == '?' || opt == ':') {
