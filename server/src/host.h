@@ -151,11 +151,18 @@ typedef struct cradle_server_host {
 } cradle_server_host;
 
 /* Opens the game library, allocates and initialises the state block, opens
- * the session log and the dev transport. Prints what failed on stderr and
- * returns a negative code (CRADLE_ERANGE: --players exceeds the game's
- * maximum, a usage error); on failure call cradle_server_host_deinit. */
+ * the dev transport. Prints what failed on stderr and returns a negative
+ * code (CRADLE_ERANGE: --players exceeds the game's maximum, a usage error);
+ * on failure call cradle_server_host_deinit. */
 int cradle_server_host_init(cradle_server_host *host, const cradle_server_options *options,
                             cradle_server_net *net, volatile const int *signalled);
+
+/* Creates the session log of --log (nothing without it), archiving the
+ * running build. Call after init, once every other start-up step that can
+ * fail has succeeded: the log is never overwritten, so one left by a failed
+ * start would refuse the retry. Prints what failed; returns 0 or a
+ * negative code. */
+int cradle_server_host_open_log(cradle_server_host *host);
 
 /* Handles what the network thread delivered (connects, HELLO, INPUT, ...),
  * streams a pending join and sends the steps packed so far. One iteration of

@@ -35,6 +35,7 @@ typedef struct security {
     uint8_t issuers[CRADLE_TOKEN_ISSUERS_MAX][CRADLE_TOKEN_KEY_BYTES];
     uint32_t issuer_count;
     char server_id[CRADLE_KEYS_HEX_SIZE];
+    bool created_key; /* this start created the key file: say so (report_security) */
 } security;
 
 static bool loopback_address(const char *text) {
@@ -91,7 +92,6 @@ static int setup_security(const cradle_server_options *o, security *sec) {
             fprintf(stderr, "cradle-server: --insecure cannot be combined with --key, --trust or --trust-file\n");
             return 2;
         }
-        fprintf(stderr, "cradle-server: WARNING: --insecure: plaintext and no join tokens (local development only)\n");
         return 0;
     }
     if (!o->key[0] || (o->trust_count == 0 && !o->trust_file[0])) {
@@ -121,9 +121,7 @@ static int setup_security(const cradle_server_options *o, security *sec) {
             cradle_keys_wipe(&sec->keys);
             return 1;
         }
-        cradle_keys_to_hex(sec->server_id, sec->keys.kx_public);
-        fprintf(stderr, "cradle-server: created the server key file %s (0600); server id: %s\n", o->key,
-                sec->server_id);
+        sec->created_key = true;
     } else if (rc != 0) {
         fprintf(stderr, "cradle-server: --key: %s\n", message[0] ? message : cradle_strerror(rc));
         return 2;
@@ -131,6 +129,18 @@ static int setup_security(const cradle_server_options *o, security *sec) {
     cradle_keys_to_hex(sec->server_id, sec->keys.kx_public);
     sec->secure = true;
     return 0;
+}
+
+/* What setup_security decided that an operator must see, in the server's
+ * log format (--log-format): the insecure mode, a key file created now. */
+static void report_security(const cradle_server_host *host, const cradle_server_options *o,
+                            const security *sec) {
+    if (o->insecure)
+        cradle_server_say(host, "warning", "insecure",
+                          "--insecure: plaintext and no join tokens (local development only)");
+    if (sec->created_key)
+        cradle_server_say(host, "info", "key_created", "created the server key file %s (0600); server id: %s",
+                          o->key, sec->server_id);
 }
 
 static void on_signal(int signo) { signalled = signo; }
@@ -147,6 +157,7 @@ static void install_signals(void) {
 
 int main(int argc, char **argv) {
     static cradle_server_options options;
+    static security sec;
     switch (cradle_server_options_parse(&options, argc, argv)) {
     case CRADLE_SERVER_RUN: break;
     case CRADLE_SERVER_EXIT_OK: return 0;
@@ -179,16 +190,18 @@ int main(int argc, char **argv) {
         goto out_free;
     }
     memset(net, 0, sizeof *net);
-    int rc = cradle_server_host_init(host, &options, net, (volatile const int *)&signalled);
-    if (rc == CRADLE_ERANGE) status = 2; /* --players beyond the game's maximum */
-    if (rc != 0) goto out_host;
-    if (options.resume[0] && cradle_server_resume_replay(host) != 0) goto out_host;
-    static security sec;
-    rc = setup_security(&options, &sec);
+    /* Every step that can refuse the start runs before the log is created
+     * (cradle_server_host_open_log, after the UDP port): a failed start
+     * leaves no log behind to refuse the retry (a log is never overwritten). */
+    int rc = setup_security(&options, &sec);
     if (rc != 0) {
         status = rc;
-        goto out_host;
+        goto out_free;
     }
+    rc = cradle_server_host_init(host, &options, net, (volatile const int *)&signalled);
+    report_security(host, &options, &sec); /* host->options is set even when init failed */
+    if (rc == CRADLE_ERANGE) status = 2; /* --players beyond the game's maximum */
+    if (rc != 0) goto out_host;
 
     uint32_t max_peers = host->players + options.spectators + 8u; /* room to refuse politely */
     if (max_peers > CRADLE_SERVER_MAX_PEERS) max_peers = CRADLE_SERVER_MAX_PEERS;
@@ -215,9 +228,11 @@ int main(int argc, char **argv) {
     if (rc != 0) {
         cradle_server_say(host, "error", "bind", "cannot listen on UDP %s:%u: %s",
                           options.bind[0] ? options.bind : "*", (unsigned)options.port, cradle_strerror(rc));
-        status = 3; /* distinct, so a test can retry another port */
+        status = 3; /* documented (--help, README): a script may retry another port */
         goto out_host;
     }
+    if (cradle_server_host_open_log(host) != 0) goto out_net;
+    if (options.resume[0] && cradle_server_resume_replay(host) != 0) goto out_net;
     if (cradle_server_net_start(net) != 0) {
         cradle_server_say(host, "error", "thread", "cannot start the network thread");
         goto out_net;
@@ -282,6 +297,7 @@ out_net:
 out_host:
     cradle_server_host_deinit(host);
 out_free:
+    cradle_keys_wipe(&sec.keys);
     free(host);
     free(net);
     enet_deinitialize();

@@ -109,7 +109,12 @@ static int clear_path(cradle_transport *t) {
 
 /* The socket's directory: created 0700 when missing; refused when it is not
  * a directory, belongs to another user (root excepted), or group or others
- * may write it (they could replace the socket with their own). */
+ * may write it (they could replace the socket with their own) without the
+ * sticky bit. In a sticky directory owned by root or us (/tmp) nobody else
+ * can unlink or rename our socket; what they can do is put a file, a
+ * symlink or a socket at the path before we start, which clear_path refuses
+ * (and bind() never follows a symlink: it fails with EADDRINUSE), and the
+ * file is ours from bind on (fchmod before bind). */
 static int check_directory(cradle_transport *t) {
     char dir[sizeof t->path];
     memcpy(dir, t->path, sizeof dir);
@@ -128,7 +133,7 @@ static int check_directory(cradle_transport *t) {
         }
     }
     if (!S_ISDIR(st.st_mode) || (st.st_uid != geteuid() && st.st_uid != 0) ||
-        (st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+        ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 && (st.st_mode & S_ISVTX) == 0))
         return CRADLE_ETRANSPORT_DIR;
     return 0;
 }

@@ -420,7 +420,8 @@ static void test_socket_file_rules(void **state) {
 }
 
 /* The socket's directory: a missing one is created 0700; a group- or
- * world-writable one, or a symlink at the socket path, is refused. */
+ * world-writable one without the sticky bit, or a symlink at the socket
+ * path, is refused; a sticky world-writable one (like /tmp) is accepted. */
 static void test_directory_and_symlink_rules(void **state) {
     fixture *f = *state;
     cradle_transport other;
@@ -439,6 +440,11 @@ static void test_directory_and_symlink_rules(void **state) {
     assert_int_equal(cradle_transport_open(&other, &config), CRADLE_ETRANSPORT_DIR);
     assert_int_equal(chmod(sub, 0720), 0);
     assert_int_equal(cradle_transport_open(&other, &config), CRADLE_ETRANSPORT_DIR);
+    assert_int_equal(chmod(sub, 01777), 0); /* sticky: only the owner may replace the socket */
+    assert_int_equal(cradle_transport_open(&other, &config), 0);
+    assert_int_equal(lstat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    cradle_transport_close(&other);
     assert_int_equal(chmod(sub, 0700), 0);
     assert_int_equal(rmdir(sub), 0);
 

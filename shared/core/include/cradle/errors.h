@@ -51,7 +51,7 @@
     X(CRADLE_ETRANSPORT_LIVE,   -61, "socket_in_use",       "a server is already listening at the socket path") \
     X(CRADLE_ETRANSPORT_FOREIGN,-62, "socket_foreign",      "the socket path holds something that is not our socket") \
     X(CRADLE_ETRANSPORT_CONNECT,-63, "no_server",           "no server listens at the socket path") \
-    X(CRADLE_ETRANSPORT_DIR,    -64, "socket_dir_unsafe",   "the socket's directory is not a directory, is another user's, or is writable by group or others") \
+    X(CRADLE_ETRANSPORT_DIR,    -64, "socket_dir_unsafe",   "the socket's directory is not a directory, is another user's, or is writable by group or others without the sticky bit") \
     /* reload and the game ABI */                                                          \
     X(CRADLE_ERELOAD_OPEN,      -70, "library_open",        "the game library could not be opened") \
     X(CRADLE_ERELOAD_SYMBOL,    -71, "no_contract",         "the game library exports no contract function") \

@@ -34,10 +34,12 @@
  * the transport reports CRADLE_TRANSPORT_EOF.
  *
  * The socket file is created mode 0600 (0660 with peer_group) in a directory
- * that only its owner may change: a missing last directory is created 0700;
- * one that is not a directory, is owned by another user (root excepted) or
- * is writable by group or others is refused (CRADLE_ETRANSPORT_DIR), since
- * whoever can write it can replace the socket. Each accepted client's
+ * where nobody else can replace it: a missing last directory is created
+ * 0700; one that is not a directory, is owned by another user (root
+ * excepted) or is writable by group or others without the sticky bit is
+ * refused (CRADLE_ETRANSPORT_DIR), since whoever can write it can replace
+ * the socket. A sticky directory such as /tmp is accepted: there only an
+ * entry's owner, the directory's owner and root may remove or rename it. Each accepted client's
  * credentials (SO_PEERCRED) must name this process's effective user, root,
  * or with peer_group the group peer_gid; anyone else is closed at once and
  * counted in stats.denied. A live socket already at the path (one that
