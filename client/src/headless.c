@@ -51,13 +51,14 @@ void cradle_client_print_done(FILE *to, const cradle_netclient *net) {
             "{\"event\":\"done\",\"slot\":%d,\"start_step\":%" PRIu64 ",\"steps\":%" PRIu64
             ",\"hashes_checked\":%" PRIu64 ",\"last_hash_step\":%" PRId64 ",\"last_hash\":\"%016" PRIx64
             "\",\"final_hash\":\"%016" PRIx64 "\",\"build\":\"%s\",\"rtt_ms\":%.3f,\"desync\":%s"
-            ",\"inputs_sent\":%" PRIu64 ",\"steps_early\":%" PRIu64 ",\"steps_repeated\":%" PRIu64 "}\n",
+            ",\"inputs_sent\":%" PRIu64 ",\"steps_early\":%" PRIu64 ",\"steps_repeated\":%" PRIu64
+            ",\"reloads\":%" PRIu64 "}\n",
             net->welcome.slot == CRADLE_WIRE_SPECTATOR ? -1 : (int)net->welcome.slot, net->welcome.start_step,
-            net->next_step, net->hashes_checked,
+            net->sim.next_step, net->hashes_checked,
             net->last_hash_step == CRADLE_NETCLIENT_NO_STEP ? (int64_t)-1 : (int64_t)net->last_hash_step,
-            net->last_hash, cradle_netclient_state_hash(net), net->contract ? net->contract->build_id : "",
+            net->last_hash, cradle_netclient_state_hash(net), net->sim.contract ? net->sim.contract->build_id : "",
             (double)net->rtt_ns / 1e6, net->desync ? "true" : "false", net->inputs_sent, net->steps_early,
-            net->steps_repeated);
+            net->steps_repeated, net->reloads);
     fflush(to);
 }
 
@@ -111,7 +112,6 @@ int cradle_client_run_headless(const cradle_client_options *o) {
         goto out;
     }
     static char report[64];
-    const char *corrupt = getenv("CRADLE_TEST_CORRUPT_STEP"); /* test hook, see netclient.h */
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     uint64_t now = cradle_client_now_ns();
@@ -142,13 +142,12 @@ int cradle_client_run_headless(const cradle_client_options *o) {
                 snprintf(report, sizeof report, "cradle-desync-%ld.bin", (long)getpid());
                 config.desync_report = report;
             }
-            if (corrupt) config.corrupt_step = strtoull(corrupt, NULL, 10);
         }
         if (cradle_netclient_open(&b->net, &config, now) != 0) {
             fprintf(stderr, "cradle-client: %s\n", b->net.message);
             goto out;
         }
-        cradle_bot_init(&b->input.bot, o->seed + i, b->net.contract->name, b->net.contract->input_bytes);
+        cradle_bot_init(&b->input.bot, o->seed + i, b->net.sim.contract->name, b->net.sim.contract->input_bytes);
     }
     uint32_t running = count;
     status = 0;
@@ -176,9 +175,9 @@ int cradle_client_run_headless(const cradle_client_options *o) {
             }
             int rc;
             while ((rc = cradle_netclient_step(&b->net, now)) == 1) {
-                if (o->steps && b->net.next_step >= o->steps) break;
+                if (o->steps && b->net.sim.next_step >= o->steps) break;
             }
-            bool done = o->steps && b->net.next_step >= o->steps && cradle_netclient_playing(&b->net);
+            bool done = o->steps && b->net.sim.next_step >= o->steps && cradle_netclient_playing(&b->net);
             if (b->net.error || b->net.desync || done) {
                 b->finished = true;
                 running--;

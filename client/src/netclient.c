@@ -77,7 +77,23 @@ int cradle_netclient_open(cradle_netclient *net, const cradle_netclient_config *
     cradle_reload_config rc = {.path = config->game, .copy_dir = config->copy_dir};
     int rc_open = cradle_reload_open(&net->reload, &rc, now_ns, why, sizeof why);
     if (rc_open != 0) return fail(net, rc_open, "cannot load the game library %s: %s", config->game, why);
-    net->contract = cradle_reload_contract(&net->reload);
+    const cradle_game_contract *k = cradle_reload_contract(&net->reload);
+    size_t align = net->reload.max_state_align;
+    net->state_bytes = ((size_t)net->reload.state_capacity + align - 1u) / align * align;
+    net->state_block = aligned_alloc(align, net->state_bytes);
+    net->previous_block = aligned_alloc(align, net->state_bytes);
+    net->base = aligned_alloc(align, net->state_bytes);
+    if (!net->state_block || !net->previous_block || !net->base)
+        return fail(net, CRADLE_ENOMEM, "out of memory for the game state");
+    cradle_sim_config sc = {.state = net->state_block,
+                            .previous = net->previous_block,
+                            .state_capacity = (uint32_t)net->state_bytes,
+                            .state_align = (uint32_t)align,
+                            .events = net->event_storage,
+                            .event_capacity = CRADLE_NETCLIENT_EVENTS,
+                            .hash = cradle_hash64};
+    rc_open = cradle_sim_init(&net->sim, &sc, k, why, sizeof why);
+    if (rc_open != 0) return fail(net, rc_open, "the game library %s: %s", config->game, why);
     if (!config->insecure) {
         if (!config->server_key || cradle_keys_from_hex(net->server_key, config->server_key) != 0)
             return fail(net, CRADLE_EINVAL, "the server key (--server-key) must be the server id, 64 hex digits");
@@ -86,7 +102,6 @@ int cradle_netclient_open(cradle_netclient *net, const cradle_netclient_config *
         if (sodium_init() < 0) return fail(net, CRADLE_EIO, "libsodium failed to initialise");
         net->secure = true;
     }
-    (void)cradle_events_init(&net->events, net->event_storage, CRADLE_NETCLIENT_EVENTS);
 
     ENetAddress address = {.port = config->port};
     if (enet_address_set_host(&address, net->config.host) != 0)
@@ -125,7 +140,7 @@ static int secure_hello(cradle_netclient *net, cradle_wire_hello *h) {
         memcpy(t.server_id, net->server_key, sizeof t.server_id);
         t.issued_unix = (uint64_t)time(NULL);
         t.expires_unix = t.issued_unix + 3600u;
-        snprintf(t.build_id, sizeof t.build_id, "%s", net->contract->build_id);
+        snprintf(t.build_id, sizeof t.build_id, "%s", net->sim.contract->build_id);
         rc = cradle_token_issue(token, sizeof token, &token_size, &t, issuer.sign_secret);
         cradle_keys_wipe(&issuer);
         if (rc != 0) return fail(net, rc, "cannot issue a join token: %s", cradle_strerror(rc));
@@ -149,16 +164,16 @@ static void send_hello(cradle_netclient *net) {
     m.as.hello.spectator = net->config.spectator;
     m.as.hello.requested_slot = net->config.requested_slot < 0 ? CRADLE_WIRE_ANY_SLOT
                                                                : (uint8_t)net->config.requested_slot;
-    cradle_wire_set_text(m.as.hello.game, sizeof m.as.hello.game, net->contract->name);
+    cradle_wire_set_text(m.as.hello.game, sizeof m.as.hello.game, net->sim.contract->name);
     cradle_wire_set_text(m.as.hello.build_id, sizeof m.as.hello.build_id,
-                         net->config.build_id ? net->config.build_id : net->contract->build_id);
+                         net->config.build_id ? net->config.build_id : net->sim.contract->build_id);
     send_message(net, &m, ENET_PACKET_FLAG_RELIABLE);
     net->phase = CRADLE_NETCLIENT_HELLO;
 }
 
 /* Allocates the state blocks and the queues once the WELCOME says how big. */
 static int on_welcome(cradle_netclient *net, const cradle_wire_welcome *w) {
-    const cradle_game_contract *k = net->contract;
+    const cradle_game_contract *k = net->sim.contract;
     if (w->state_size != k->state_size || w->input_bytes != k->input_bytes ||
         w->max_players != k->max_players)
         return fail(net, CRADLE_ENET_MESSAGE,
@@ -168,25 +183,17 @@ static int on_welcome(cradle_netclient *net, const cradle_wire_welcome *w) {
                     (unsigned)k->input_bytes, (unsigned)w->max_players, (unsigned)k->max_players);
     net->welcome = *w;
     net->snapshot_size = cradle_snapshot_size(w->max_players, w->input_bytes);
-    size_t align = net->reload.max_state_align;
-    net->state_bytes = ((size_t)net->reload.state_capacity + align - 1u) / align * align;
-    net->state = aligned_alloc(align, net->state_bytes);
-    net->previous = aligned_alloc(align, net->state_bytes);
-    net->base = aligned_alloc(align, net->state_bytes);
     net->queue = malloc((size_t)CRADLE_NETCLIENT_QUEUE_STEPS * net->snapshot_size);
     net->queue_step = malloc((size_t)CRADLE_NETCLIENT_QUEUE_STEPS * sizeof *net->queue_step);
     net->queue_hash = malloc((size_t)CRADLE_NETCLIENT_QUEUE_STEPS * sizeof *net->queue_hash);
     net->queue_epoch = malloc(CRADLE_NETCLIENT_QUEUE_STEPS);
     net->queue_has_hash = malloc(CRADLE_NETCLIENT_QUEUE_STEPS);
     net->history = malloc((size_t)CRADLE_NETCLIENT_HISTORY * net->snapshot_size);
-    if (!net->state || !net->previous || !net->base || !net->queue || !net->queue_step || !net->queue_hash ||
+    if (!net->queue || !net->queue_step || !net->queue_hash ||
         !net->queue_epoch || !net->queue_has_hash || !net->history)
         return fail(net, CRADLE_ENOMEM, "out of memory for the game state");
     for (uint32_t i = 0; i < CRADLE_NETCLIENT_QUEUE_STEPS; i++) net->queue_step[i] = UINT64_MAX;
     net->epoch = w->epoch;
-    memset(net->state, 0, net->state_bytes);
-    memset(net->previous, 0, net->state_bytes);
-    net->next_step = w->start_step;
     net->received_next = w->start_step;
     net->queue_first = w->start_step;
     net->input_sent_through = w->start_step;
@@ -196,26 +203,28 @@ static int on_welcome(cradle_netclient *net, const cradle_wire_welcome *w) {
         net->phase = CRADLE_NETCLIENT_JOINING;
         return 0;
     }
-    if (k->init(net->state, w->seed, w->players) != 0)
+    if (cradle_sim_start(&net->sim, w->seed, w->players) != 0)
         return fail(net, CRADLE_ENET_MESSAGE, "the game refused the server's player count %u",
                     (unsigned)w->players);
-    memcpy(net->base, net->state, net->state_bytes);
+    memcpy(net->base, net->sim.state, k->state_size);
     net->phase = CRADLE_NETCLIENT_PLAYING;
     return 0;
 }
 
 static int on_state(cradle_netclient *net, const cradle_wire_state *st) {
     if (net->phase != CRADLE_NETCLIENT_JOINING) return 0;
-    if (st->total != net->contract->state_size || st->offset != net->state_received ||
+    if (st->total != net->sim.contract->state_size || st->offset != net->state_received ||
         st->step != net->welcome.start_step)
         return fail(net, CRADLE_ENET_MESSAGE, "STATE chunk out of order or of another size");
-    memcpy(net->state + st->offset, st->bytes, st->length);
+    /* Chunks gather in base; the sim takes the whole block once it is proven. */
+    memcpy(net->base + st->offset, st->bytes, st->length);
     net->state_received += st->length;
     if (net->state_received < st->total) return 0;
-    if (cradle_hash64(net->state, st->total) != st->hash)
+    if (cradle_hash64(net->base, st->total) != st->hash)
         return fail(net, CRADLE_ENET_MESSAGE, "the state block for step %" PRIu64 " does not match its hash",
                     st->step);
-    memcpy(net->base, net->state, net->state_bytes);
+    int rc = cradle_sim_restore(&net->sim, net->base, st->total, st->step);
+    if (rc != 0) return fail(net, rc, "the state block for step %" PRIu64 " has the wrong size", st->step);
     net->phase = CRADLE_NETCLIENT_PLAYING;
     return 0;
 }
@@ -395,7 +404,7 @@ int cradle_netclient_service(cradle_netclient *net, uint64_t now_ns, uint32_t wa
                            "pinned key (--server-key)");
             else
                 (void)fail(net, CRADLE_ENET_INIT, "connection to the server lost at step %" PRIu64,
-                           net->next_step);
+                           net->sim.next_step);
             break;
         default: break;
         }
@@ -417,7 +426,7 @@ int cradle_netclient_service(cradle_netclient *net, uint64_t now_ns, uint32_t wa
     if (net->phase != CRADLE_NETCLIENT_CONNECTING &&
         now_ns - net->last_heard_ns > (uint64_t)net->config.silence_timeout_ms * NS_PER_MS)
         return fail(net, CRADLE_ENET_TIMEOUT, "connection lost: the server sent nothing for %u ms (step %" PRIu64 ")",
-                    (unsigned)net->config.silence_timeout_ms, net->next_step);
+                    (unsigned)net->config.silence_timeout_ms, net->sim.next_step);
     if (net->phase == CRADLE_NETCLIENT_PLAYING && now_ns - net->last_ping_ns >= PING_INTERVAL_NS) {
         net->last_ping_ns = now_ns;
         cradle_wire_message ping = {.type = CRADLE_WIRE_PING, .as.ping.echo = now_ns};
@@ -443,32 +452,43 @@ static void reload_done(cradle_netclient *net, uint8_t epoch) {
     memmove(net->reload_queue, net->reload_queue + 1, net->reload_queued * sizeof net->reload_queue[0]);
 }
 
+/* The announced build takes over the state: the same act as on the server
+ * (cradle_sim_swap runs on_reload), whether or not the build changed. */
+static int reload_take(cradle_netclient *net, uint8_t epoch) {
+    char why[CRADLE_RELOAD_MESSAGE_MAX];
+    int rc = cradle_sim_swap(&net->sim, cradle_reload_contract(&net->reload), why, sizeof why);
+    if (rc != 0) return fail(net, rc, "reload at step %" PRIu64 ": %s", net->reload_at, why);
+    reload_done(net, epoch);
+    net->reloads++;
+    return 1;
+}
+
 static int reload_gate(cradle_netclient *net, uint64_t now_ns) {
-    uint8_t epoch = net->queue_epoch[net->next_step % CRADLE_NETCLIENT_QUEUE_STEPS];
-    if (!net->reload_pending || net->next_step != net->reload_at)
+    uint8_t epoch = net->queue_epoch[net->sim.next_step % CRADLE_NETCLIENT_QUEUE_STEPS];
+    if (!net->reload_pending || net->sim.next_step != net->reload_at)
         return epoch == net->epoch ? 1 : 0; /* another build's step: its RELOAD is on its way */
-    if (strcmp(net->contract->build_id, net->reload_build) == 0) {
-        reload_done(net, epoch); /* already on it (the same build re-announced) */
-        return 1;
-    }
+    if (strcmp(cradle_reload_contract(&net->reload)->build_id, net->reload_build) == 0)
+        return reload_take(net, epoch); /* the build re-announced: it reloads all the same */
     if (net->reload_deadline_ns == 0)
         net->reload_deadline_ns = now_ns + (uint64_t)net->config.reload_timeout_ms * NS_PER_MS;
     if (now_ns < net->reload_next_try_ns) return 0;
     net->reload_next_try_ns = now_ns + RELOAD_RETRY_NS;
-    /* NULL state: on_reload must run only for the announced build. */
-    cradle_reload_result r = cradle_reload_now(&net->reload, NULL);
-    net->contract = cradle_reload_contract(&net->reload);
-    if (r.kind == CRADLE_RELOAD_SWAPPED && strcmp(net->contract->build_id, net->reload_build) == 0) {
-        if (net->contract->on_reload) net->contract->on_reload(net->state);
-        reload_done(net, epoch);
-        net->reloads++;
-        return 1;
+    cradle_reload_result r = cradle_reload_now(&net->reload);
+    const cradle_game_contract *loaded = cradle_reload_contract(&net->reload);
+    if (r.kind == CRADLE_RELOAD_SWAPPED && strcmp(loaded->build_id, net->reload_build) == 0)
+        return reload_take(net, epoch);
+    if (r.kind == CRADLE_RELOAD_SWAPPED) {
+        /* Another build than announced: it runs nothing until the right one
+         * arrives, but the sim must not keep the closed library's contract. */
+        char why[CRADLE_RELOAD_MESSAGE_MAX];
+        if (cradle_sim_rebind(&net->sim, loaded, why, sizeof why) != 0)
+            return fail(net, CRADLE_ERELOAD_MISMATCH, "reload: %s", why);
     }
     if (now_ns >= net->reload_deadline_ns)
         return fail(net, r.kind == CRADLE_RELOAD_REFUSED ? r.error : CRADLE_ERELOAD_MISMATCH,
                     "reload: the server runs build '%s' from step %" PRIu64 ", but %s is build '%s'%s%s "
                     "after %u ms",
-                    net->reload_build, net->reload_at, net->config.game, net->contract->build_id,
+                    net->reload_build, net->reload_at, net->config.game, loaded->build_id,
                     r.kind == CRADLE_RELOAD_REFUSED ? "; the new file was refused: " : "",
                     r.kind == CRADLE_RELOAD_REFUSED ? r.message : "", (unsigned)net->config.reload_timeout_ms);
     return 0;
@@ -481,7 +501,7 @@ static int write_desync_report(cradle_netclient *net, uint64_t step) {
     if (!path) return 0;
     FILE *f = fopen(path, "wb");
     if (!f) return fail(net, CRADLE_EIO, "cannot write the desync report %s", path);
-    uint64_t available = net->next_step + 1 - net->base_step_plus1; /* steps base+1 .. step */
+    uint64_t available = step + 1 - net->base_step_plus1; /* steps base+1 .. step */
     bool truncated = available > CRADLE_NETCLIENT_HISTORY;
     uint64_t count = truncated ? CRADLE_NETCLIENT_HISTORY : available;
     uint64_t first = step + 1 - count;
@@ -492,13 +512,13 @@ static int write_desync_report(cradle_netclient *net, uint64_t step) {
             "cradle-desync 1\ngame %s\nbuild %s\nstep %" PRIu64 "\nclient_hash %s\nserver_hash %s\n"
             "base_step %" PRId64 "\nsnapshot_size %u\nsnapshots %" PRIu64 "\ntruncated %d\n"
             "state_size %u\nend\n",
-            net->contract->name, net->contract->build_id, step, mine, theirs,
+            net->sim.contract->name, net->sim.contract->build_id, step, mine, theirs,
             (int64_t)net->base_step_plus1 - 1, (unsigned)net->snapshot_size, count, truncated ? 1 : 0,
-            (unsigned)net->contract->state_size);
-    fwrite(net->base, 1, net->contract->state_size, f);
+            (unsigned)net->sim.contract->state_size);
+    fwrite(net->base, 1, net->sim.contract->state_size, f);
     for (uint64_t s = first; s <= step; s++)
         fwrite(net->history + (s % CRADLE_NETCLIENT_HISTORY) * net->snapshot_size, 1, net->snapshot_size, f);
-    fwrite(net->state, 1, net->contract->state_size, f);
+    fwrite(net->sim.state, 1, net->sim.contract->state_size, f);
     if (ferror(f) | (fclose(f) != 0)) return fail(net, CRADLE_EIO, "cannot write the desync report %s", path);
     return 0;
 }
@@ -508,13 +528,13 @@ static int check_hash(cradle_netclient *net, uint64_t step) {
     uint32_t q = (uint32_t)(step % CRADLE_NETCLIENT_QUEUE_STEPS);
     if (!net->queue_has_hash[q]) return 0;
     uint64_t theirs = net->queue_hash[q];
-    uint64_t mine = cradle_hash64(net->state, net->contract->state_size);
+    uint64_t mine = cradle_sim_hash(&net->sim);
     if (mine == theirs) {
         net->hashes_checked++;
         net->last_hash_step = step;
         net->last_hash = mine;
         if (!net->desync) {
-            memcpy(net->base, net->state, net->state_bytes);
+            memcpy(net->base, net->sim.state, net->state_bytes);
             net->base_step_plus1 = step + 1;
         }
         return 0;
@@ -530,63 +550,45 @@ static int check_hash(cradle_netclient *net, uint64_t step) {
     return write_desync_report(net, step);
 }
 
-static bool count_event(void *context, const cradle_event *event) {
-    return cradle_events_push(context, event);
-}
-
 int cradle_netclient_step(cradle_netclient *net, uint64_t now_ns) {
     if (net->error) return net->error;
-    if (net->phase != CRADLE_NETCLIENT_PLAYING || net->next_step >= net->received_next) return 0;
+    if (net->phase != CRADLE_NETCLIENT_PLAYING || net->sim.next_step >= net->received_next) return 0;
     int gate = reload_gate(net, now_ns);
     if (gate <= 0) return gate;
-    const cradle_game_contract *k = net->contract;
-    uint64_t s = net->next_step;
+    uint64_t s = net->sim.next_step;
     uint8_t *snapshot = net->history + (s % CRADLE_NETCLIENT_HISTORY) * net->snapshot_size;
     memcpy(snapshot, net->queue + (s % CRADLE_NETCLIENT_QUEUE_STEPS) * net->snapshot_size, net->snapshot_size);
-    if (net->config.corrupt_step != 0 && s == net->config.corrupt_step)
-        for (uint32_t i = 0; i < net->snapshot_size; i++) snapshot[i] = (uint8_t)~snapshot[i];
-    memcpy(net->previous, net->state, net->state_bytes);
-    net->has_previous = true;
-    uint32_t per_frame = k->steps_per_second / k->source_frames_per_second;
-    cradle_game_step step = {.index = s,
-                             .source_frame = s / per_frame,
-                             .phase = (uint32_t)(s % per_frame),
-                             .snapshot_size = net->snapshot_size,
-                             .snapshot = snapshot};
-    cradle_events_clear(&net->events);
-    cradle_event_sink sink = {.context = &net->events, .emit = count_event};
-    k->step(net->state, &step, &sink);
+    cradle_sim_step(&net->sim, snapshot);
     net->queue_first = s + 1;
     net->steps_run++;
-    if (net->config.output && k->output && (net->config.output_until == 0 || s < net->config.output_until)) {
-        uint8_t out[CRADLE_GAME_OUTPUT_MAX];
-        size_t n = k->output(net->state, s, out, sizeof out);
-        if (n > sizeof out || fwrite(out, 1, n, net->config.output) != n)
+    if (net->config.output && (net->config.output_until == 0 || s < net->config.output_until)) {
+        int rc = cradle_sim_output(&net->sim);
+        if (rc != 0) return fail(net, rc, "the game's output() at step %" PRIu64 ": %s", s, cradle_strerror(rc));
+        if (fwrite(net->sim.output, 1, net->sim.output_size, net->config.output) != net->sim.output_size)
             return fail(net, CRADLE_EIO, "cannot write --output");
     }
     int rc = check_hash(net, s);
     net->queue_step[s % CRADLE_NETCLIENT_QUEUE_STEPS] = UINT64_MAX;
-    net->next_step = s + 1;
     return rc == 0 ? 1 : rc;
 }
 
 uint64_t cradle_netclient_pending(const cradle_netclient *net) {
-    return net->phase == CRADLE_NETCLIENT_PLAYING ? net->received_next - net->next_step : 0;
+    return net->phase == CRADLE_NETCLIENT_PLAYING ? net->received_next - net->sim.next_step : 0;
 }
 
 bool cradle_netclient_playing(const cradle_netclient *net) { return net->phase == CRADLE_NETCLIENT_PLAYING; }
 
 uint32_t cradle_netclient_players_present(const cradle_netclient *net) {
-    if (!net->history || net->next_step == net->welcome.start_step) return 0;
+    if (net->phase != CRADLE_NETCLIENT_PLAYING || net->sim.next_step == net->welcome.start_step) return 0;
     const uint8_t *snapshot =
-        net->history + ((net->next_step - 1) % CRADLE_NETCLIENT_HISTORY) * net->snapshot_size;
+        net->history + ((net->sim.next_step - 1) % CRADLE_NETCLIENT_HISTORY) * net->snapshot_size;
     uint32_t count = 0;
     for (uint32_t s = 0; s < net->welcome.max_players; s++) count += cradle_snapshot_present(snapshot, s);
     return count;
 }
 
 uint64_t cradle_netclient_state_hash(const cradle_netclient *net) {
-    return net->state && net->contract ? cradle_hash64(net->state, net->contract->state_size) : 0;
+    return net->sim.contract ? cradle_sim_hash(&net->sim) : 0;
 }
 
 void cradle_netclient_leave(cradle_netclient *net, uint32_t wait_ms) {
@@ -615,8 +617,8 @@ void cradle_netclient_close(cradle_netclient *net) {
     net->enet = NULL;
     net->peer = NULL;
     cradle_reload_close(&net->reload);
-    free(net->state);
-    free(net->previous);
+    free(net->state_block);
+    free(net->previous_block);
     free(net->base);
     free(net->queue);
     free(net->queue_step);
@@ -624,7 +626,8 @@ void cradle_netclient_close(cradle_netclient *net) {
     free(net->queue_epoch);
     free(net->queue_has_hash);
     free(net->history);
-    net->state = net->previous = net->base = net->queue = net->history = NULL;
+    net->state_block = net->previous_block = net->base = net->queue = net->history = NULL;
+    net->sim.contract = NULL;
     net->queue_step = net->queue_hash = NULL;
     net->queue_epoch = net->queue_has_hash = NULL;
 }

@@ -43,11 +43,13 @@
  * server; a step of another epoch than the client's waits until the
  * (reliable) RELOAD for it has arrived. RELOADs queue (up to
  * CRADLE_NETCLIENT_RELOADS). A RELOAD(build X, step S) makes step S wait until the client's own
- * loader has build X: at S the client calls cradle_reload_now() on its --game
- * path (the same library path the server watches when both run on one
- * machine, or a path the operator syncs) and, when the loaded build is not X,
- * tries again every 100 ms until reload_timeout_ms has passed, then fails
- * with both build ids in the message. on_reload runs only for build X.
+ * loader has build X: at S, unless the build in charge already is X, the
+ * client calls cradle_reload_now() on its --game path (the same library path
+ * the server watches when both run on one machine, or a path the operator
+ * syncs) and, when the loaded build is not X, tries again every 100 ms until
+ * reload_timeout_ms has passed, then fails with both build ids in the
+ * message. Then build X takes over the state through cradle_sim_swap(), so
+ * on_reload runs exactly as on the server, whether or not the build changed.
  *
  * Desync report (config.desync_report, written once at the first mismatch):
  *   text header, one "key value" per line:
@@ -69,10 +71,6 @@
  *   then binary: Z bytes base state, C * N bytes snapshots in step order,
  *   Z bytes of the client's state after step S.
  *
- * Test hook: config.corrupt_step (the program sets it from the environment
- * variable CRADLE_TEST_CORRUPT_STEP) inverts every byte of that step's
- * snapshot before it runs, to provoke a desync on purpose.
- *
  * Threads: none. One thread owns a netclient; --bots N runs N of them in one
  * loop.
  */
@@ -89,6 +87,7 @@
 #include "cradle/game_abi.h"
 #include "cradle/reload.h"
 #include "cradle/secure.h"
+#include "cradle/sim.h"
 #include "cradle/wire.h"
 
 #define CRADLE_NETCLIENT_MESSAGE_MAX 512u
@@ -120,7 +119,6 @@ typedef struct cradle_netclient_config {
     FILE *output;                  /* the game's output bytes of every step run; may be NULL */
     uint64_t output_until;         /* write output for steps below this; 0 = all */
     const char *desync_report;     /* path; NULL = no report file */
-    uint64_t corrupt_step;         /* test hook; 0 = none (step 0 cannot be corrupted) */
     /* Security (secure.h, token.h). Unless insecure: server_key (64 hex, the
      * pinned server id) and a credential, token (text form) or issuer_key (an
      * issuer key file: a fresh token is minted per connect, a development and
@@ -154,7 +152,8 @@ typedef struct cradle_netclient {
     char message[CRADLE_NETCLIENT_MESSAGE_MAX];
 
     cradle_reload reload;
-    const cradle_game_contract *contract;
+    cradle_sim sim;                     /* the build in charge, state and previous, the next
+                                           step to run, the last step's events */
     ENetHost *enet;
     ENetPeer *peer;
     uint64_t opened_ns, last_heard_ns, last_ping_ns;
@@ -168,10 +167,9 @@ typedef struct cradle_netclient {
     cradle_wire_welcome welcome;
     uint32_t snapshot_size;
     size_t state_bytes;                 /* allocated size of each state block */
-    uint8_t *state, *previous, *base;   /* base: state at the last matching hash */
-    bool has_previous;
+    uint8_t *state_block, *previous_block; /* the sim's storage */
+    uint8_t *base;                      /* the state at the last matching hash */
     uint32_t state_received;            /* STATE bytes so far */
-    uint64_t next_step;                 /* the next step to run */
     uint64_t received_next;             /* the next step expected from the server */
 
     /* Snapshots received and not yet run, a ring of QUEUE_STEPS slots for
@@ -210,8 +208,7 @@ typedef struct cradle_netclient {
     bool desync;
     uint64_t desync_step, desync_mine, desync_theirs;
 
-    cradle_event_queue events;          /* the last step's events */
-    cradle_event event_storage[CRADLE_NETCLIENT_EVENTS];
+    cradle_event event_storage[CRADLE_NETCLIENT_EVENTS]; /* the sim's */
     uint64_t steps_run;
     uint64_t bytes_in, bytes_out;
 } cradle_netclient;

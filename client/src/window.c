@@ -203,7 +203,7 @@ int cradle_client_run_window(const cradle_client_options *o) {
         fprintf(stderr, "cradle-client: %s\n", net.message);
         goto out;
     }
-    const cradle_game_contract *k = net.contract;
+    const cradle_game_contract *k = net.sim.contract;
     cradle_bot_init(&input.bot, o->seed, k->name, k->input_bytes);
     char title[128];
     snprintf(title, sizeof title, "%s - cradle-client %s:%u", k->name, o->host, (unsigned)o->port);
@@ -265,17 +265,17 @@ int cradle_client_run_window(const cradle_client_options *o) {
         for (uint32_t i = 0; i < CRADLE_WINDOW_MAX_STEPS_PER_FRAME; i++) {
             if (cradle_netclient_step(&net, now) != 1) break;
             last_step_ns = now;
-            k = net.contract; /* may change at a reload */
+            k = net.sim.contract; /* may change at a reload */
             if (k->react) {
                 cradle_fx fx = cradle_present_fx(&present);
-                k->react(net.state, cradle_events_data(&net.events), cradle_events_count(&net.events), &fx);
+                k->react(net.sim.state, cradle_events_data(&net.sim.events), cradle_events_count(&net.sim.events), &fx);
             }
-            if (o->steps && net.next_step >= o->steps) quit = true;
+            if (o->steps && net.sim.next_step >= o->steps) quit = true;
         }
         if (net.error && !reported) {
             reported = true;
             status = cradle_client_report_failure(&net, "cradle-client");
-            if (!was_playing && !net.has_previous) break; /* never joined: nothing to show */
+            if (!was_playing && !net.sim.has_previous) break; /* never joined: nothing to show */
             if (o->steps || o->screenshot) break; /* automated: nobody will close the window */
         }
         if (net.desync && !reported) {
@@ -299,16 +299,16 @@ int cradle_client_run_window(const cradle_client_options *o) {
             status = 1;
             break;
         }
-        if (net.state && net.phase != CRADLE_NETCLIENT_JOINING && (net.has_previous || net.phase == CRADLE_NETCLIENT_PLAYING) && k->render) {
+        if (net.sim.state && net.phase != CRADLE_NETCLIENT_JOINING && (net.sim.has_previous || net.phase == CRADLE_NETCLIENT_PLAYING) && k->render) {
             double step_ns = 1e9 / (double)k->steps_per_second;
             double alpha = (double)(now - last_step_ns) / step_ns;
             if (alpha > 0.999) alpha = 0.999;
             if (alpha < 0.0) alpha = 0.0;
-            k->render(net.has_previous ? net.previous : net.state, net.state, (float)alpha, &world);
+            k->render(net.sim.has_previous ? net.sim.previous : net.sim.state, net.sim.state, (float)alpha, &world);
             cradle_present_draw(&present, &world);
         }
         target_letterbox(&target);
-        cradle_hud_info hud = {.step = net.next_step,
+        cradle_hud_info hud = {.step = net.sim.next_step,
                                .rtt_ms = net.rtt_ns ? (double)net.rtt_ns / 1e6 : -1.0,
                                .input_delay = net.welcome.input_delay,
                                .players = cradle_netclient_players_present(&net),
@@ -334,7 +334,7 @@ int cradle_client_run_window(const cradle_client_options *o) {
         } else if (net.phase == CRADLE_NETCLIENT_JOINING) {
             hud.banner = "JOINING";
             hud.banner_rgba = 0x80d8ffffu;
-        } else if (net.reload_pending && net.next_step == net.reload_at) {
+        } else if (net.reload_pending && net.sim.next_step == net.reload_at) {
             hud.banner = "WAITING FOR BUILD";
             hud.detail = net.reload_build;
             hud.banner_rgba = 0x80d8ffffu;
@@ -342,13 +342,13 @@ int cradle_client_run_window(const cradle_client_options *o) {
         cradle_hud_draw(&hud, &screen, target.w, target.h);
         target_end(&target);
         if (o->screenshot && net.phase == CRADLE_NETCLIENT_PLAYING &&
-            net.next_step >= net.welcome.start_step + o->screenshot_after) {
+            net.sim.next_step >= net.welcome.start_step + o->screenshot_after) {
             if (save_screenshot(renderer, o->screenshot) != 0) {
                 fprintf(stderr, "cradle-client: cannot save the screenshot: %s\n", SDL_GetError());
                 status = 1;
             } else {
                 fprintf(stderr, "cradle-client: screenshot saved to %s at step %" PRIu64 "\n", o->screenshot,
-                        net.next_step);
+                        net.sim.next_step);
             }
             quit = true;
         }

@@ -121,7 +121,7 @@ static int demo_host_init(demo_host *h) {
             fprintf(stderr, "cradle-demo: --game '%s': %s: %s\n", h->opt.game, cradle_strerror(rc), message);
             return rc;
         }
-        const cradle_game_contract *c = h->game.contract;
+        const cradle_game_contract *c = h->game.sim.contract;
         h->snapshot_size = h->game.snapshot_size;
         h->opt.rate = c->steps_per_second; /* a game runs at its own rate */
         source_rate = c->source_frames_per_second;
@@ -175,7 +175,7 @@ static int demo_host_game_step(demo_host *h, cradle_step step, const uint8_t *sn
         fprintf(stderr, "cradle-demo: session log: %s: %s\n", cradle_strerror(rc), h->game.log.message);
     }
     h->world.steps = h->game.steps;
-    demo_game_output(&h->game, h->game.state, step.index, h->live_output + step.index * DEMO_OUTPUT_BYTES);
+    demo_game_output(&h->game.sim, h->live_output + step.index * DEMO_OUTPUT_BYTES);
     return 0;
 }
 
@@ -222,12 +222,12 @@ static void demo_print_game_status(const demo_host *h) {
         fprintf(h->events,
                 "{\"event\":\"status\",\"step\":%" PRIu64 ",\"game\":\"%s\",\"build\":\"%s\",\"hash\":\"%016" PRIx64
                 "\",\"events\":%" PRIu64 ",\"reloads\":%" PRIu64 ",\"dropped\":%" PRIu64 "}\n",
-                g->steps, g->contract->name, g->contract->build_id, demo_game_hash(g), g->events_total, g->reloads,
+                g->steps, g->sim.contract->name, g->sim.contract->build_id, demo_game_hash(g), g->sim.events.appended_total, g->reloads,
                 h->dropped);
     } else {
         fprintf(h->events, "step %6" PRIu64 "  %s build %s  state hash %016" PRIx64 "  events %" PRIu64
                 "  reloads %" PRIu64 "  dropped %" PRIu64 "\n",
-                g->steps, g->contract->name, g->contract->build_id, demo_game_hash(g), g->events_total, g->reloads,
+                g->steps, g->sim.contract->name, g->sim.contract->build_id, demo_game_hash(g), g->sim.events.appended_total, g->reloads,
                 h->dropped);
     }
     fflush(h->events);
@@ -295,8 +295,8 @@ static bool demo_cmd_status(void *context, cradle_dev_request *request, cradle_w
     if (h->game_mode) {
         char hash[24];
         snprintf(hash, sizeof hash, "%016" PRIx64, demo_game_hash(&h->game));
-        cradle_dev_field_string(reply, "game", h->game.contract->name);
-        cradle_dev_field_string(reply, "build", h->game.contract->build_id);
+        cradle_dev_field_string(reply, "game", h->game.sim.contract->name);
+        cradle_dev_field_string(reply, "build", h->game.sim.contract->build_id);
         cradle_dev_field_u64(reply, "players", h->game.players);
         cradle_dev_field_string(reply, "hash", hash);
         cradle_dev_field_u64(reply, "reloads", h->game.reloads);

@@ -1,5 +1,7 @@
 #include "demo_game.h"
 
+#include <assert.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,11 +20,6 @@ static void *alloc_state(uint32_t capacity) {
     return p;
 }
 
-static int init_state(const demo_game *g, void *state) {
-    memset(state, 0, g->state_capacity);
-    return g->contract->init(state, g->seed, g->players);
-}
-
 int demo_game_open(demo_game *g, const char *path, uint64_t seed, uint32_t players,
                    const char *log_path, uint64_t now_unix_ns, uint64_t now_ns, char *message,
                    size_t message_size) {
@@ -38,9 +35,8 @@ int demo_game_open(demo_game *g, const char *path, uint64_t seed, uint32_t playe
     cradle_reload_config config = {.path = path, .state_capacity = g->state_capacity};
     rc = cradle_reload_open(&g->reload, &config, now_ns, message, message_size);
     if (rc != 0) return rc;
-    g->contract = cradle_reload_contract(&g->reload);
 
-    const cradle_game_contract *c = g->contract;
+    const cradle_game_contract *c = cradle_reload_contract(&g->reload);
     g->players = players ? players : (c->max_players < 4 ? c->max_players : 4);
     if (g->players > c->max_players) {
         snprintf(message, message_size, "--players %u is more than game '%s' allows (%u)", g->players,
@@ -58,13 +54,24 @@ int demo_game_open(demo_game *g, const char *path, uint64_t seed, uint32_t playe
         rc = CRADLE_ENOMEM;
         goto out_free_states;
     }
-    if (init_state(g, g->state) != 0) {
+    cradle_sim_config sc = {.state = g->state,
+                            .state_capacity = g->state_capacity,
+                            .state_align = DEMO_GAME_STATE_ALIGN,
+                            .events = g->event_storage,
+                            .event_capacity = DEMO_GAME_EVENTS,
+                            .hash = cradle_hash64};
+    rc = cradle_sim_init(&g->sim, &sc, c, message, message_size);
+    if (rc != 0) goto out_free_states;
+    sc.state = g->replay_state;
+    sc.events = NULL; /* the replay check compares output, not events */
+    sc.event_capacity = 0;
+    rc = cradle_sim_init(&g->replay, &sc, c, message, message_size);
+    if (rc != 0) goto out_free_states;
+    if (cradle_sim_start(&g->sim, g->seed, g->players) != 0) {
         snprintf(message, message_size, "game '%s' refused %u players", c->name, g->players);
         rc = CRADLE_EINVAL;
         goto out_free_states;
     }
-    rc = cradle_events_init(&g->events, g->event_storage, DEMO_GAME_EVENTS);
-    if (rc != 0) goto out_free_states;
     if (log_path) {
         cradle_log_header header;
         rc = cradle_log_header_from_contract(&header, c, seed, g->players, now_unix_ns, g->hash_interval);
@@ -88,7 +95,7 @@ out_close_reload:
 }
 
 void demo_game_bots(demo_game *g, cradle_rng *rng, uint8_t *snapshot) {
-    const cradle_game_contract *c = g->contract;
+    const cradle_game_contract *c = g->sim.contract;
     memset(snapshot, 0, g->snapshot_size);
     for (uint32_t slot = 0; slot < g->players; slot++) {
         snapshot[slot / 8u] = (uint8_t)(snapshot[slot / 8u] | (1u << (slot % 8u)));
@@ -109,10 +116,13 @@ void demo_game_bots(demo_game *g, cradle_rng *rng, uint8_t *snapshot) {
 
 static void note_reload(demo_game *g, uint64_t index, const cradle_reload_result *r) {
     if (r->kind == CRADLE_RELOAD_SWAPPED) {
+        char why[CRADLE_RELOAD_MESSAGE_MAX];
+        int rc = cradle_sim_swap(&g->sim, r->contract, why, sizeof why);
+        assert(rc == 0 && "the reloader checked what the sim checks");
+        (void)rc;
         g->reloads++;
-        g->contract = r->contract;
         snprintf(g->last_reload, sizeof g->last_reload, "step %llu: swapped in build %s",
-                 (unsigned long long)index, g->contract->build_id);
+                 (unsigned long long)index, g->sim.contract->build_id);
     } else if (r->kind == CRADLE_RELOAD_REFUSED) {
         g->refusals++;
         snprintf(g->last_reload, sizeof g->last_reload, "step %llu: refused (%s): %s",
@@ -122,28 +132,19 @@ static void note_reload(demo_game *g, uint64_t index, const cradle_reload_result
 
 int demo_game_step(demo_game *g, uint64_t index, const uint8_t *snapshot, uint64_t now_ns,
                    cradle_reload_result *reload_result) {
-    *reload_result = cradle_reload_poll(&g->reload, now_ns, g->state);
+    assert(index == g->sim.next_step);
+    *reload_result = cradle_reload_poll(&g->reload, now_ns);
     note_reload(g, index, reload_result);
     int rc = 0;
     if (g->logging && reload_result->kind == CRADLE_RELOAD_SWAPPED) {
-        rc = cradle_log_writer_append_reload(&g->log, index, g->contract->build_id,
+        rc = cradle_log_writer_append_reload(&g->log, index, g->sim.contract->build_id,
                                              cradle_reload_copy_path(&g->reload));
     }
     if (g->logging) {
         int wrc = cradle_log_writer_append_step(&g->log, index, snapshot);
         if (rc == 0) rc = wrc;
     }
-    cradle_events_clear(&g->events);
-    cradle_event_sink sink = cradle_events_sink(&g->events);
-    cradle_game_step step = {
-        .index = index,
-        .source_frame = index / (g->contract->steps_per_second / g->contract->source_frames_per_second),
-        .phase = (uint32_t)(index % (g->contract->steps_per_second / g->contract->source_frames_per_second)),
-        .snapshot_size = g->snapshot_size,
-        .snapshot = snapshot,
-    };
-    g->contract->step(g->state, &step, &sink);
-    g->events_total += cradle_events_count(&g->events);
+    cradle_sim_step(&g->sim, snapshot);
     g->steps = index + 1;
     if (g->logging) {
         if ((index + 1) % g->hash_interval == 0) {
@@ -156,37 +157,28 @@ int demo_game_step(demo_game *g, uint64_t index, const uint8_t *snapshot, uint64
     return rc;
 }
 
-uint64_t demo_game_hash(const demo_game *g) { return cradle_hash64(g->state, g->contract->state_size); }
+uint64_t demo_game_hash(const demo_game *g) { return cradle_sim_hash(&g->sim); }
 
-void demo_game_output(const demo_game *g, const void *state, uint64_t step, uint8_t out[16]) {
-    uint8_t bytes[CRADLE_GAME_OUTPUT_MAX];
+void demo_game_output(cradle_sim *sim, uint8_t out[16]) {
     uint64_t digest;
-    if (g->contract->output) {
-        size_t n = g->contract->output(state, step, bytes, sizeof bytes);
-        digest = cradle_hash64(bytes, n > sizeof bytes ? sizeof bytes : n);
+    if (sim->contract->output) {
+        /* A game that claims more than its buffer is compared as the empty output. */
+        if (cradle_sim_output(sim) != 0) sim->output_size = 0;
+        digest = cradle_hash64(sim->output, sim->output_size);
     } else {
-        digest = cradle_hash64(state, g->contract->state_size);
+        digest = cradle_sim_hash(sim);
     }
-    cradle_store_u64(out, step);
+    cradle_store_u64(out, sim->next_step - 1);
     cradle_store_u64(out + 8, digest);
 }
 
 bool demo_game_replay(demo_game *g, const cradle_session *session, uint8_t *out) {
     if (g->reloads > 0) return false;
-    if (init_state(g, g->replay_state) != 0) return false;
-    uint64_t per_step = g->contract->steps_per_second / g->contract->source_frames_per_second;
+    g->replay.contract = g->sim.contract; /* the one build of the run, with no reload */
+    if (cradle_sim_start(&g->replay, g->seed, g->players) != 0) return false;
     for (uint64_t index = 0; index < session->count; index++) {
-        cradle_events_clear(&g->events);
-        cradle_event_sink sink = cradle_events_sink(&g->events);
-        cradle_game_step step = {
-            .index = index,
-            .source_frame = index / per_step,
-            .phase = (uint32_t)(index % per_step),
-            .snapshot_size = g->snapshot_size,
-            .snapshot = cradle_session_snapshot(session, index),
-        };
-        g->contract->step(g->replay_state, &step, &sink);
-        demo_game_output(g, g->replay_state, index, out + index * 16u);
+        cradle_sim_step(&g->replay, cradle_session_snapshot(session, index));
+        demo_game_output(&g->replay, out + index * 16u);
     }
     return true;
 }

@@ -19,8 +19,9 @@
 
 typedef struct demo_game {
     cradle_reload reload;
-    const cradle_game_contract *contract; /* re-read after every swap */
-    void *state;                          /* state_capacity bytes, 64-aligned */
+    cradle_sim sim;                       /* the live run: build in charge, state, events */
+    cradle_sim replay;                    /* the replay check's own state */
+    void *state;                          /* sim's storage: state_capacity bytes, 64-aligned */
     void *replay_state;                   /* the same, for the replay check */
     uint32_t state_capacity;
     uint32_t players;
@@ -30,10 +31,8 @@ typedef struct demo_game {
     uint64_t steps;           /* steps run */
     uint64_t reloads;         /* swaps done */
     uint64_t refusals;        /* reloads refused */
-    uint64_t events_total;
     char last_reload[CRADLE_RELOAD_MESSAGE_MAX + 64]; /* "" until a poll said something */
     cradle_event event_storage[DEMO_GAME_EVENTS];
-    cradle_event_queue events;
     cradle_log_writer log;
     bool logging;
     uint8_t bot_bits[CRADLE_GAME_MAX_PLAYERS]; /* each bot's held input bits */
@@ -58,9 +57,10 @@ void demo_game_bots(demo_game *g, cradle_rng *rng, uint8_t *snapshot);
 int demo_game_step(demo_game *g, uint64_t index, const uint8_t *snapshot, uint64_t now_ns,
                    cradle_reload_result *reload_result);
 
-/* The 16 bytes the host compares per step: u64 step, u64 hash of the game's
- * output bytes (of the state hash when the game has no output()). */
-void demo_game_output(const demo_game *g, const void *state, uint64_t step, uint8_t out[16]);
+/* The 16 bytes the host compares per step, for the step sim ran last: u64
+ * step, u64 hash of the game's output bytes (of the state hash when the
+ * game has no output()). */
+void demo_game_output(cradle_sim *sim, uint8_t out[16]);
 
 /* The state hash (cradle_hash64 over the contract's state size). */
 uint64_t demo_game_hash(const demo_game *g);

@@ -32,7 +32,7 @@ void cradle_server_say(const cradle_server_host *host, const char *level, const 
         cradle_writer_json_string(&w, level, strlen(level));
         cradle_writer_text(&w, ",\"event\":");
         cradle_writer_json_string(&w, event, strlen(event));
-        cradle_writer_format(&w, ",\"step\":%" PRIu64 ",\"message\":", host->next_step);
+        cradle_writer_format(&w, ",\"step\":%" PRIu64 ",\"message\":", host->sim.next_step);
         cradle_writer_json_string(&w, message, strlen(message));
         cradle_writer_text(&w, "}\n");
         fwrite(line, 1, w.length, stderr);
@@ -137,12 +137,6 @@ static void refuse(cradle_server_host *host, uint16_t peer, cradle_wire_refusal 
 
 /* ---- the step ----------------------------------------------------------------- */
 
-static bool count_event(void *context, const cradle_event *event) {
-    (void)event;
-    ((cradle_server_host *)context)->events++;
-    return true;
-}
-
 static void build_snapshot(cradle_server_host *host, uint64_t step) {
     uint8_t *snap = host->snapshot;
     memset(snap, 0, host->snapshot_size);
@@ -171,20 +165,10 @@ static void report_log_error(cradle_server_host *host, int rc) {
 }
 
 static void run_step(cradle_server_host *host) {
-    uint64_t s = host->next_step;
+    uint64_t s = host->sim.next_step;
     build_snapshot(host, s);
     if (host->log_open) report_log_error(host, cradle_log_writer_append_step(&host->log, s, host->snapshot));
-    uint32_t per_frame = host->contract->steps_per_second / host->contract->source_frames_per_second;
-    cradle_game_step step = {
-        .index = s,
-        .source_frame = s / per_frame,
-        .phase = (uint32_t)(s % per_frame),
-        .snapshot_size = host->snapshot_size,
-        .snapshot = host->snapshot,
-    };
-    cradle_event_sink sink = {.context = host, .emit = count_event};
-    host->contract->step(host->state, &step, &sink);
-    host->next_step = s + 1;
+    cradle_sim_step(&host->sim, host->snapshot);
 
     if (host->pending_count == host->steps_per_message) flush_steps(host);
     if (host->pending_count == 0) host->pending_first = s;
@@ -192,7 +176,7 @@ static void run_step(cradle_server_host *host) {
            host->snapshot_size);
     host->pending_count++;
     if ((s + 1) % host->options->hash_interval == 0) {
-        uint64_t h = cradle_hash64(host->state, host->contract->state_size);
+        uint64_t h = cradle_sim_hash(&host->sim);
         host->pending_hashes[host->pending_hash_count++] =
             (cradle_wire_hash){.offset = (uint8_t)(s - host->pending_first), .hash = h};
         host->last_hash_step = s;
@@ -209,7 +193,7 @@ static uint16_t input_delay_for(const cradle_server_host *host, const cradle_ser
     /* A client sends the input for (last step received + delay), and the
      * server is a whole round trip past that step when it arrives: the round
      * trip in steps, rounded up, plus one step of slack. */
-    uint64_t rate = host->contract->steps_per_second;
+    uint64_t rate = host->sim.contract->steps_per_second;
     uint64_t delay = ((uint64_t)peer->lowest_rtt_ms * rate + 999u) / 1000u + 1u;
     return (uint16_t)(delay > CRADLE_SERVER_MAX_INPUT_DELAY ? CRADLE_SERVER_MAX_INPUT_DELAY : delay);
 }
@@ -219,28 +203,28 @@ static uint16_t input_delay_for(const cradle_server_host *host, const cradle_ser
 static void admit(cradle_server_host *host, uint16_t p) {
     cradle_server_peer *peer = &host->peers[p];
     flush_steps(host); /* earlier steps are not this peer's */
-    uint64_t start = host->next_step;
+    uint64_t start = host->sim.next_step;
     cradle_wire_message m = {.type = CRADLE_WIRE_WELCOME};
     cradle_wire_welcome *w = &m.as.welcome;
     w->slot = peer->spectator ? (uint8_t)CRADLE_WIRE_SPECTATOR : peer->slot;
     w->players = (uint8_t)host->players;
     w->max_players = (uint8_t)host->max_players;
     w->input_bytes = (uint8_t)host->input_bytes;
-    w->state_size = host->contract->state_size;
-    w->steps_per_second = host->contract->steps_per_second;
-    w->source_frames_per_second = host->contract->source_frames_per_second;
+    w->state_size = host->sim.contract->state_size;
+    w->steps_per_second = host->sim.contract->steps_per_second;
+    w->source_frames_per_second = host->sim.contract->source_frames_per_second;
     w->seed = host->options->seed;
     w->input_delay = input_delay_for(host, peer);
     w->hash_interval = host->options->hash_interval;
     w->start_step = start;
     w->epoch = host->epoch;
     w->state_follows = start > 0;
-    cradle_wire_set_text(w->game, sizeof w->game, host->contract->name);
-    cradle_wire_set_text(w->build_id, sizeof w->build_id, host->contract->build_id);
+    cradle_wire_set_text(w->game, sizeof w->game, host->sim.contract->name);
+    cradle_wire_set_text(w->build_id, sizeof w->build_id, host->sim.contract->build_id);
     send_to_peer(host, p, &m, CRADLE_SERVER_OUT_RELIABLE);
     if (w->state_follows) {
-        host->join_size = host->contract->state_size;
-        memcpy(host->join_state, host->state, host->join_size);
+        host->join_size = host->sim.contract->state_size;
+        memcpy(host->join_state, host->sim.state, host->join_size);
         host->join_active = true;
         host->join_peer = p;
         host->join_generation = peer->generation;
@@ -326,14 +310,14 @@ static void on_hello(cradle_server_host *host, uint16_t p, const cradle_wire_mes
         return;
     }
     const cradle_wire_hello *h = &m->as.hello;
-    if (strcmp(h->game, host->contract->name) != 0) {
+    if (strcmp(h->game, host->sim.contract->name) != 0) {
         refuse(host, p, CRADLE_WIRE_REFUSE_GAME, "server hosts game '%s', client has '%s'",
-               host->contract->name, h->game);
+               host->sim.contract->name, h->game);
         return;
     }
-    if (strcmp(h->build_id, host->contract->build_id) != 0) {
+    if (strcmp(h->build_id, host->sim.contract->build_id) != 0) {
         refuse(host, p, CRADLE_WIRE_REFUSE_BUILD, "server runs build '%s', client has '%s'",
-               host->contract->build_id, h->build_id);
+               host->sim.contract->build_id, h->build_id);
         return;
     }
     /* The Security layer checks h->credential here; until then any is accepted. */
@@ -407,7 +391,7 @@ static void on_input(cradle_server_host *host, uint16_t p, const cradle_wire_inp
     cradle_server_slot *slot = &host->slots[peer->slot];
     for (uint32_t i = 0; i < in->count; i++) {
         uint64_t step = in->first_step + i;
-        if (step < host->next_step || step >= host->next_step + CRADLE_SERVER_INPUT_WINDOW) continue;
+        if (step < host->sim.next_step || step >= host->sim.next_step + CRADLE_SERVER_INPUT_WINDOW) continue;
         uint32_t w = (uint32_t)(step % CRADLE_SERVER_INPUT_WINDOW);
         slot->window_step[w] = step;
         memcpy(slot->window[w], in->inputs + (size_t)i * in->input_bytes, in->input_bytes);
@@ -488,20 +472,24 @@ static void drain_in(cradle_server_host *host) {
 
 static void after_reload(cradle_server_host *host, const cradle_reload_result *r) {
     if (r->kind == CRADLE_RELOAD_SWAPPED) {
-        host->contract = r->contract;
+        char why[CRADLE_RELOAD_MESSAGE_MAX];
+        int rc = cradle_sim_swap(&host->sim, r->contract, why, sizeof why);
+        /* The reloader checked the same identity and capacity already. */
+        assert(rc == 0 && "the reloader and the sim agree on what may take over");
+        (void)rc;
         host->reloads++;
-        cradle_server_net_set_build(host->net, host->contract->build_id); /* tokens name the build */
+        cradle_server_net_set_build(host->net, host->sim.contract->build_id); /* tokens name the build */
         snprintf(host->last_reload, sizeof host->last_reload, "swapped to build %s at step %" PRIu64,
-                 host->contract->build_id, host->next_step);
+                 host->sim.contract->build_id, host->sim.next_step);
         flush_steps(host); /* the steps so far ran the old build: its epoch */
         host->epoch++;
         if (host->log_open)
-            report_log_error(host, cradle_log_writer_append_reload(&host->log, host->next_step,
-                                                                   host->contract->build_id,
+            report_log_error(host, cradle_log_writer_append_reload(&host->log, host->sim.next_step,
+                                                                   host->sim.contract->build_id,
                                                                    cradle_reload_copy_path(&host->reload)));
         cradle_wire_message m = {.type = CRADLE_WIRE_RELOAD};
-        m.as.reload.at_step = host->next_step;
-        cradle_wire_set_text(m.as.reload.build_id, sizeof m.as.reload.build_id, host->contract->build_id);
+        m.as.reload.at_step = host->sim.next_step;
+        cradle_wire_set_text(m.as.reload.build_id, sizeof m.as.reload.build_id, host->sim.contract->build_id);
         send_message(host, CRADLE_SERVER_BROADCAST, 0, &m, CRADLE_SERVER_OUT_RELIABLE);
         cradle_server_say(host, "info", "reload", "%s", host->last_reload);
     } else if (r->kind == CRADLE_RELOAD_REFUSED) {
@@ -540,7 +528,7 @@ static void write_hash_field(cradle_writer *reply, const char *key, uint64_t has
 
 static void dev_status(cradle_server_host *host, const cradle_dev_request *req, cradle_writer *reply) {
     cradle_dev_reply_begin(reply, req);
-    cradle_dev_field_u64(reply, "step", host->next_step);
+    cradle_dev_field_u64(reply, "step", host->sim.next_step);
     cradle_dev_field_string(reply, "mode",
                             host->options->mode == CRADLE_SERVER_PACED ? "paced" : "commanded");
     cradle_dev_field_bool(reply, "paused", host->paused);
@@ -590,8 +578,8 @@ static void dev_status(cradle_server_host *host, const cradle_dev_request *req, 
         cradle_dev_field_u64(reply, "token_reused", atomic_load(&ns->token_reused));
         cradle_dev_field_u64(reply, "token_cache_full", atomic_load(&ns->token_cache_full));
     }
-    cradle_dev_field_string(reply, "game", host->contract->name);
-    cradle_dev_field_string(reply, "build", host->contract->build_id);
+    cradle_dev_field_string(reply, "game", host->sim.contract->name);
+    cradle_dev_field_string(reply, "build", host->sim.contract->build_id);
     if (host->log_open)
         cradle_dev_field_string(reply, "log", host->options->log);
     else
@@ -603,6 +591,19 @@ static void dev_status(cradle_server_host *host, const cradle_dev_request *req, 
     cradle_dev_field_u64(reply, "takeovers", host->takeovers);
     cradle_dev_field_u64(reply, "desyncs", host->desyncs);
     cradle_dev_field_u64(reply, "dropped_steps", host->dropped_steps);
+    cradle_dev_field_u64(reply, "leaves", host->leaves);
+    cradle_dev_field_u64(reply, "reloads", host->reloads);
+    cradle_dev_field_u64(reply, "reload_refusals", host->reload_refusals);
+    /* Library changes whose bytes were the build in use (a touch): no reload. */
+    cradle_dev_field_u64(reply, "reload_unchanged", host->reload.unchanged);
+    cradle_dev_field_u64(reply, "events", host->sim.events.appended_total);
+    cradle_dev_field_u64(reply, "events_dropped", cradle_events_dropped_total(&host->sim.events));
+    /* Messages to clients dropped because the outbound ring stayed full for 2 s. */
+    cradle_dev_field_u64(reply, "dropped_out", host->dropped_out);
+    /* The network thread's drops: inbound messages with the ring to this thread full;
+     * outbound messages for a connection that had gone before they were sent. */
+    cradle_dev_field_u64(reply, "dropped_in_full", atomic_load(&host->net->stats.dropped_in_full));
+    cradle_dev_field_u64(reply, "dropped_stale", atomic_load(&host->net->stats.dropped_stale));
     /* Steps on disk after an fdatasync: a crash from now on keeps at least these. */
     cradle_dev_field_u64(reply, "durable_steps", host->log_open ? cradle_log_writer_durable_steps(&host->log) : 0);
     cradle_dev_reply_end(reply);
@@ -671,8 +672,8 @@ static bool dev_resume(void *context, cradle_dev_request *req, cradle_writer *re
 static bool dev_hash(void *context, cradle_dev_request *req, cradle_writer *reply) {
     cradle_server_host *host = context;
     cradle_dev_reply_begin(reply, req);
-    cradle_dev_field_u64(reply, "step", host->next_step);
-    write_hash_field(reply, "hash", cradle_hash64(host->state, host->contract->state_size));
+    cradle_dev_field_u64(reply, "step", host->sim.next_step);
+    write_hash_field(reply, "hash", cradle_hash64(host->sim.state, host->sim.contract->state_size));
     if (host->last_hash_step != UINT64_MAX) {
         cradle_dev_field_u64(reply, "last_hash_step", host->last_hash_step);
         write_hash_field(reply, "last_hash", host->last_hash);
@@ -683,7 +684,7 @@ static bool dev_hash(void *context, cradle_dev_request *req, cradle_writer *repl
 
 static bool dev_reload(void *context, cradle_dev_request *req, cradle_writer *reply) {
     cradle_server_host *host = context;
-    cradle_reload_result r = cradle_reload_now(&host->reload, host->state);
+    cradle_reload_result r = cradle_reload_now(&host->reload);
     after_reload(host, &r);
     if (r.kind == CRADLE_RELOAD_REFUSED) {
         cradle_dev_reply_error(reply, req, r.error, r.message);
@@ -691,7 +692,7 @@ static bool dev_reload(void *context, cradle_dev_request *req, cradle_writer *re
     }
     cradle_dev_reply_begin(reply, req);
     cradle_dev_field_bool(reply, "swapped", r.kind == CRADLE_RELOAD_SWAPPED);
-    cradle_dev_field_string(reply, "build", host->contract->build_id);
+    cradle_dev_field_string(reply, "build", host->sim.contract->build_id);
     cradle_dev_reply_end(reply);
     return false;
 }
@@ -741,7 +742,7 @@ static bool dev_line(void *context, const char *line, size_t length, cradle_writ
             }
             cradle_server_host_advance(host, common->count);
             cradle_dev_reply_begin(reply, &req);
-            cradle_dev_field_u64(reply, "step", host->next_step);
+            cradle_dev_field_u64(reply, "step", host->sim.next_step);
             cradle_dev_reply_end(reply);
             break;
         }
@@ -777,8 +778,7 @@ int cradle_server_host_init(cradle_server_host *host, const cradle_server_option
         fprintf(stderr, "cradle-server: --game '%s': %s: %s\n", options->game, cradle_strerror(rc), message);
         return rc;
     }
-    host->contract = cradle_reload_contract(&host->reload);
-    const cradle_game_contract *c = host->contract;
+    const cradle_game_contract *c = cradle_reload_contract(&host->reload);
     host->max_players = c->max_players;
     host->input_bytes = c->input_bytes;
     host->players = options->players ? options->players : c->max_players;
@@ -800,15 +800,23 @@ int cradle_server_host_init(cradle_server_host *host, const cradle_server_option
     host->state_capacity = host->reload.state_capacity;
     size_t align = host->reload.max_state_align;
     size_t bytes = ((size_t)host->state_capacity + align - 1u) / align * align;
-    host->state = aligned_alloc(align, bytes);
+    host->state_block = aligned_alloc(align, bytes);
     host->join_state = malloc(host->state_capacity);
-    if (!host->state || !host->join_state) {
+    if (!host->state_block || !host->join_state) {
         fprintf(stderr, "cradle-server: out of memory for a %u-byte state block\n", host->state_capacity);
         return CRADLE_ENOMEM;
     }
-    memset(host->state, 0, bytes);
-    if (c->init(host->state, options->seed, host->players) != 0) {
-        fprintf(stderr, "cradle-server: game '%s' refused %u players\n", c->name, host->players);
+    cradle_sim_config sim_config = {.state = host->state_block,
+                                    .state_capacity = host->state_capacity,
+                                    .state_align = (uint32_t)align,
+                                    .events = host->events,
+                                    .event_capacity = CRADLE_SERVER_EVENTS,
+                                    .hash = cradle_hash64};
+    rc = cradle_sim_init(&host->sim, &sim_config, c, message, sizeof message);
+    if (rc == 0) rc = cradle_sim_start(&host->sim, options->seed, host->players);
+    if (rc != 0) {
+        fprintf(stderr, "cradle-server: game '%s': %s%s%s (%u players)\n", c->name, cradle_strerror(rc),
+                rc == CRADLE_ESIM_INIT ? "" : ": ", rc == CRADLE_ESIM_INIT ? "" : message, host->players);
         return CRADLE_EINVAL;
     }
     rc = cradle_clock_init(&host->clock,
@@ -892,7 +900,7 @@ int cradle_server_host_run(cradle_server_host *host) {
         uint64_t now = cradle_mono_ns();
         if (now - host->last_reload_poll_ns >= RELOAD_POLL_NS) {
             host->last_reload_poll_ns = now;
-            cradle_reload_result r = cradle_reload_poll(&host->reload, now, host->state);
+            cradle_reload_result r = cradle_reload_poll(&host->reload, now);
             after_reload(host, &r);
             expire_silent_peers(host, now);
         }
@@ -930,7 +938,7 @@ int cradle_server_host_finish(cradle_server_host *host) {
     send_message(host, CRADLE_SERVER_BROADCAST, 0, &m, CRADLE_SERVER_OUT_RELIABLE);
     int rc = 0;
     if (host->log_open) {
-        uint64_t final_hash = cradle_hash64(host->state, host->contract->state_size);
+        uint64_t final_hash = cradle_hash64(host->sim.state, host->sim.contract->state_size);
         /* Secure mode signs the log with the server key (cradle-replay --verify-key). */
         rc = host->net && host->net->secure
                  ? cradle_log_writer_close_signed(&host->log, final_hash, host->net->keys.sign_secret)
@@ -942,7 +950,7 @@ int cradle_server_host_finish(cradle_server_host *host) {
         else
             cradle_server_say(host, "info", "log",
                               "session log closed after %" PRIu64 " steps, final hash %016" PRIx64,
-                              host->next_step, final_hash);
+                              host->sim.next_step, final_hash);
     }
     return rc;
 }
@@ -953,8 +961,8 @@ void cradle_server_host_deinit(cradle_server_host *host) {
     if (host->log_open) cradle_log_writer_abandon(&host->log);
     host->log_open = false;
     cradle_reload_close(&host->reload);
-    free(host->state);
+    free(host->state_block);
     free(host->join_state);
-    host->state = NULL;
+    host->sim.state = NULL;
     host->join_state = NULL;
 }

@@ -34,6 +34,7 @@
 #include "cradle/clock.h"
 #include "cradle/log.h"
 #include "cradle/reload.h"
+#include "cradle/sim.h"
 #include "cradle/transport.h"
 
 #include "net.h"
@@ -42,6 +43,7 @@
 #define CRADLE_SERVER_INPUT_WINDOW 256u /* steps ahead an input may be for (> the largest delay) */
 _Static_assert(CRADLE_SERVER_INPUT_WINDOW > CRADLE_SERVER_MAX_INPUT_DELAY + 16u, "an input for the largest delay fits");
 #define CRADLE_SERVER_MAX_STEP_COMMAND 100000u
+#define CRADLE_SERVER_EVENTS 256u /* events kept per step; more are counted as dropped */
 
 typedef enum cradle_server_peer_state {
     CRADLE_SERVER_PEER_FREE = 0,
@@ -83,8 +85,8 @@ typedef struct cradle_server_host {
     const cradle_server_options *options;
     cradle_server_net *net;
     cradle_reload reload;
-    const cradle_game_contract *contract;
-    void *state;
+    cradle_sim sim; /* the build in charge, the state block, the next step's index */
+    void *state_block; /* the sim's state storage: state_capacity bytes */
     uint32_t state_capacity;
     uint32_t players; /* this session's player limit */
     uint32_t max_players; /* the contract's */
@@ -92,7 +94,6 @@ typedef struct cradle_server_host {
     uint32_t snapshot_size;
     uint32_t steps_per_message;
     cradle_clock clock;
-    uint64_t next_step; /* the step that runs next */
     bool paused;
     bool quit;
     volatile const int *signalled; /* set by the program's signal handler */
@@ -131,7 +132,6 @@ typedef struct cradle_server_host {
     bool transport_failed; /* a poll error was reported (once) */
 
     /* counters */
-    uint64_t events; /* game events emitted (discarded by the server) */
     uint64_t dropped_steps; /* steps the clock dropped (the host fell behind) */
     uint64_t dropped_out; /* messages dropped: the outbound ring stayed full */
     uint64_t refusals, joins, leaves, desyncs;
@@ -146,6 +146,7 @@ typedef struct cradle_server_host {
     _Atomic uint64_t *sent_ns;
     uint64_t sent_mask;
 
+    cradle_event events[CRADLE_SERVER_EVENTS]; /* a step's events (the server only counts them) */
     cradle_server_in in_scratch;
     cradle_server_out out_scratch;
 } cradle_server_host;

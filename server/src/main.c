@@ -212,7 +212,7 @@ int main(int argc, char **argv) {
                                    .keys = sec.secure ? &sec.keys : NULL,
                                    .issuers = (const uint8_t(*)[CRADLE_TOKEN_KEY_BYTES])sec.issuers,
                                    .issuer_count = sec.issuer_count,
-                                   .build_id = host->contract->build_id,
+                                   .build_id = host->sim.contract->build_id,
                                    .auth_timeout_ms = options.auth_timeout_ms,
                                    .connect_rate = options.connect_rate,
                                    .connect_burst = options.connect_burst,
@@ -246,9 +246,9 @@ int main(int argc, char **argv) {
     const char *shown = options.bind[0] ? options.bind : "0.0.0.0";
     cradle_writer_json_string(&w, shown, strlen(shown));
     cradle_writer_format(&w, ",\"port\":%u,\"game\":", (unsigned)options.port);
-    cradle_writer_json_string(&w, host->contract->name, strlen(host->contract->name));
+    cradle_writer_json_string(&w, host->sim.contract->name, strlen(host->sim.contract->name));
     cradle_writer_text(&w, ",\"build\":");
-    cradle_writer_json_string(&w, host->contract->build_id, strlen(host->contract->build_id));
+    cradle_writer_json_string(&w, host->sim.contract->build_id, strlen(host->sim.contract->build_id));
     cradle_writer_format(&w, ",\"players\":%u", host->players);
     cradle_writer_text(&w, ",\"server_id\":");
     if (sec.secure)
@@ -274,7 +274,7 @@ int main(int argc, char **argv) {
         }
     }
     cradle_server_say(host, "info", "start", "hosting '%s' build %s for %u players on UDP port %u (%s mode)",
-                      host->contract->name, host->contract->build_id, host->players, (unsigned)options.port,
+                      host->sim.contract->name, host->sim.contract->build_id, host->players, (unsigned)options.port,
                       options.mode == CRADLE_SERVER_PACED ? "paced" : "commanded");
 
     (void)cradle_server_host_run(host);
@@ -290,7 +290,7 @@ int main(int argc, char **argv) {
                           (unsigned long long)atomic_load(&agones.failures));
     }
     cradle_server_net_stop(net, 500);
-    cradle_server_say(host, "info", "stop", "stopped at step %llu", (unsigned long long)host->next_step);
+    cradle_server_say(host, "info", "stop", "stopped at step %llu", (unsigned long long)host->sim.next_step);
 out_net:
     cradle_server_net_stop(net, 0);
     cradle_server_net_close(net);

@@ -42,7 +42,7 @@ static bool ignore_event(void *context, const cradle_event *event) {
 
 int cradle_server_resume_replay(cradle_server_host *host) {
     const char *path = host->options->resume;
-    const cradle_game_contract *c = host->contract;
+    const cradle_game_contract *c = host->sim.contract;
     cradle_log_reader r;
     char message[CRADLE_LOG_MESSAGE_MAX] = "";
     int rc = cradle_log_reader_open(&r, path, message, sizeof message);
@@ -70,10 +70,10 @@ int cradle_server_resume_replay(cradle_server_host *host) {
                                      .phase = (uint32_t)(s % per_frame),
                                      .snapshot_size = host->snapshot_size,
                                      .snapshot = host->snapshot};
-            c->step(host->state, &step, &sink);
-            host->next_step = s + 1;
+            c->step(host->sim.state, &step, &sink);
+            host->sim.next_step = s + 1;
         } else if (rec.kind == CRADLE_LOG_RECORD_HASH) {
-            uint64_t h = cradle_hash64(host->state, c->state_size);
+            uint64_t h = cradle_hash64(host->sim.state, c->state_size);
             if (h != rec.hash) {
                 fprintf(stderr,
                         "cradle-server: --resume '%s': the state hash after step %" PRIu64 " is %016" PRIx64
@@ -114,7 +114,7 @@ int cradle_server_resume_replay(cradle_server_host *host) {
     cradle_server_say(host, "info", "resume",
                       "resumed '%s' (%s): %" PRIu64 " steps replayed, %" PRIu64
                       " hashes verified; continuing at step %" PRIu64 " in '%s'",
-                      path, end, host->next_step, hashes, host->next_step, host->options->log);
+                      path, end, host->sim.next_step, hashes, host->sim.next_step, host->options->log);
     rc = 0;
 out_close:
     cradle_log_reader_close(&r);

@@ -47,6 +47,13 @@ int cradle_sim_init(cradle_sim *sim, const cradle_sim_config *config, const crad
     assert(rc == CRADLE_OK);
     (void)rc;
     sim->contract = contract;
+    size_t name_length = strlen(contract->name); /* checked: 1..CRADLE_GAME_NAME_MAX */
+    assert(name_length < sizeof sim->game_name);
+    memcpy(sim->game_name, contract->name, name_length + 1);
+    sim->input_bytes = contract->input_bytes;
+    sim->max_players = contract->max_players;
+    sim->steps_per_second = contract->steps_per_second;
+    sim->source_frames_per_second = contract->source_frames_per_second;
     sim->snapshot_size = cradle_snapshot_size(contract->max_players, contract->input_bytes);
     sim->steps_per_source_frame = contract->steps_per_second / contract->source_frames_per_second;
     memset(sim->state, 0, sim->state_capacity);
@@ -119,25 +126,39 @@ int cradle_sim_output(cradle_sim *sim) {
     return CRADLE_OK;
 }
 
-int cradle_sim_swap(cradle_sim *sim, const cradle_game_contract *contract, char *message, size_t message_size) {
-    assert(sim && sim->contract && contract && contract->step && contract->init);
-    const cradle_game_contract *now = sim->contract;
-    if (strcmp(contract->name, now->name) != 0 || contract->input_bytes != now->input_bytes ||
-        contract->max_players != now->max_players || contract->steps_per_second != now->steps_per_second ||
-        contract->source_frames_per_second != now->source_frames_per_second)
+/* Whether contract may take over the state: the same game, and it fits. */
+static int check_takeover(const cradle_sim *sim, const cradle_game_contract *contract, char *message,
+                          size_t message_size) {
+    if (strcmp(contract->name, sim->game_name) != 0 || contract->input_bytes != sim->input_bytes ||
+        contract->max_players != sim->max_players || contract->steps_per_second != sim->steps_per_second ||
+        contract->source_frames_per_second != sim->source_frames_per_second)
         return say(CRADLE_ERELOAD_MISMATCH, message, message_size,
                    "build '%s' of game '%s' (%u players, %u input bytes, %u/%u steps/frames a second) "
                    "cannot take over from '%s' (%u, %u, %u/%u)",
                    contract->build_id, contract->name, (unsigned)contract->max_players,
                    (unsigned)contract->input_bytes, (unsigned)contract->steps_per_second,
-                   (unsigned)contract->source_frames_per_second, now->name, (unsigned)now->max_players,
-                   (unsigned)now->input_bytes, (unsigned)now->steps_per_second,
-                   (unsigned)now->source_frames_per_second);
+                   (unsigned)contract->source_frames_per_second, sim->game_name, (unsigned)sim->max_players,
+                   (unsigned)sim->input_bytes, (unsigned)sim->steps_per_second,
+                   (unsigned)sim->source_frames_per_second);
     int rc = check_fit(sim, contract, message, message_size);
+    if (rc == CRADLE_OK && message && message_size > 0) message[0] = '\0';
+    return rc;
+}
+
+int cradle_sim_swap(cradle_sim *sim, const cradle_game_contract *contract, char *message, size_t message_size) {
+    assert(sim && sim->contract && contract && contract->step && contract->init);
+    int rc = check_takeover(sim, contract, message, message_size);
     if (rc != CRADLE_OK) return rc;
     sim->contract = contract;
     if (contract->on_reload) contract->on_reload(sim->state);
     sim->swaps++;
-    if (message && message_size > 0) message[0] = '\0';
     return CRADLE_OK;
+}
+
+int cradle_sim_rebind(cradle_sim *sim, const cradle_game_contract *contract, char *message,
+                      size_t message_size) {
+    assert(sim && sim->contract && contract && contract->step && contract->init);
+    int rc = check_takeover(sim, contract, message, message_size);
+    if (rc == CRADLE_OK) sim->contract = contract;
+    return rc;
 }

@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 #include "cradle/contract.h"
 
 #if defined(__GNUC__)
@@ -38,6 +40,8 @@ typedef Elf32_Phdr elf_phdr;
 #define ELF_NATIVE_DATA ELFDATA2LSB
 #endif
 
+/* load_candidate(): the copy equals the library in use (not an error code). */
+#define LOAD_UNCHANGED 1
 #define COPY_NAME_ATTEMPTS 64u /* numbered names tried past stale copies */
 #define COPY_CHUNK_BYTES 32768u
 #define MISSING_SIZE UINT64_MAX
@@ -56,6 +60,7 @@ typedef struct candidate {
     const cradle_game_contract *contract;
     file_look look;  /* the original as copied */
     bool looked;     /* look holds a consistent copy's size and time */
+    uint8_t digest[CRADLE_RELOAD_DIGEST_BYTES]; /* BLAKE2b of the bytes copied */
 } candidate;
 
 RELOAD_PRINTF(4, 5)
@@ -217,6 +222,8 @@ static int copy_library(cradle_reload *r, candidate *c, char *message, size_t me
     }
     unsigned char chunk[COPY_CHUNK_BYTES];
     uint64_t total = 0;
+    crypto_generichash_state digest;
+    (void)crypto_generichash_init(&digest, NULL, 0, sizeof c->digest);
     for (;;) {
         ssize_t got = read(src, chunk, sizeof chunk);
         if (got < 0 && errno == EINTR) continue;
@@ -233,6 +240,7 @@ static int copy_library(cradle_reload *r, candidate *c, char *message, size_t me
                      (unsigned long long)total, (unsigned long long)r->file_size_bound);
             goto out_remove_copy;
         }
+        (void)crypto_generichash_update(&digest, chunk, (unsigned long long)got);
         if (!write_all(dst, chunk, (size_t)got)) {
             rc = say(CRADLE_ERELOAD_COPY, message, message_size, "cannot write %s: %s",
                      c->copy_path, strerror(errno));
@@ -255,6 +263,7 @@ static int copy_library(cradle_reload *r, candidate *c, char *message, size_t me
     }
     c->look = (file_look){.size = size, .mtime_ns = mtime_ns_of(&before)};
     c->looked = true;
+    (void)crypto_generichash_final(&digest, c->digest, sizeof c->digest);
     rc = check_elf(dst, size, message, message_size);
     if (rc != CRADLE_OK) goto out_remove_copy;
     if (close(dst) != 0) {
@@ -317,10 +326,14 @@ static int check_same_game(const cradle_reload *r, const cradle_game_contract *g
 
 /* Copies, opens and checks a new library. On failure the candidate holds
  * nothing (no handle, no file) except possibly its look at the original. */
-static int load_candidate(cradle_reload *r, candidate *c, bool first, char *message,
-                          size_t message_size) {
+static int load_candidate(cradle_reload *r, candidate *c, bool first, bool skip_unchanged,
+                          char *message, size_t message_size) {
     int rc = copy_library(r, c, message, message_size);
     if (rc != CRADLE_OK) return rc;
+    if (skip_unchanged && sodium_memcmp(c->digest, r->digest, sizeof r->digest) == 0) {
+        discard(c);
+        return LOAD_UNCHANGED;
+    }
     (void)dlerror();
     c->handle = dlopen(c->copy_path, RTLD_NOW | RTLD_LOCAL);
     if (!c->handle) {
@@ -408,7 +421,11 @@ int cradle_reload_open(cradle_reload *r, const cradle_reload_config *config, uin
     char scratch[CRADLE_RELOAD_MESSAGE_MAX];
     char *msg = message && message_size > 0 ? message : scratch;
     size_t msg_size = message && message_size > 0 ? message_size : sizeof scratch;
-    int rc = load_candidate(r, &c, true, msg, msg_size);
+    if (sodium_init() < 0) {
+        memset(r, 0, sizeof *r);
+        return say(CRADLE_EIO, message, message_size, "libsodium failed to initialise");
+    }
+    int rc = load_candidate(r, &c, true, false, msg, msg_size);
     if (rc != CRADLE_OK) {
         memset(r, 0, sizeof *r);
         return rc;
@@ -417,6 +434,7 @@ int cradle_reload_open(cradle_reload *r, const cradle_reload_config *config, uin
     r->handle = c.handle;
     r->contract = g;
     memcpy(r->copy_path, c.copy_path, sizeof r->copy_path);
+    memcpy(r->digest, c.digest, sizeof r->digest);
     /* The contract check proved name is 1..CRADLE_GAME_NAME_MAX bytes. */
     memcpy(r->game_name, g->name, cradle_contract_strnlen(g->name, CRADLE_GAME_NAME_MAX) + 1);
     r->input_bytes = g->input_bytes;
@@ -440,12 +458,18 @@ const char *cradle_reload_copy_path(const cradle_reload *r) {
 
 /* Loads the original now and swaps on success. The original as copied
  * becomes settle's baseline either way, so one state of the file is acted on
- * once; a file that changed while copied is left for settle to see again. */
-static cradle_reload_result load_and_swap(cradle_reload *r, void *state) {
+ * once; a file that changed while copied is left for settle to see again.
+ * With skip_unchanged, bytes equal to the library in use are no change (a
+ * touch, a rebuild that produced the same file): nothing is swapped. */
+static cradle_reload_result load_and_swap(cradle_reload *r, bool skip_unchanged) {
     cradle_reload_result result = {.kind = CRADLE_RELOAD_NONE, .contract = r->contract};
     candidate c = {.handle = NULL};
-    int rc = load_candidate(r, &c, false, result.message, sizeof result.message);
+    int rc = load_candidate(r, &c, false, skip_unchanged, result.message, sizeof result.message);
     if (c.looked) cradle_settle_rebase(&r->settle, c.look.size, c.look.mtime_ns);
+    if (rc == LOAD_UNCHANGED) {
+        r->unchanged++;
+        return result;
+    }
     if (rc != CRADLE_OK) {
         r->refusals++;
         result.kind = CRADLE_RELOAD_REFUSED;
@@ -459,8 +483,8 @@ static cradle_reload_result load_and_swap(cradle_reload *r, void *state) {
     r->handle = c.handle;
     r->contract = c.contract;
     memcpy(r->copy_path, c.copy_path, sizeof r->copy_path);
+    memcpy(r->digest, c.digest, sizeof r->digest);
     r->swaps++;
-    if (state && r->contract->on_reload) r->contract->on_reload(state);
     result.kind = CRADLE_RELOAD_SWAPPED;
     result.error = CRADLE_OK;
     result.message[0] = '\0';
@@ -468,7 +492,7 @@ static cradle_reload_result load_and_swap(cradle_reload *r, void *state) {
     return result;
 }
 
-cradle_reload_result cradle_reload_poll(cradle_reload *r, uint64_t now_ns, void *state) {
+cradle_reload_result cradle_reload_poll(cradle_reload *r, uint64_t now_ns) {
     assert(r && r->contract && "cradle_reload_open succeeded");
     struct stat st;
     file_look look = {.size = MISSING_SIZE, .mtime_ns = MISSING_MTIME};
@@ -478,12 +502,12 @@ cradle_reload_result cradle_reload_poll(cradle_reload *r, uint64_t now_ns, void 
     if (!cradle_settle_look(&r->settle, look.size, look.mtime_ns, now_ns)) {
         return (cradle_reload_result){.kind = CRADLE_RELOAD_NONE, .contract = r->contract};
     }
-    return load_and_swap(r, state);
+    return load_and_swap(r, true);
 }
 
-cradle_reload_result cradle_reload_now(cradle_reload *r, void *state) {
+cradle_reload_result cradle_reload_now(cradle_reload *r) {
     assert(r && r->contract && "cradle_reload_open succeeded");
-    return load_and_swap(r, state);
+    return load_and_swap(r, false);
 }
 
 void cradle_reload_close(cradle_reload *r) {

@@ -270,7 +270,7 @@ static bool count_event(void *context, const cradle_event *event) {
 static void run_step(client *c, const uint8_t *snapshot, const cradle_wire_steps *s, uint64_t first) {
     if (c->reload_pending && c->next_step == c->reload_at) {
         c->epoch = s->epoch;
-        cradle_reload_result r = cradle_reload_now(&c->reload, c->state);
+        cradle_reload_result r = cradle_reload_now(&c->reload);
         c->reload_pending = false;
         if (r.kind == CRADLE_RELOAD_REFUSED) {
             fail(c, 1, "reload refused", r.message);
@@ -281,6 +281,7 @@ static void run_step(client *c, const uint8_t *snapshot, const cradle_wire_steps
             fail(c, 1, "reloaded library is not the announced build", c->reload_build);
             return;
         }
+        if (c->contract->on_reload) c->contract->on_reload(c->state);
     }
     const cradle_game_contract *k = c->contract;
     uint32_t per_frame = k->steps_per_second / k->source_frames_per_second;

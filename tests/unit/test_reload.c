@@ -22,7 +22,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cradle/hash.h"
 #include "cradle/reload.h"
+#include "cradle/sim.h"
 
 #define MS 1000000ull
 #define FAKE_WINDOW (50u * MS)
@@ -44,6 +46,7 @@ typedef struct host {
     cradle_reload *r;   /* large: on the heap */
     void *state;        /* capacity bytes, zeroed, aligned to 64 */
     uint32_t capacity;
+    cradle_sim sim;     /* steps the state; takes every swap, as a host does */
     uint64_t next_step;
     uint64_t now;       /* fake clock, nanoseconds */
     int64_t stamp_s;    /* next distinct modification time for placed files */
@@ -143,6 +146,19 @@ static void host_make_dir(host *h) {
     assert_non_null(h->r);
 }
 
+/* Sets up a one-player game of the library the reloader opened. The state
+ * block is the reloader's capacity, as a host allocates it. */
+static void host_start_game(host *h) {
+    char message[256];
+    h->capacity = h->r->state_capacity;
+    assert_int_equal(posix_memalign(&h->state, 128, h->capacity), 0);
+    cradle_sim_config sim_config = {.state = h->state, .state_capacity = h->capacity,
+                                    .state_align = 128, .hash = cradle_hash64};
+    int rc = cradle_sim_init(&h->sim, &sim_config, cradle_reload_contract(h->r), message, sizeof message);
+    if (rc != CRADLE_OK) fail_msg("sim: %s: %s", cradle_error_name(rc), message);
+    assert_int_equal(cradle_sim_start(&h->sim, 0, 1), 0);
+}
+
 /* Opens the first library (already placed) and sets up a one-player game.
  * The state block is the reloader's capacity, as a host allocates it. */
 static void host_start(host *h, cradle_reload_config config) {
@@ -151,10 +167,18 @@ static void host_start(host *h, cradle_reload_config config) {
     char message[256];
     int rc = cradle_reload_open(h->r, &config, h->now, message, sizeof message);
     if (rc != CRADLE_OK) fail_msg("open: %s: %s", cradle_error_name(rc), message);
-    h->capacity = h->r->state_capacity;
-    assert_int_equal(posix_memalign(&h->state, 64, h->capacity), 0);
-    memset(h->state, 0, h->capacity);
-    assert_int_equal(cradle_reload_contract(h->r)->init(h->state, 0, 1), 0);
+    host_start_game(h);
+}
+
+/* What a host does with a poll's result: a swap puts the new build in charge
+ * of the state (and runs its on_reload). */
+static cradle_reload_result host_take(host *h, cradle_reload_result res) {
+    if (res.kind == CRADLE_RELOAD_SWAPPED) {
+        char message[256];
+        int rc = cradle_sim_swap(&h->sim, res.contract, message, sizeof message);
+        if (rc != CRADLE_OK) fail_msg("swap: %s: %s", cradle_error_name(rc), message);
+    }
+    return res;
 }
 
 static void host_open(host *h, const char *first, cradle_reload_config config) {
@@ -165,12 +189,11 @@ static void host_open(host *h, const char *first, cradle_reload_config config) {
 
 /* Runs one step of whatever code is loaded now; returns the new total. */
 static int64_t host_step(host *h) {
-    const cradle_game_contract *c = cradle_reload_contract(h->r);
+    assert_ptr_equal(h->sim.contract, cradle_reload_contract(h->r));
     uint8_t snapshot[16] = {0}; /* nobody present: the total moves by the increment */
-    uint32_t size = cradle_snapshot_size(c->max_players, c->input_bytes);
-    assert_true(size <= sizeof snapshot);
-    cradle_game_step step = {.index = h->next_step++, .snapshot_size = size, .snapshot = snapshot};
-    c->step(h->state, &step, NULL);
+    assert_true(h->sim.snapshot_size <= sizeof snapshot);
+    cradle_sim_step(&h->sim, snapshot);
+    h->next_step++;
     return ((counter_state *)h->state)->total;
 }
 
@@ -184,7 +207,7 @@ static void host_expect_increment(host *h, int64_t increment, int n) {
 
 static cradle_reload_result host_poll(host *h, uint64_t advance_ns) {
     h->now += advance_ns;
-    return cradle_reload_poll(h->r, h->now, h->state);
+    return host_take(h, cradle_reload_poll(h->r, h->now));
 }
 
 static void host_close(host *h) {
@@ -252,10 +275,7 @@ static void test_default_settle_on_real_clock_rename_over(void **unused) {
     cradle_reload_config config = {.path = h.lib};
     assert_int_equal(cradle_reload_open(h.r, &config, h.now, message, sizeof message), CRADLE_OK);
     assert_int_equal(h.r->settle_ns, 120u * MS);
-    h.capacity = h.r->state_capacity;
-    assert_int_equal(posix_memalign(&h.state, 64, h.capacity), 0);
-    memset(h.state, 0, h.capacity);
-    assert_int_equal(cradle_reload_contract(h.r)->init(h.state, 0, 1), 0);
+    host_start_game(&h);
 
     counter_state *s = h.state;
     uint64_t change_at = 0;
@@ -273,7 +293,7 @@ static void test_default_settle_on_real_clock_rename_over(void **unused) {
             place_library(&h, RELOAD_LIB_INC5);
         }
         uint64_t now = real_now();
-        cradle_reload_result res = cradle_reload_poll(h.r, now, h.state);
+        cradle_reload_result res = host_take(&h, cradle_reload_poll(h.r, now));
         if (res.kind == CRADLE_RELOAD_SWAPPED) {
             assert_int_equal(swapped_at, 0); /* one swap for one change */
             assert_true(change_at != 0);
@@ -520,7 +540,7 @@ static void test_reload_now_skips_settle_and_is_not_repeated(void **unused) {
     host h;
     host_open(&h, RELOAD_LIB_INC1, (cradle_reload_config){0});
     place_library(&h, RELOAD_LIB_INC5);
-    cradle_reload_result res = cradle_reload_now(h.r, h.state);
+    cradle_reload_result res = host_take(&h, cradle_reload_now(h.r));
     assert_int_equal(res.kind, CRADLE_RELOAD_SWAPPED);
     assert_int_equal(((counter_state *)h.state)->reloads, 1);
     host_expect_increment(&h, 5, 2);
@@ -528,15 +548,16 @@ static void test_reload_now_skips_settle_and_is_not_repeated(void **unused) {
     for (int i = 0; i < 10; i++) {
         assert_int_equal(host_poll(&h, FAKE_WINDOW).kind, CRADLE_RELOAD_NONE);
     }
-    /* A forced reload of an unchanged file loads it again (a fresh copy). */
-    res = cradle_reload_now(h.r, NULL); /* NULL state: on_reload skipped */
+    /* A forced reload of an unchanged file loads it again (a fresh copy),
+     * and the host runs on_reload for it like for any build. */
+    res = host_take(&h, cradle_reload_now(h.r));
     assert_int_equal(res.kind, CRADLE_RELOAD_SWAPPED);
-    assert_int_equal(((counter_state *)h.state)->reloads, 1);
+    assert_int_equal(((counter_state *)h.state)->reloads, 2);
     assert_int_equal(h.r->swaps, 2);
     assert_int_equal(count_entries(h.dir), 2);
     /* A forced reload of a bad file is refused like a polled one. */
     place_library(&h, RELOAD_LIB_ALIGN3);
-    res = cradle_reload_now(h.r, h.state);
+    res = host_take(&h, cradle_reload_now(h.r));
     assert_int_equal(res.kind, CRADLE_RELOAD_REFUSED);
     assert_int_equal(res.error, CRADLE_ERELOAD_ALIGN);
     for (int i = 0; i < 10; i++) {
@@ -658,6 +679,29 @@ static void test_stale_copy_of_a_recycled_pid_is_skipped(void **unused) {
     host_close(&h);
 }
 
+/* A touch, or a rebuild that wrote the same bytes, is no reload: nothing is
+ * swapped, so no host runs on_reload and no client is told of one. */
+static void test_unchanged_bytes_are_no_reload(void **unused) {
+    (void)unused;
+    host h;
+    host_open(&h, RELOAD_LIB_INC1, (cradle_reload_config){0});
+    host_expect_increment(&h, 1, 2);
+    place_library(&h, RELOAD_LIB_INC1); /* the same file, a new modification time */
+    for (int i = 0; i < 10; i++) {
+        assert_int_equal(host_poll(&h, 10u * MS).kind, CRADLE_RELOAD_NONE);
+        host_expect_increment(&h, 1, 1);
+    }
+    assert_int_equal(h.r->unchanged, 1);
+    assert_int_equal(h.r->swaps, 0);
+    assert_int_equal(((counter_state *)h.state)->reloads, 0);
+    assert_int_equal(count_entries(h.dir), 2); /* the original and the copy in use */
+    /* A real change afterwards is still taken. */
+    place_library(&h, RELOAD_LIB_INC5);
+    assert_int_equal(host_poll_until(&h, 10u * MS, 20).kind, CRADLE_RELOAD_SWAPPED);
+    host_expect_increment(&h, 5, 2);
+    host_close(&h);
+}
+
 static void test_state_growth_and_alignment_within_limits(void **unused) {
     (void)unused;
     host h;
@@ -694,6 +738,7 @@ int main(void) {
         cmocka_unit_test(test_private_copy_dir),
         cmocka_unit_test(test_stale_copy_of_a_recycled_pid_is_skipped),
         cmocka_unit_test(test_state_growth_and_alignment_within_limits),
+        cmocka_unit_test(test_unchanged_bytes_are_no_reload),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

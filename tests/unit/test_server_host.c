@@ -125,8 +125,8 @@ static void push_hello(uint16_t peer, uint32_t generation, bool spectator, uint8
     cradle_wire_message m = {.type = CRADLE_WIRE_HELLO};
     m.as.hello.spectator = spectator;
     m.as.hello.requested_slot = slot;
-    strcpy(m.as.hello.game, game ? game : host->contract->name);
-    strcpy(m.as.hello.build_id, build ? build : host->contract->build_id);
+    strcpy(m.as.hello.game, game ? game : host->sim.contract->name);
+    strcpy(m.as.hello.build_id, build ? build : host->sim.contract->build_id);
     push_message(peer, generation, &m);
 }
 
@@ -185,7 +185,7 @@ static void test_welcome_inputs_and_hashes(void **state) {
     assert_int_equal(w->hash_interval, 10);
     assert_int_equal(w->seed, 42);
     assert_string_equal(w->game, "counter");
-    assert_string_equal(w->build_id, host->contract->build_id);
+    assert_string_equal(w->build_id, host->sim.contract->build_id);
     assert_false(pop_out());
 
     /* A message from an older connection at the same index is ignored. */
@@ -217,7 +217,7 @@ static void test_welcome_inputs_and_hashes(void **state) {
     assert_int_equal(out_msg.as.steps.hash_count, 1);
     assert_int_equal(out_msg.as.steps.hashes[0].offset, 3); /* step 9 */
     assert_true(out_slot.first_step == 6); /* the whole number rides beside the message */
-    assert_true(out_msg.as.steps.hashes[0].hash == cradle_hash64(host->state, host->contract->state_size));
+    assert_true(out_msg.as.steps.hashes[0].hash == cradle_hash64(host->sim.state, host->sim.contract->state_size));
 }
 
 static void expect_refusal(uint8_t reason, uint16_t peer) {
@@ -247,7 +247,7 @@ static void test_refusals(void **state) {
     /* Another protocol version in the header's version byte. */
     cradle_wire_message m = {.type = CRADLE_WIRE_HELLO};
     strcpy(m.as.hello.game, "counter");
-    strcpy(m.as.hello.build_id, host->contract->build_id);
+    strcpy(m.as.hello.build_id, host->sim.contract->build_id);
     m.as.hello.requested_slot = CRADLE_WIRE_ANY_SLOT;
     push_event(5, 1, CRADLE_SERVER_IN_CONNECT);
     memset(&in_slot, 0, offsetof(cradle_server_in, bytes));
@@ -350,10 +350,10 @@ static void test_join_in_progress_and_rejoin(void **state) {
     const cradle_wire_state *st = &out_msg.as.state;
     assert_int_equal(st->step, 25);
     assert_int_equal(st->offset, 0);
-    assert_int_equal(st->total, host->contract->state_size);
+    assert_int_equal(st->total, host->sim.contract->state_size);
     assert_int_equal(st->length, st->total); /* the counter's state fits one chunk */
-    assert_memory_equal(st->bytes, host->state, st->total);
-    assert_true(st->hash == cradle_hash64(host->state, host->contract->state_size));
+    assert_memory_equal(st->bytes, host->sim.state, st->total);
+    assert_true(st->hash == cradle_hash64(host->sim.state, host->sim.contract->state_size));
 
     cradle_server_host_advance(host, 1);
     expect_out(CRADLE_WIRE_STEPS, CRADLE_SERVER_BROADCAST);
@@ -408,7 +408,7 @@ static void test_step_path_allocates_nothing(void **state) {
         drain_out();
     }
     counting = false;
-    assert_int_equal(host->next_step, 1000);
+    assert_int_equal(host->sim.next_step, 1000);
     assert_int_equal(allocations, 0);
     /* The counter works: an allocation from this code would be seen. */
     counting = true;

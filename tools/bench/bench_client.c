@@ -306,7 +306,7 @@ static void input_delay(void) {
         uint64_t now = cradle_client_now_ns();
         (void)cradle_netclient_service(&net, now, 1);
         while (cradle_netclient_step(&net, now) == 1) {
-            uint64_t s = net.next_step - 1;
+            uint64_t s = net.sim.next_step - 1;
             if (p.waiting) {
                 const uint8_t *snap = net.history + (s % CRADLE_NETCLIENT_HISTORY) * net.snapshot_size;
                 uint32_t got = cradle_snapshot_input(snap, net.welcome.max_players, net.welcome.input_bytes,
@@ -318,12 +318,12 @@ static void input_delay(void) {
                 }
             }
         }
-        if (cradle_netclient_playing(&net) && !p.waiting && net.next_step >= next_flip && net.next_step > 0) {
+        if (cradle_netclient_playing(&net) && !p.waiting && net.sim.next_step >= next_flip && net.sim.next_step > 0) {
             /* The player flips fire now; the shown state is step next_step - 1. */
             p.bits ^= VANGUARD_FIRE;
             p.expect = p.bits;
             p.waiting = true;
-            p.sampled_shown = net.next_step - 1;
+            p.sampled_shown = net.sim.next_step - 1;
         }
     }
     if (n == 0) {

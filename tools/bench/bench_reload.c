@@ -26,7 +26,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cradle/hash.h"
 #include "cradle/reload.h"
+#include "cradle/sim.h"
 #include "cradle/systime.h"
 
 #define MS 1000000ull
@@ -141,7 +143,7 @@ static bool compile(const char *out, int increment, unsigned id) {
 typedef struct host {
     cradle_reload r;
     void *state;
-    uint64_t step;
+    cradle_sim sim;
 } host;
 
 static bool host_open(host *h, uint64_t settle_ns) {
@@ -153,19 +155,26 @@ static bool host_open(host *h, uint64_t settle_ns) {
         return false;
     }
     if (posix_memalign(&h->state, 64, 4096) != 0) return false;
-    memset(h->state, 0, 4096);
-    return cradle_reload_contract(&h->r)->init(h->state, 0, 1) == 0;
+    cradle_sim_config sc = {.state = h->state, .state_capacity = 4096, .state_align = 64, .hash = cradle_hash64};
+    if (cradle_sim_init(&h->sim, &sc, cradle_reload_contract(&h->r), message, sizeof message) != 0) return false;
+    return cradle_sim_start(&h->sim, 0, 1) == 0;
+}
+
+/* Polls the loader; a swap takes over the state as in every host. */
+static cradle_reload_result host_poll(host *h) {
+    cradle_reload_result res = cradle_reload_poll(&h->r, cradle_mono_ns());
+    if (res.kind == CRADLE_RELOAD_SWAPPED && cradle_sim_swap(&h->sim, res.contract, NULL, 0) != 0) {
+        fprintf(stderr, "bench_reload: the swapped build cannot take over the state\n");
+        exit(1);
+    }
+    return res;
 }
 
 static int64_t host_step(host *h) {
-    const cradle_game_contract *c = cradle_reload_contract(&h->r);
     uint8_t snapshot[16] = {0};
-    cradle_game_step step = {.index = h->step++,
-                             .snapshot_size = cradle_snapshot_size(c->max_players, c->input_bytes),
-                             .snapshot = snapshot};
     counter_state *s = h->state;
     int64_t before = s->total;
-    c->step(h->state, &step, NULL);
+    cradle_sim_step(&h->sim, snapshot);
     return s->total - before;
 }
 
@@ -225,7 +234,7 @@ static void bench_stall(const unsigned char *a, size_t a_size, const unsigned ch
         }
         prev = t;
         uint64_t p0 = cradle_mono_ns();
-        cradle_reload_result res = cradle_reload_poll(&h.r, p0, h.state);
+        cradle_reload_result res = host_poll(&h);
         uint64_t p1 = cradle_mono_ns();
         swapped_last_tick = res.kind == CRADLE_RELOAD_SWAPPED;
         if (swapped_last_tick && n_swaps < SWAPS * 2) {
@@ -270,7 +279,7 @@ static void bench_latency(const unsigned char *a, size_t a_size, const unsigned 
         if (!write_file(lib, to_b ? b : a, to_b ? b_size : a_size)) return;
         uint64_t last_byte = cradle_mono_ns();
         for (int i = 0; i < 5000; i++) {
-            (void)cradle_reload_poll(&h.r, cradle_mono_ns(), h.state);
+            (void)host_poll(&h);
             if (host_step(&h) == want) {
                 lat[n++] = cradle_mono_ns() - last_byte;
                 break;
@@ -330,7 +339,7 @@ static void bench_edit(void) {
         for (int i = 0; i < 20000; i++) {
             int status;
             if (!built && waitpid(pid, &status, WNOHANG) == pid) built = cradle_mono_ns();
-            cradle_reload_result res = cradle_reload_poll(&h.r, cradle_mono_ns(), h.state);
+            cradle_reload_result res = host_poll(&h);
             if (res.kind == CRADLE_RELOAD_REFUSED) refusals++;
             if (host_step(&h) == increment) {
                 if (!built) {

@@ -196,7 +196,7 @@ static int server_open(server *s, cradle_server_mode mode) {
                                        .keys = bench_secure ? &server_keys : NULL,
                                        .issuers = (const uint8_t(*)[CRADLE_TOKEN_KEY_BYTES])issuer_keys.sign_public,
                                        .issuer_count = 1,
-                                       .build_id = s->host->contract->build_id,
+                                       .build_id = s->host->sim.contract->build_id,
                                        .connect_rate = 100000,
                                        .connect_burst = 100000,
                                        .snapshot_size = s->host->snapshot_size};
@@ -485,7 +485,7 @@ static uint64_t run_phase(double seconds, bool secure, bool garbage, double *cpu
         fprintf(stderr, "bench_server: cannot start the server\n");
         return UINT64_MAX;
     }
-    contract = s.host->contract;
+    contract = s.host->sim.contract;
     long rss_server = rss_kib();
     server_start_loop(&s);
     double idle_share = -1;
@@ -514,7 +514,7 @@ static uint64_t run_phase(double seconds, bool secure, bool garbage, double *cpu
     arrived.count = read_at.count = handled.count = 0;
     uint64_t t0 = now_ns();
     uint64_t game_cpu0 = thread_cpu_ns(s.game_thread), net_cpu0 = thread_cpu_ns(s.net->thread);
-    uint64_t step0 = s.host->next_step;
+    uint64_t step0 = s.host->sim.next_step;
     uint64_t bytes_out0 = atomic_load(&s.net->stats.bytes_out),
              packets_out0 = atomic_load(&s.net->stats.packets_out);
     uint64_t bytes_in0 = atomic_load(&s.net->stats.bytes_in),
@@ -541,7 +541,7 @@ static uint64_t run_phase(double seconds, bool secure, bool garbage, double *cpu
     uint64_t wall = now_ns() - t0;
     uint64_t game_cpu = thread_cpu_ns(s.game_thread) - game_cpu0, net_cpu = thread_cpu_ns(s.net->thread) - net_cpu0;
     uint64_t cpu = game_cpu + net_cpu;
-    uint64_t steps = s.host->next_step - step0;
+    uint64_t steps = s.host->sim.next_step - step0;
     uint64_t bytes_out = atomic_load(&s.net->stats.bytes_out) - bytes_out0;
     uint64_t packets_out = atomic_load(&s.net->stats.packets_out) - packets_out0;
     uint64_t bytes_in = atomic_load(&s.net->stats.bytes_in) - bytes_in0;
@@ -790,7 +790,7 @@ int main(int argc, char **argv) {
     /* Join after 2 hours of steps: 432000 steps in commanded mode, then one bot. */
     static server j;
     if (server_open(&j, CRADLE_SERVER_COMMANDED) != 0) return 1;
-    contract = j.host->contract;
+    contract = j.host->sim.contract;
     uint64_t a0 = now_ns();
     cradle_server_host_advance(j.host, 2u * 3600u * 60u);
     uint64_t advance_ns = now_ns() - a0;

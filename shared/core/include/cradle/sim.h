@@ -67,6 +67,10 @@ typedef struct cradle_sim {
     cradle_sim_hash_fn hash;
     uint64_t steps_run;         /* steps run since init */
     uint64_t swaps;             /* cradle_sim_swap() calls that took effect */
+    /* The game the sim was set up for, kept by value: at a reload the old
+     * build's library may already be closed, and its contract with it. */
+    char game_name[CRADLE_GAME_NAME_MAX + 1];
+    uint32_t input_bytes, max_players, steps_per_second, source_frames_per_second;
     size_t output_size;         /* bytes in output after cradle_sim_output() */
     uint8_t output[CRADLE_GAME_OUTPUT_MAX];
 } cradle_sim;
@@ -115,12 +119,22 @@ CRADLE_MUST_CHECK int cradle_sim_output(cradle_sim *sim);
 /* A reload at the step boundary before next_step: the build described by
  * contract takes over the state block as it is and its on_reload() runs,
  * whether or not it is the build already in charge (a reload is one act,
- * the same on every host). Returns 0, or without any change
+ * the same on every host). The build in charge before may already be
+ * unloaded: nothing of its contract is read. Returns 0, or without any change
  * CRADLE_ERELOAD_SIZE / _ALIGN when the build's state does not fit the
  * storage, CRADLE_ERELOAD_MISMATCH when it is another game (name, input
  * bytes, players or rates differ), each with a message. */
 CRADLE_MUST_CHECK int cradle_sim_swap(cradle_sim *sim, const cradle_game_contract *contract,
                                       char *message, size_t message_size);
+
+/* Points the sim at another build's contract without a reload: no
+ * on_reload runs and swaps does not count it. For a host whose loader had to
+ * unload the build in charge while it waits for the announced one (a client
+ * that loaded the wrong build): the sim must not keep a closed library's
+ * contract, and it runs no step until cradle_sim_swap() brings the right
+ * build. Checks and return codes as cradle_sim_swap(). */
+CRADLE_MUST_CHECK int cradle_sim_rebind(cradle_sim *sim, const cradle_game_contract *contract,
+                                        char *message, size_t message_size);
 
 /* Bytes of the state block of the build in charge. */
 static inline uint32_t cradle_sim_state_size(const cradle_sim *sim) { return sim->contract->state_size; }

@@ -9,7 +9,11 @@
  * the copy with dlopen(RTLD_NOW | RTLD_LOCAL), so a build may overwrite or
  * replace the original at any time. Each poll looks at the original (stat);
  * once size and modification time have held still for settle_ns after a
- * change (settle.h), the loader copies it again, checks it and swaps.
+ * change (settle.h), the loader copies it again, checks it and swaps. A
+ * copy whose bytes (BLAKE2b) equal the library in use is no change: a touch
+ * or a rebuild that wrote the same file swaps nothing, so no host runs
+ * on_reload for it. The dev protocol's explicit reload (cradle_reload_now)
+ * swaps even then: the admin asked for it.
  *
  * Checks before a swap, each a refusal with a code from errors.h and a
  * message naming the field and both values:
@@ -28,10 +32,11 @@
  *     the snapshot layout and the session log depend on them)
  *                                                       CRADLE_ERELOAD_MISMATCH
  * On a refusal the new copy is closed and deleted and the old library stays
- * loaded and in use. On a swap the previous copy is closed and deleted, the
- * host's state memory is not touched, and the new code's on_reload(state)
- * runs before the call returns. No numbered copy survives a refusal or
- * cradle_reload_close().
+ * loaded and in use. On a swap the previous copy is closed and deleted and
+ * the host's state memory is not touched: the host hands the new contract
+ * to its sim (cradle_sim_swap), which runs on_reload, so that a reload is
+ * the same act on server, clients and replays. No numbered copy survives a
+ * refusal or cradle_reload_close().
  *
  * State memory: the host allocates the state block once, state_capacity bytes
  * aligned to max_state_align (zeroed), so that any accepted library fits it.
@@ -57,6 +62,7 @@
 #define CRADLE_RELOAD_DEFAULT_FILE_SIZE_BOUND (64ull * 1024u * 1024u)
 #define CRADLE_RELOAD_DEFAULT_SETTLE_NS 120000000ull
 #define CRADLE_RELOAD_MESSAGE_MAX 256u
+#define CRADLE_RELOAD_DIGEST_BYTES 32u /* BLAKE2b-256 of a library file */
 
 /* Zero means default in every field but path. */
 typedef struct cradle_reload_config {
@@ -70,7 +76,7 @@ typedef struct cradle_reload_config {
 
 typedef enum cradle_reload_kind {
     CRADLE_RELOAD_NONE,    /* nothing to do: the library in use is unchanged */
-    CRADLE_RELOAD_SWAPPED, /* new code is in use and its on_reload ran */
+    CRADLE_RELOAD_SWAPPED, /* new code is in use: hand result.contract to the sim */
     CRADLE_RELOAD_REFUSED  /* a new file was refused; the old library is still in use */
 } cradle_reload_kind;
 
@@ -87,6 +93,7 @@ typedef struct cradle_reload {
     char path[CRADLE_RELOAD_PATH_MAX];      /* the original */
     char copy_dir[CRADLE_RELOAD_PATH_MAX];  /* where copies go */
     char copy_path[CRADLE_RELOAD_PATH_MAX]; /* the copy in use */
+    uint8_t digest[CRADLE_RELOAD_DIGEST_BYTES]; /* BLAKE2b of the copy in use */
     const char *basename;                   /* points into path */
     void *handle;                           /* dlopen handle of the copy in use */
     const cradle_game_contract *contract;   /* the contract in use */
@@ -105,6 +112,7 @@ typedef struct cradle_reload {
     uint64_t copies;    /* numbered copies made so far (the next <n> - 1) */
     uint64_t swaps;     /* successful swaps since open */
     uint64_t refusals;  /* refused files since open */
+    uint64_t unchanged; /* settled changes whose bytes were the library in use */
 } cradle_reload;
 
 /* Copies and opens the library, validates its contract. On error fills
@@ -116,14 +124,16 @@ CRADLE_MUST_CHECK int cradle_reload_open(cradle_reload *r, const cradle_reload_c
 const cradle_game_contract *cradle_reload_contract(const cradle_reload *r);
 
 /* Looks at the original file (stat); once it has held still for settle_ns after a change,
- * loads a fresh copy, validates it and swaps: the previous copy is closed and deleted, and the
- * game's on_reload(state) runs (state may be NULL to skip it). A file that disappears and
- * stays missing for the window is reported as a refusal (CRADLE_ERELOAD_COPY). */
-cradle_reload_result cradle_reload_poll(cradle_reload *r, uint64_t now_ns, void *state);
+ * loads a fresh copy, validates it and swaps: the previous copy is closed and deleted. A copy
+ * equal to the library in use is CRADLE_RELOAD_NONE (counted in unchanged). A file that
+ * disappears and stays missing for the window is reported as a refusal (CRADLE_ERELOAD_COPY). */
+cradle_reload_result cradle_reload_poll(cradle_reload *r, uint64_t now_ns);
 
-/* Loads the file now, without waiting for settle (the dev protocol's "reload"). The file as
- * loaded becomes settle's baseline, so a later poll does not load it again. */
-cradle_reload_result cradle_reload_now(cradle_reload *r, void *state);
+/* Loads the file now, without waiting for settle, and swaps even when its bytes are those of
+ * the library in use (the dev protocol's "reload"; a client loading the build its server
+ * announced). The file as loaded becomes settle's baseline, so a later poll does not load it
+ * again. */
+cradle_reload_result cradle_reload_now(cradle_reload *r);
 
 /* Path of the copy in use (for content-addressed archiving by the session log). Valid until
  * the next swap or close. */
