@@ -116,13 +116,15 @@ static bool apply(cradle_server_options *o, int opt, const char *value, const ch
         if (copy_path(o->game, sizeof o->game, value)) return true;
         fprintf(stderr, "cradle-server: %s must be a path of 1..4095 bytes\n", where);
         return false;
-    case 'b':
-        if (strlen(value) < sizeof o->bind) {
+    case 'b': {
+        struct in_addr address;
+        if (strlen(value) < sizeof o->bind && (value[0] == '\0' || inet_pton(AF_INET, value, &address) == 1)) {
             memcpy(o->bind, value, strlen(value) + 1);
             return true;
         }
         fprintf(stderr, "cradle-server: %s must be an IPv4 address, got '%s'\n", where, value);
         return false;
+    }
     case 'p':
         if (cradle_parse_u64(value, 1, 65535, &v)) {
             o->port = (uint16_t)v;
