@@ -173,6 +173,20 @@ int cradle_client_run_headless(const cradle_client_options *o) {
                        b->net.welcome.start_step);
                 fflush(stdout);
             }
+            if (o->steps && cradle_netclient_playing(&b->net) && b->net.welcome.start_step >= o->steps) {
+                /* --steps is the step to stop before: one the session has passed
+                 * would run nothing. */
+                fprintf(stderr,
+                        "cradle-client: --steps %" PRIu64 " is already past: the session was at step %" PRIu64
+                        " when this client joined (--steps N stops before step N; give a later step)\n",
+                        o->steps, b->net.welcome.start_step);
+                b->finished = true;
+                running--;
+                b->status = 2;
+                if (status < 2) status = 2;
+                cradle_netclient_leave(&b->net, 500);
+                continue;
+            }
             int rc;
             while ((rc = cradle_netclient_step(&b->net, now)) == 1) {
                 if (o->steps && b->net.sim.next_step >= o->steps) break;
@@ -209,5 +223,6 @@ out:
     free(bots);
     cradle_script_free(&script);
     if (output && fclose(output) != 0 && status == 0) status = 1;
+    if (output && status == 2) (void)remove(o->output); /* a refused --steps ran no step: no empty file */
     return status;
 }

@@ -26,7 +26,9 @@ static void usage(FILE *to) {
             "  --bot                  seeded simple play (--seed N)\n"
             "  --bots N               N headless bot connections from this process\n"
             "  --seed N               bot seed (default 1; bot i of --bots uses seed + i)\n"
-            "  --steps N              leave after N steps (headless: print a summary line)\n"
+            "  --steps N              stop before step N: the last step run is N-1 (a step of the\n"
+            "                         session, not a count; refused when the client joins at or\n"
+            "                         past N); headless: print a summary line\n"
             "  --output FILE          write the game's output bytes of every step run\n"
             "  --desync-report FILE   where a desync report goes (default cradle-desync-<pid>.bin)\n"
             "  --config FILE          key bindings (default $XDG_CONFIG_HOME/cradle/client.json)\n"
@@ -47,7 +49,7 @@ static void usage(FILE *to) {
             "  --play LOG             show a recorded session (Space pause, +/- speed, Right step)\n"
             "  --help, --version\n"
             "Exit status: 0 ok, 1 error (unreachable, refused, connection lost, bad log),\n"
-            "2 usage, 4 desync (headless).\n");
+            "2 usage (also a --steps already past), 4 desync (headless).\n");
 }
 
 cradle_client_parse cradle_client_options_parse(cradle_client_options *o, int argc, char **argv) {

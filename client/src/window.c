@@ -262,6 +262,15 @@ int cradle_client_run_window(const cradle_client_options *o) {
         now = cradle_client_now_ns();
         (void)cradle_netclient_service(&net, now, 0);
         bool was_playing = cradle_netclient_playing(&net);
+        if (o->steps && was_playing && net.welcome.start_step >= o->steps) {
+            /* --steps is the step to stop before: one already passed runs nothing. */
+            fprintf(stderr,
+                    "cradle-client: --steps %" PRIu64 " is already past: the session was at step %" PRIu64
+                    " when this client joined (--steps N stops before step N; give a later step)\n",
+                    o->steps, net.welcome.start_step);
+            status = 2;
+            break;
+        }
         for (uint32_t i = 0; i < CRADLE_WINDOW_MAX_STEPS_PER_FRAME; i++) {
             if (cradle_netclient_step(&net, now) != 1) break;
             last_step_ns = now;
