@@ -43,7 +43,10 @@ cradle_handshake_action cradle_handshake_first_packet(cradle_handshake_result *r
     if (h->credential_size < CRADLE_TOKEN_MIN_BYTES + CRADLE_TOKEN_KEY_BYTES) {
         r->bad_credential = true;
         r->error = CRADLE_ETOKEN_MALFORMED;
-        return refuse(r, CRADLE_WIRE_REFUSE_AUTH, "this server needs a join token");
+        /* Short: the REFUSE is cut to the size of this HELLO (net.c), which
+         * without a credential is 8 bytes plus game name and build id; 18
+         * bytes fit a 4-byte REFUSE header beside vanguard's or counter's. */
+        return refuse(r, CRADLE_WIRE_REFUSE_AUTH, "needs a join token");
     }
     size_t token_size = h->credential_size - CRADLE_TOKEN_KEY_BYTES;
     rc = cradle_secure_server_init(session, config->keys->kx_public, config->keys->kx_secret,

@@ -225,7 +225,7 @@ static void test_short_credential_is_refused_in_plaintext(void **state) {
         assert_false(r.sealed);
         assert_true(r.bad_credential);
         assert_int_equal(r.reason, CRADLE_WIRE_REFUSE_AUTH);
-        assert_string_equal(r.text, "this server needs a join token");
+        assert_string_equal(r.text, "needs a join token");
         assert_int_equal(s.role, 0); /* no keys */
     }
     assert_int_equal(verifier.stats.malformed, malformed); /* never reached the verifier */
