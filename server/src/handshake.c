@@ -61,9 +61,11 @@ cradle_handshake_action cradle_handshake_first_packet(cradle_handshake_result *r
     r->sealed = true; /* keys exist: every reply is sealed */
     rc = cradle_token_verify(config->verifier, h->credential, token_size, config->now_unix, &r->token);
     r->error = rc;
-    if (rc == CRADLE_ETOKEN_BUILD) {
-        /* A trusted issuer's token for another build: say which, as the
-         * game thread does for a HELLO naming another build. */
+    if (rc == CRADLE_ETOKEN_BUILD && strcmp(config->verifier->build_id, h->build_id) != 0) {
+        /* The client runs another build (and its token names that one): say
+         * which, as the game thread does for a HELLO naming another build.
+         * A client of the right build with a token for another one gets the
+         * token's reason (token_build) below: both ids would be the same. */
         char text[CRADLE_WIRE_TEXT_MAX + 1];
         snprintf(text, sizeof text, "server runs build '%s', client has '%s'",
                  config->verifier->build_id, h->build_id);

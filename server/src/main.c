@@ -227,7 +227,9 @@ int main(int argc, char **argv) {
     }
     if (rc != 0) {
         cradle_server_say(host, "error", "bind", "cannot listen on UDP %s:%u: %s",
-                          options.bind[0] ? options.bind : "*", (unsigned)options.port, cradle_strerror(rc));
+                          options.bind[0] ? options.bind : "*", (unsigned)options.port,
+                          rc == CRADLE_ENET_INIT ? "the port is taken, or the address is not one of this machine's"
+                                                 : cradle_strerror(rc));
         status = 3; /* documented (--help, README): a script may retry another port */
         goto out_host;
     }

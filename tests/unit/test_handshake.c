@@ -204,6 +204,21 @@ static void test_token_for_another_build_names_both(void **state) {
                           "server runs build 'build-42', client has 'hello-build'");
 }
 
+/* A client of the server's build whose token names another build: the
+ * token is what is wrong (a build mismatch would show one id twice). */
+static void test_token_for_another_build_from_the_right_build(void **state) {
+    (void)state;
+    uint8_t hello[512];
+    cradle_token t = sample(7);
+    strcpy(t.build_id, "build-41");
+    size_t n = hello_with(hello, sizeof hello, &t, &issuer, client_public);
+    cradle_wire_message m;
+    assert_int_equal(cradle_wire_decode(&m, hello, n), 0);
+    strcpy(m.as.hello.build_id, "build-42"); /* the server's */
+    assert_int_equal(cradle_wire_encode(hello, sizeof hello, &n, &m), 0);
+    expect_sealed_refusal(hello, n, CRADLE_ETOKEN_BUILD, CRADLE_WIRE_REFUSE_AUTH, "token_build");
+}
+
 static void test_short_credential_is_refused_in_plaintext(void **state) {
     (void)state;
     cradle_wire_message m = {.type = CRADLE_WIRE_HELLO};
@@ -311,6 +326,7 @@ int main(void) {
         cmocka_unit_test(test_reused_token_is_refused),
         cmocka_unit_test(test_token_for_another_server_is_refused),
         cmocka_unit_test(test_token_for_another_build_names_both),
+        cmocka_unit_test(test_token_for_another_build_from_the_right_build),
         cmocka_unit_test(test_short_credential_is_refused_in_plaintext),
         cmocka_unit_test(test_degenerate_client_key_is_dropped),
         cmocka_unit_test(test_hello_of_another_protocol_is_refused_in_plaintext),
