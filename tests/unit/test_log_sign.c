@@ -112,7 +112,7 @@ static void store(const uint8_t *data, size_t size) {
 }
 
 /* What a forger without the key can do: recompute every block checksum
- * and the trailer's digest (all unkeyed BLAKE2b, format in log.c). */
+ * and the trailer's digest (all unkeyed BLAKE2b, format in log_format.c). */
 static void reseal(uint8_t *data, size_t size) {
     crypto_generichash_state digest;
     crypto_generichash_init(&digest, NULL, 0, CRADLE_LOG_DIGEST_BYTES);

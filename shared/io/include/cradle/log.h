@@ -5,7 +5,9 @@
  * (plus periodic state hashes, library reloads and a trailer on a clean
  * close); a reader streams them back for replays with bounded memory and
  * tells a torn tail (the writer died) from damage in the middle of a file.
- * The file format is described at the top of log.c.
+ * The file format is described at the top of shared/io/log_format.c; the
+ * writer is log_writer.c, the reader log_reader.c, the build archive
+ * log_archive.c.
  *
  * Writer (one thread, the game thread, owns it):
  *   open     creates the file (O_EXCL unless config.overwrite), writes and

@@ -1,0 +1,438 @@
+/*
+ * log_writer: the session log's writer (cradle_log_writer_*, log.h) and its
+ * background sync thread. The writer fills one block buffer with records
+ * and writes each full block with one write(); durability comes from
+ * fdatasync, on the sync thread unless config.sync_inline. The format of
+ * what it writes is described at the top of log_format.c; the builds it
+ * archives beside the log are log_archive.c's.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <sodium.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cradle/contract.h"
+#include "cradle/input.h"
+#include "log_internal.h"
+
+/* ---- files -------------------------------------------------------------- */
+
+int cradle__log_write_all(int fd, const uint8_t *p, size_t n, size_t *done) {
+    while (*done < n) {
+        ssize_t k = write(fd, p + *done, n - *done);
+        if (k < 0) {
+            if (errno == EINTR) continue;
+            return -1;
+        }
+        *done += (size_t)k;
+    }
+    return 0;
+}
+
+int cradle__log_fsync_parent(const char *path) {
+    char dir[CRADLE_LOG_PATH_MAX];
+    size_t n = strlen(path);
+    if (n >= sizeof dir) return -1;
+    memcpy(dir, path, n + 1);
+    char *slash = strrchr(dir, '/');
+    if (!slash) {
+        dir[0] = '.';
+        dir[1] = '\0';
+    } else if (slash == dir) {
+        dir[1] = '\0';
+    } else {
+        *slash = '\0';
+    }
+    int fd = open(dir, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    int rc = fsync(fd);
+    close(fd);
+    return rc;
+}
+
+/* ---- sync thread -------------------------------------------------------- */
+
+static void *sync_main(void *arg) {
+    cradle_log_writer *w = arg;
+    pthread_mutex_lock(&w->mutex);
+    for (;;) {
+        while (!w->sync_requested && !w->stop) pthread_cond_wait(&w->cond, &w->mutex);
+        if (!w->sync_requested) break;
+        uint64_t target = w->sync_target;
+        w->sync_requested = false;
+        pthread_mutex_unlock(&w->mutex);
+        int rc = fdatasync(w->fd);
+        int e = errno;
+        pthread_mutex_lock(&w->mutex);
+        if (rc != 0) {
+            if (!w->sync_errno) w->sync_errno = e;
+        } else if (target > w->durable_steps) {
+            w->durable_steps = target;
+        }
+    }
+    pthread_mutex_unlock(&w->mutex);
+    return NULL;
+}
+
+/* Creates the mutex and condition variable the writer always uses, and the
+ * sync thread unless w->sync_inline. Returns 0 or CRADLE_ENOMEM with a
+ * message, having undone what it made. */
+static int start_sync(cradle_log_writer *w, char *message, size_t message_size) {
+    if (pthread_mutex_init(&w->mutex, NULL) != 0) {
+        cradle__log_message(message, message_size, "cannot create a mutex");
+        return CRADLE_ENOMEM;
+    }
+    if (pthread_cond_init(&w->cond, NULL) != 0) {
+        cradle__log_message(message, message_size, "cannot create a condition variable");
+        goto out_destroy_mutex;
+    }
+    if (!w->sync_inline) {
+        if (pthread_create(&w->thread, NULL, sync_main, w) != 0) {
+            cradle__log_message(message, message_size, "cannot start the log sync thread");
+            goto out_destroy_cond;
+        }
+        w->thread_started = true;
+    }
+    return 0;
+out_destroy_cond:
+    pthread_cond_destroy(&w->cond);
+out_destroy_mutex:
+    pthread_mutex_destroy(&w->mutex);
+    return CRADLE_ENOMEM;
+}
+
+/* Joins the sync thread (it finishes a requested sync first) and destroys
+ * what start_sync made. */
+static void stop_sync(cradle_log_writer *w) {
+    if (w->thread_started) {
+        pthread_mutex_lock(&w->mutex);
+        w->stop = true;
+        pthread_cond_signal(&w->cond);
+        pthread_mutex_unlock(&w->mutex);
+        pthread_join(w->thread, NULL);
+        w->thread_started = false;
+    }
+    pthread_cond_destroy(&w->cond);
+    pthread_mutex_destroy(&w->mutex);
+}
+
+/* Makes the steps written so far durable: now with sync_inline, else by
+ * waking the sync thread. Returns 0, or CRADLE_EIO for a failed inline
+ * fdatasync or the thread's first failure. */
+static int request_sync(cradle_log_writer *w) {
+    if (w->sync_inline) {
+        if (fdatasync(w->fd) != 0) {
+            cradle__log_message(w->message, sizeof w->message, "log fdatasync failed: %s",
+                                strerror(errno));
+            return CRADLE_EIO;
+        }
+        w->durable_steps = w->steps_written;
+        return 0;
+    }
+    pthread_mutex_lock(&w->mutex);
+    int e = w->sync_errno;
+    if (w->steps_written > w->sync_target || w->durable_steps < w->steps_written) {
+        w->sync_target = w->steps_written;
+        w->sync_requested = true;
+        pthread_cond_signal(&w->cond);
+    }
+    pthread_mutex_unlock(&w->mutex);
+    if (e) {
+        cradle__log_message(w->message, sizeof w->message, "log fdatasync failed: %s", strerror(e));
+        return CRADLE_EIO;
+    }
+    return 0;
+}
+
+/* ---- writer ------------------------------------------------------------- */
+
+static void seal_block(cradle_log_writer *w, bool into_digest) {
+    cradle__log_seal_block(w->block, w->sequence, w->block_first_step, w->records, w->used);
+    if (into_digest)
+        crypto_generichash_update(&w->digest, w->block + CRADLE__LOG_BLOCK_CHECKSUM,
+                                  CRADLE_LOG_CHECKSUM_BYTES);
+    w->sealed = true;
+    w->sealed_written = 0;
+}
+
+/* Writes the rest of the sealed block; on success opens the next block. */
+static int write_sealed(cradle_log_writer *w) {
+    size_t total = CRADLE_LOG_BLOCK_HEADER_BYTES + (size_t)w->used;
+    size_t done = w->sealed_written;
+    int rc = cradle__log_write_all(w->fd, w->block, total, &done);
+    w->bytes_written += done - w->sealed_written;
+    w->sealed_written = (uint32_t)done;
+    if (rc != 0) {
+        cradle__log_message(w->message, sizeof w->message,
+                            "log write failed at byte %" PRIu64 ": %s", w->bytes_written,
+                            strerror(errno));
+        return CRADLE_EIO;
+    }
+    w->steps_written = w->steps;
+    w->sealed = false;
+    w->used = 0;
+    w->records = 0;
+    w->sequence++;
+    w->block_first_step = w->steps;
+    return 0;
+}
+
+static int flush_open_block(cradle_log_writer *w) {
+    if (!w->sealed) {
+        if (w->records == 0) return 0;
+        seal_block(w, true);
+    }
+    return write_sealed(w);
+}
+
+/* Makes room for a record of n bytes in the open block. */
+static int reserve(cradle_log_writer *w, uint32_t n) {
+    if (w->sealed) {
+        int rc = write_sealed(w);
+        if (rc) return rc;
+    }
+    if (w->used + n > w->block_size) return flush_open_block(w);
+    return 0;
+}
+
+static uint8_t *record_at(cradle_log_writer *w) {
+    return w->block + CRADLE_LOG_BLOCK_HEADER_BYTES + w->used;
+}
+
+int cradle_log_writer_open(cradle_log_writer *w, const char *path, const cradle_log_header *h,
+                           const cradle_log_writer_config *config, const char *library_path,
+                           char *message, size_t message_size) {
+    assert(w && path && h);
+    static const cradle_log_writer_config defaults = {0};
+    if (!config) config = &defaults;
+    memset(w, 0, sizeof *w);
+    w->fd = -1;
+    if (sodium_init() < 0) {
+        cradle__log_message(message, message_size, "libsodium failed to initialise");
+        return CRADLE_EIO;
+    }
+    if (strlen(path) >= sizeof w->path) {
+        cradle__log_message(message, message_size, "log path too long");
+        return CRADLE_ERANGE;
+    }
+    memcpy(w->path, path, strlen(path) + 1);
+    w->header = *h;
+    w->header.format_version = CRADLE_LOG_FORMAT_VERSION;
+    w->block_size = config->block_size ? config->block_size : CRADLE_LOG_BLOCK_DEFAULT;
+    w->header.block_max = w->block_size;
+    size_t len;
+    if (!cradle__log_printable_field((const uint8_t *)w->header.game_name,
+                                     sizeof w->header.game_name, &len) ||
+        !cradle__log_printable_field((const uint8_t *)w->header.build_id,
+                                     sizeof w->header.build_id, &len)) {
+        cradle__log_message(message, message_size, "log header: game name or build id invalid");
+        return CRADLE_EINVAL;
+    }
+    int rc = cradle__log_check_header(&w->header, message, message_size);
+    if (rc) return CRADLE_EINVAL;
+    w->durable_interval_ns =
+        config->durable_interval_ns ? config->durable_interval_ns : CRADLE_LOG_DURABLE_DEFAULT_NS;
+    w->sync_inline = config->sync_inline;
+    memset(w->header.build_file_hash, 0, sizeof w->header.build_file_hash);
+    if (library_path) {
+        rc = cradle__log_archive_library(path, library_path, w->header.build_file_hash, message,
+                                         message_size);
+        if (rc) return rc;
+    }
+    w->block = malloc(CRADLE_LOG_BLOCK_HEADER_BYTES + (size_t)w->block_size);
+    if (!w->block) {
+        cradle__log_message(message, message_size, "out of memory for a %" PRIu32 "-byte block",
+                            w->block_size);
+        return CRADLE_ENOMEM;
+    }
+    int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (config->overwrite ? O_TRUNC : O_EXCL);
+    w->fd = open(path, flags, 0644);
+    if (w->fd < 0) {
+        cradle__log_message(message, message_size, "cannot create log %s: %s", path,
+                            strerror(errno));
+        rc = CRADLE_EIO;
+        goto out_free;
+    }
+    uint8_t head[CRADLE_LOG_HEADER_BYTES];
+    cradle__log_encode_header(&w->header, head);
+    size_t done = 0;
+    if (cradle__log_write_all(w->fd, head, sizeof head, &done) != 0 || fdatasync(w->fd) != 0 ||
+        cradle__log_fsync_parent(path) != 0) {
+        cradle__log_message(message, message_size, "cannot write log header to %s: %s", path,
+                            strerror(errno));
+        rc = CRADLE_EIO;
+        goto out_unlink;
+    }
+    w->bytes_written = sizeof head;
+    crypto_generichash_init(&w->digest, NULL, 0, CRADLE_LOG_DIGEST_BYTES);
+    crypto_generichash_update(&w->digest, head, sizeof head);
+    rc = start_sync(w, message, message_size);
+    if (rc) goto out_unlink;
+    if (message && message_size) message[0] = '\0';
+    return 0;
+out_unlink:
+    close(w->fd);
+    w->fd = -1;
+    unlink(path);
+out_free:
+    free(w->block);
+    w->block = NULL;
+    return rc;
+}
+
+int cradle_log_writer_append_step(cradle_log_writer *w, uint64_t step, const uint8_t *snapshot) {
+    assert(w && w->block && snapshot);
+    assert(step == w->steps && "log steps are appended in order from 0");
+    (void)step; /* only checked: the step of a STEP record is implicit */
+    uint32_t n = 1 + w->header.snapshot_size;
+    int rc = reserve(w, n);
+    if (rc) return rc;
+    uint8_t *p = record_at(w);
+    p[0] = CRADLE_LOG_RECORD_STEP;
+    memcpy(p + 1, snapshot, w->header.snapshot_size);
+    w->used += n;
+    w->records++;
+    w->steps++;
+    return 0;
+}
+
+int cradle_log_writer_append_hash(cradle_log_writer *w, uint64_t step, uint64_t hash) {
+    assert(w && w->block);
+    assert(w->steps > 0 && step == w->steps - 1 && "a hash follows the step it describes");
+    int rc = reserve(w, CRADLE__LOG_HASH_RECORD_BYTES);
+    if (rc) return rc;
+    uint8_t *p = record_at(w);
+    p[0] = CRADLE_LOG_RECORD_HASH;
+    cradle_store_u64(p + 1, step);
+    cradle_store_u64(p + 9, hash);
+    w->used += CRADLE__LOG_HASH_RECORD_BYTES;
+    w->records++;
+    return 0;
+}
+
+int cradle_log_writer_append_reload(cradle_log_writer *w, uint64_t step, const char *build_id,
+                                    const char *library_path) {
+    assert(w && w->block && build_id && library_path);
+    assert(step == w->steps && "a reload takes effect at the next step");
+    size_t len = cradle_contract_strnlen(build_id, CRADLE_GAME_BUILD_ID_MAX);
+    if (len < 1 || len > CRADLE_GAME_BUILD_ID_MAX) {
+        cradle__log_message(w->message, sizeof w->message,
+                            "reload: build id empty or longer than %u", CRADLE_GAME_BUILD_ID_MAX);
+        return CRADLE_EINVAL;
+    }
+    uint8_t hash[CRADLE_LOG_FILE_HASH_BYTES];
+    int rc =
+        cradle__log_archive_library(w->path, library_path, hash, w->message, sizeof w->message);
+    if (rc) return rc == CRADLE_ERANGE ? CRADLE_EIO : rc;
+    uint32_t n = (uint32_t)(1 + 8 + 1 + len + CRADLE_LOG_FILE_HASH_BYTES);
+    rc = reserve(w, n);
+    if (rc) return rc;
+    uint8_t *p = record_at(w);
+    p[0] = CRADLE_LOG_RECORD_RELOAD;
+    cradle_store_u64(p + 1, step);
+    p[9] = (uint8_t)len;
+    memcpy(p + 10, build_id, len);
+    memcpy(p + 10 + len, hash, sizeof hash);
+    w->used += n;
+    w->records++;
+    return 0;
+}
+
+int cradle_log_writer_maybe_sync(cradle_log_writer *w, uint64_t now_ns) {
+    assert(w && w->block);
+    if (now_ns >= w->last_sync_ns && now_ns - w->last_sync_ns < w->durable_interval_ns) return 0;
+    w->last_sync_ns = now_ns;
+    int rc = flush_open_block(w);
+    if (rc) return rc;
+    return request_sync(w);
+}
+
+int cradle_log_writer_flush(cradle_log_writer *w, uint64_t now_ns) {
+    assert(w && w->block);
+    w->last_sync_ns = now_ns;
+    int rc = flush_open_block(w);
+    if (rc) return rc;
+    if (fdatasync(w->fd) != 0) {
+        cradle__log_message(w->message, sizeof w->message, "log fdatasync failed: %s",
+                            strerror(errno));
+        return CRADLE_EIO;
+    }
+    if (w->sync_inline) {
+        w->durable_steps = w->steps_written;
+    } else {
+        pthread_mutex_lock(&w->mutex);
+        if (w->steps_written > w->durable_steps) w->durable_steps = w->steps_written;
+        pthread_mutex_unlock(&w->mutex);
+    }
+    return 0;
+}
+
+uint64_t cradle_log_writer_durable_steps(cradle_log_writer *w) {
+    assert(w);
+    if (w->sync_inline || !w->block) return w->durable_steps; /* no thread, or closed */
+    pthread_mutex_lock(&w->mutex);
+    uint64_t v = w->durable_steps;
+    pthread_mutex_unlock(&w->mutex);
+    return v;
+}
+
+static void release(cradle_log_writer *w) {
+    stop_sync(w);
+    free(w->block);
+    w->block = NULL;
+}
+
+static int close_log(cradle_log_writer *w, uint64_t final_hash, const uint8_t *sign_secret);
+
+int cradle_log_writer_close(cradle_log_writer *w, uint64_t final_hash) {
+    return close_log(w, final_hash, NULL);
+}
+
+int cradle_log_writer_close_signed(cradle_log_writer *w, uint64_t final_hash,
+                                   const uint8_t sign_secret[CRADLE_LOG_SIGNATURE_MAX]) {
+    assert(sign_secret);
+    return close_log(w, final_hash, sign_secret);
+}
+
+static int close_log(cradle_log_writer *w, uint64_t final_hash, const uint8_t *sign_secret) {
+    assert(w && w->block);
+    int rc = flush_open_block(w);
+    if (rc == 0) {
+        /* The trailer gets a block of its own, so the digest (over the header
+         * and every earlier block's checksum) is final before it is written. */
+        crypto_generichash_state copy = w->digest;
+        uint8_t digest[CRADLE_LOG_DIGEST_BYTES];
+        crypto_generichash_final(&copy, digest, sizeof digest);
+        w->used =
+            cradle__log_encode_trailer(record_at(w), w->steps, final_hash, digest, sign_secret);
+        w->records = 1;
+        seal_block(w, false);
+        rc = write_sealed(w);
+    }
+    release(w);
+    if (rc == 0 && fdatasync(w->fd) != 0) {
+        cradle__log_message(w->message, sizeof w->message, "log fdatasync failed: %s",
+                            strerror(errno));
+        rc = CRADLE_EIO;
+    }
+    if (rc == 0) w->durable_steps = w->steps;
+    if (close(w->fd) != 0 && rc == 0) {
+        cradle__log_message(w->message, sizeof w->message, "log close failed: %s", strerror(errno));
+        rc = CRADLE_EIO;
+    }
+    w->fd = -1;
+    return rc;
+}
+
+void cradle_log_writer_abandon(cradle_log_writer *w) {
+    assert(w);
+    if (!w->block) return;
+    release(w);
+    close(w->fd);
+    w->fd = -1;
+}
+
