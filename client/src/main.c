@@ -4,6 +4,7 @@
  * headless loop (no SDL), the window, or the log player.
  */
 #include <enet/enet.h>
+#include <signal.h>
 #include <stdio.h>
 
 #include "options.h"
@@ -16,6 +17,11 @@ int main(int argc, char **argv) {
     cradle_client_parse parsed = cradle_client_options_parse(&o, argc, argv);
     if (parsed == CRADLE_CLIENT_EXIT_OK) return 0;
     if (parsed == CRADLE_CLIENT_EXIT_USAGE) return 2;
+    /* A reader that went away (cradle-client ... | head -1) must not kill the
+     * client before it cleans up: its library copy beside the game file
+     * (game.so.cradle-<pid>-<n>.so) is removed only on the way out. A write
+     * to the closed pipe then just fails. */
+    signal(SIGPIPE, SIG_IGN);
     if (o.play) return cradle_client_play(&o);
     if (enet_initialize() != 0) {
         fprintf(stderr, "cradle-client: cannot initialise ENet\n");
