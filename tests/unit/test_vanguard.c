@@ -107,6 +107,18 @@ static const cradle_event *find_event(const game *g, uint16_t kind) {
     return NULL;
 }
 
+/* find_event that fails the test when there is none. cmocka's failure is
+ * not declared noreturn: the abort() tells the compiler that the event is
+ * not NULL after this (a Release build's -Wnull-dereference). */
+static const cradle_event *need_event(const game *g, uint16_t kind) {
+    const cradle_event *e = find_event(g, kind);
+    if (!e) {
+        fail_msg("no event of kind %u", (unsigned)kind);
+        abort();
+    }
+    return e;
+}
+
 static vg_motion ship_motion(game *g, uint32_t slot) {
     const vg_motion *m =
         cradle_ecs_get_const(vg_world_const(g->s), g->s->players[slot].ship, VG_C_MOTION);
@@ -417,8 +429,7 @@ static void test_collision_costs_a_life(void **unused) {
     g.s->break_steps = 1000000; /* no waves */
     (void)shoot_ship(&g, 0);
     game_step(&g, 1, NULL);
-    const cradle_event *e = find_event(&g, VG_EV_PLAYER_HIT);
-    assert_non_null(e);
+    const cradle_event *e = need_event(&g, VG_EV_PLAYER_HIT);
     assert_int_equal(e->player, 0);
     assert_int_equal(e->a, 2);
     assert_null(find_event(&g, VG_EV_PLAYER_DIED));
@@ -520,8 +531,7 @@ static void test_restart_resets(void **unused) {
     game_idle(&g, 1, 5);
 
     game_step(&g, 1, restart);
-    const cradle_event *e = find_event(&g, VG_EV_RESTART);
-    assert_non_null(e);
+    const cradle_event *e = need_event(&g, VG_EV_RESTART);
     assert_int_equal(e->player, 0);
     assert_int_equal(g.s->game_over, 0);
     assert_int_equal(g.s->tick, 0);
@@ -572,8 +582,7 @@ static void test_pickups(void **unused) {
     vg_motion ship = ship_motion(&g, 0);
     assert_int_not_equal(vanguard_spawn_pickup(g.s, VG_PICKUP_LIFE, ship.x, ship.y), CRADLE_ENTITY_NONE);
     game_step(&g, 1, NULL);
-    const cradle_event *e = find_event(&g, VG_EV_PICKUP);
-    assert_non_null(e);
+    const cradle_event *e = need_event(&g, VG_EV_PICKUP);
     assert_int_equal(e->a, VG_PICKUP_LIFE);
     assert_int_equal(g.s->players[0].lives, 4);
     assert_int_not_equal(vanguard_spawn_pickup(g.s, VG_PICKUP_RAPID, ship.x, ship.y), CRADLE_ENTITY_NONE);
@@ -583,8 +592,7 @@ static void test_pickups(void **unused) {
     /* Rapid fire: two missiles per shot. */
     uint32_t fire[VG_MAX_PLAYERS] = {VANGUARD_FIRE};
     game_step(&g, 1, fire);
-    e = find_event(&g, VG_EV_FIRED);
-    assert_non_null(e);
+    e = need_event(&g, VG_EV_FIRED);
     assert_int_equal(e->a, 2);
     game_close(&g);
 }
