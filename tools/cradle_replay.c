@@ -29,8 +29,6 @@
 
 #include "cradle/cradle.h"
 
-#define STATE_MIN_CAPACITY 65536u
-#define STATE_ALIGN CRADLE_RELOAD_DEFAULT_MAX_ALIGN
 #define SHOW_MAX 64u /* output bytes shown per side in a difference */
 
 typedef struct options {
@@ -58,8 +56,6 @@ typedef struct verdict {
     char failure_text[512];
 } verdict;
 
-static cradle_reload libraries[2];
-
 static void usage(FILE *to) {
     fprintf(to,
             "usage: cradle-replay [options] LOG\n"
@@ -79,12 +75,6 @@ static void usage(FILE *to) {
 }
 
 static double now_s(void) { return (double)cradle_mono_ns() / 1e9; }
-
-static bool discard_event(void *context, const cradle_event *event) {
-    (void)context;
-    (void)event;
-    return true;
-}
 
 static int fail(verdict *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int fail(verdict *v, const char *fmt, ...) {
@@ -165,40 +155,6 @@ static int parse_args(int argc, char **argv, options *o) {
     return 0;
 }
 
-static bool file_exists(const char *path) {
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-static bool all_zero(const uint8_t *p, size_t n) {
-    for (size_t i = 0; i < n; i++)
-        if (p[i]) return false;
-    return true;
-}
-
-/* Loads path into *lib and checks it against the log (build_id is the build
- * the log expects at this point). */
-static int load_library(cradle_reload *lib, const char *path, uint32_t capacity,
-                        const cradle_log_header *h, const char *build_id, bool force,
-                        verdict *v) {
-    const char *tmp = getenv("TMPDIR");
-    cradle_reload_config cfg = {.path = path,
-                                .copy_dir = tmp && *tmp ? tmp : "/tmp",
-                                .state_capacity = capacity};
-    char msg[CRADLE_LOG_MESSAGE_MAX + 256];
-    if (cradle_reload_open(lib, &cfg, cradle_mono_ns(), msg, sizeof msg) != 0)
-        return fail(v, "cannot load %s: %s", path, msg);
-    int rc = cradle_log_check_library(h, build_id, cradle_reload_contract(lib), msg, sizeof msg);
-    if (rc != 0) {
-        if (!force) {
-            cradle_reload_close(lib);
-            return fail(v, "%s: %s (--force replays anyway)", path, msg);
-        }
-        fprintf(stderr, "cradle-replay: warning: %s: %s; replaying anyway (--force)\n", path, msg);
-    }
-    return 0;
-}
-
 static void print_hex(FILE *to, const char *label, const uint8_t *p, size_t n) {
     fprintf(to, "  %-8s %4zu bytes:", label, n);
     size_t shown = n < SHOW_MAX ? n : SHOW_MAX;
@@ -243,306 +199,268 @@ static char *read_whole(const char *path, size_t *size, verdict *v) {
     return data;
 }
 
-int main(int argc, char **argv) {
+/* One run of the tool: the options, the replay driver, the outputs and
+ * what was found. Static: the driver is large. */
+typedef struct run {
     options o;
-    int rc = parse_args(argc, argv, &o);
-    if (rc) return rc;
-
-    verdict v = {0};
-    cradle_log_reader reader;
-    bool reader_open = false;
-    cradle_reload *lib = &libraries[0], *spare = &libraries[1];
-    uint8_t *state = NULL;
-    char *golden = NULL;
-    size_t golden_size = 0, golden_pos = 0;
-    FILE *out = NULL;
-    char bless_tmp[4096] = "";
-    bool tty = isatty(STDERR_FILENO) && !o.json;
-    double t0 = now_s(), t1 = t0;
-    char msg[CRADLE_LOG_MESSAGE_MAX];
+    verdict v;
+    cradle_replay replay;
+    bool replay_open;
+    char *golden;                 /* --golden's bytes */
+    size_t golden_size, golden_pos;
+    FILE *out;                    /* --output */
+    FILE *bless;                  /* --bless, written to bless_tmp then renamed */
+    char bless_tmp[4096];
+    uint64_t output_total;        /* output bytes of the steps replayed */
     /* the output bytes of the step where the golden comparison failed */
     uint8_t diff_ours[CRADLE_GAME_OUTPUT_MAX];
-    size_t diff_ours_len = 0, diff_step_start = 0;
-    cradle_log_end end = CRADLE_LOG_END_NONE;
-    char end_message[CRADLE_LOG_MESSAGE_MAX] = "";
-    uint64_t tail_offset = 0;
+    size_t diff_ours_len, diff_step_start;
+    bool tty, stopped_early;
+    double t0, t1;
+} run;
 
-    if (cradle_log_reader_open(&reader, o.log, msg, sizeof msg) != 0) {
-        fail(&v, "%s", msg);
-        goto report;
-    }
-    reader_open = true;
-    const cradle_log_header *h = &reader.header;
+static run the_run;
 
-    char path[CRADLE_LOG_PATH_MAX + 128];
-    const char *lib_path = o.game;
-    if (!lib_path) {
-        if (all_zero(h->build_file_hash, sizeof h->build_file_hash) ||
-            cradle_log_build_path(path, sizeof path, o.log, h->build_file_hash) != 0 ||
-            !file_exists(path)) {
-            fail(&v, "the log's build '%s' is not archived beside it (%s.builds/); pass --game LIB",
-                 h->build_id, o.log);
-            goto report;
-        }
-        lib_path = path;
-    }
-    uint32_t capacity = h->state_size > STATE_MIN_CAPACITY ? h->state_size : STATE_MIN_CAPACITY;
-    capacity = (capacity + STATE_ALIGN - 1) / STATE_ALIGN * STATE_ALIGN;
-    if (load_library(lib, lib_path, capacity, h, h->build_id, o.force, &v) != 0) goto report;
-    const cradle_game_contract *c = cradle_reload_contract(lib);
-    char current_build[CRADLE_GAME_BUILD_ID_MAX + 1];
-    snprintf(current_build, sizeof current_build, "%s", h->build_id);
+static void warn(void *context, const char *message) {
+    (void)context;
+    fprintf(stderr, "cradle-replay: warning: %s\n", message);
+}
 
-    state = aligned_alloc(STATE_ALIGN, capacity);
-    if (!state) {
-        fail(&v, "out of memory for a %" PRIu32 "-byte state", capacity);
-        goto report;
+/* Opens the golden file, --output and --bless's temporary file. */
+static int open_outputs(run *r) {
+    const options *o = &r->o;
+    if (o->golden) {
+        r->golden = read_whole(o->golden, &r->golden_size, &r->v);
+        if (!r->golden) return 1;
+        r->v.golden_checked = true;
     }
-    memset(state, 0, capacity);
-    if (c->init(state, h->seed, h->player_count) < 0) {
-        fail(&v, "the game refused the log's %" PRIu32 " players", h->player_count);
-        goto report;
+    if (o->output) {
+        r->out = strcmp(o->output, "-") == 0 ? stdout : fopen(o->output, "wb");
+        if (!r->out) return fail(&r->v, "cannot create %s: %s", o->output, strerror(errno));
     }
-    if (o.golden) {
-        golden = read_whole(o.golden, &golden_size, &v);
-        if (!golden) goto report;
-        v.golden_checked = true;
-    }
-    if (o.output) {
-        out = strcmp(o.output, "-") == 0 ? stdout : fopen(o.output, "wb");
-        if (!out) {
-            fail(&v, "cannot create %s: %s", o.output, strerror(errno));
-            goto report;
+    if (o->bless) {
+        snprintf(r->bless_tmp, sizeof r->bless_tmp, "%s.tmp-%ld", o->bless, (long)getpid());
+        r->bless = fopen(r->bless_tmp, "wb");
+        if (!r->bless) {
+            fail(&r->v, "cannot create %s: %s", r->bless_tmp, strerror(errno));
+            r->bless_tmp[0] = '\0';
+            return 1;
         }
     }
-    FILE *bless = NULL;
-    if (o.bless) {
-        snprintf(bless_tmp, sizeof bless_tmp, "%s.tmp-%ld", o.bless, (long)getpid());
-        bless = fopen(bless_tmp, "wb");
-        if (!bless) {
-            fail(&v, "cannot create %s: %s", bless_tmp, strerror(errno));
-            bless_tmp[0] = '\0';
-            goto report;
-        }
-    }
+    return 0;
+}
 
-    uint8_t output[CRADLE_GAME_OUTPUT_MAX];
-    cradle_event_sink sink = {.context = NULL, .emit = discard_event};
-    uint32_t per_frame = h->steps_per_second / h->source_frames_per_second;
-    uint64_t output_total = 0, next_step = 0;
-    bool stopped_early = false;
+/* A step's output bytes: written, blessed and compared with the golden file. */
+static int take_output(run *r, const cradle_replay_item *item) {
+    const uint8_t *bytes = item->output;
+    size_t n = item->output_size;
+    if (r->out && fwrite(bytes, 1, n, r->out) != n) return fail(&r->v, "cannot write %s", r->o.output);
+    if (r->bless && fwrite(bytes, 1, n, r->bless) != n) return fail(&r->v, "cannot write %s", r->bless_tmp);
+    if (r->golden && !r->v.golden_differs) {
+        size_t left = r->golden_size - r->golden_pos;
+        cradle_golden_result g =
+            cradle_golden_compare(r->golden + r->golden_pos, left < n ? left : n, bytes, n);
+        if (!g.equal) {
+            r->v.golden_differs = true;
+            r->v.golden_byte = r->golden_pos + g.first_difference;
+            r->v.golden_step = item->step;
+            r->diff_step_start = r->golden_pos;
+            r->diff_ours_len = n;
+            memcpy(r->diff_ours, bytes, n);
+        }
+        r->golden_pos += n < left ? n : left;
+    }
+    r->output_total += n;
+    return 0;
+}
+
+/* Replays the log through the driver up to --to. */
+static void replay_all(run *r) {
+    verdict *v = &r->v;
+    cradle_replay *p = &r->replay;
     double last_draw = 0;
-    cradle_log_record rec;
-    t0 = now_s();
-    for (;;) {
-        rc = cradle_log_reader_next(&reader, &rec);
-        if (rc < 0) {
-            fail(&v, "%s", reader.message);
-            break;
-        }
-        if (rc == 0) break;
-        if (rec.kind == CRADLE_LOG_RECORD_STEP) {
-            if (rec.step > o.to) {
-                stopped_early = true;
-                break;
+    cradle_replay_item item;
+    int rc;
+    r->t0 = now_s();
+    while ((rc = cradle_replay_next(p, &item)) == 1) {
+        if (item.kind == CRADLE_REPLAY_STEP) {
+            if (item.output && take_output(r, &item) != 0) break;
+            if (r->tty && (p->steps & 4095) == 0 && now_s() - last_draw > 0.1) {
+                progress(cradle_replay_position(p), p->reader.size, item.step);
+                last_draw = now_s();
             }
-            cradle_game_step gs = {.index = rec.step,
-                                   .source_frame = rec.step / per_frame,
-                                   .phase = (uint32_t)(rec.step % per_frame),
-                                   .snapshot_size = h->snapshot_size,
-                                   .snapshot = rec.snapshot};
-            c->step(state, &gs, &sink);
-            v.steps++;
-            next_step = rec.step + 1;
-            if (rec.step >= o.from && c->output) {
-                size_t n = c->output(state, rec.step, output, sizeof output);
-                if (n > sizeof output) {
-                    fail(&v, "the game's output() returned %zu > %zu bytes at step %" PRIu64, n,
-                         sizeof output, rec.step);
-                    break;
-                }
-                if (out && fwrite(output, 1, n, out) != n) {
-                    fail(&v, "cannot write %s", o.output);
-                    break;
-                }
-                if (bless && fwrite(output, 1, n, bless) != n) {
-                    fail(&v, "cannot write %s", bless_tmp);
-                    break;
-                }
-                if (golden && !v.golden_differs) {
-                    size_t left = golden_size - golden_pos;
-                    cradle_golden_result g = cradle_golden_compare(
-                        golden + golden_pos, left < n ? left : n, output, n);
-                    if (!g.equal) {
-                        v.golden_differs = true;
-                        v.golden_byte = golden_pos + g.first_difference;
-                        v.golden_step = rec.step;
-                        diff_step_start = golden_pos;
-                        diff_ours_len = n;
-                        memcpy(diff_ours, output, n);
-                    }
-                    golden_pos += n < left ? n : left;
-                }
-                output_total += n;
-            }
-            if (tty && (v.steps & 4095) == 0) {
-                double t = now_s();
-                if (t - last_draw > 0.1) {
-                    progress(cradle_log_reader_position(&reader), reader.size, rec.step);
-                    last_draw = t;
-                }
-            }
-        } else if (rec.kind == CRADLE_LOG_RECORD_HASH) {
-            if (rec.step > o.to) continue;
-            v.hashes_checked++;
-            uint64_t mine = cradle_hash64(state, c->state_size);
-            if (mine != rec.hash && !v.hash_mismatch) {
-                v.hash_mismatch = true;
-                v.hash_step = rec.step;
-                v.hash_log = rec.hash;
-                v.hash_replay = mine;
-            }
-        } else if (rec.kind == CRADLE_LOG_RECORD_RELOAD) {
-            if (rec.step > o.to) continue;
-            if (cradle_log_build_path(path, sizeof path, o.log, rec.file_hash) == 0 &&
-                file_exists(path)) {
-                if (load_library(spare, path, capacity, h, rec.build_id, o.force, &v) != 0) break;
-            } else if (strcmp(current_build, rec.build_id) == 0 || o.force) {
-                fprintf(stderr, "cradle-replay: warning: build '%s' of step %" PRIu64
-                        " is not archived (%s); keeping the library in use\n", rec.build_id,
-                        rec.step, path);
-                continue;
-            } else {
-                fail(&v, "the log switches to build '%s' at step %" PRIu64
-                     " but %s is missing (--force keeps the library in use)",
-                     rec.build_id, rec.step, path);
-                break;
-            }
-            cradle_reload_close(lib);
-            cradle_reload *t = lib;
-            lib = spare;
-            spare = t;
-            c = cradle_reload_contract(lib);
-            snprintf(current_build, sizeof current_build, "%s", rec.build_id);
-            if (c->on_reload) c->on_reload(state);
-            v.reloads++;
-        } else if (rec.kind == CRADLE_LOG_RECORD_TRAILER) {
-            v.trailer_checked = true;
-            v.trailer_log = rec.hash;
-            v.trailer_replay = cradle_hash64(state, c->state_size);
-            v.trailer_mismatch = v.trailer_log != v.trailer_replay;
-            if (o.verify_key) {
-                v.signature_checked = true;
-                v.signature_bad = cradle_log_verify_signature(&rec, o.verify_public) != 0;
+        } else if (item.kind == CRADLE_REPLAY_HASH && !item.matches && !v->hash_mismatch) {
+            v->hash_mismatch = true;
+            v->hash_step = item.step;
+            v->hash_log = item.logged_hash;
+            v->hash_replay = item.replayed_hash;
+        } else if (item.kind == CRADLE_REPLAY_TRAILER) {
+            v->trailer_checked = true;
+            v->trailer_log = item.logged_hash;
+            v->trailer_replay = item.replayed_hash;
+            v->trailer_mismatch = !item.matches;
+            if (r->o.verify_key) {
+                v->signature_checked = true;
+                v->signature_bad = cradle_log_verify_signature(item.record, r->o.verify_public) != 0;
             }
         }
     }
-    t1 = now_s();
-    if (tty) fprintf(stderr, "\r%60s\r", "");
-    if (!stopped_early && !v.failure) {
-        end = reader.end;
-        tail_offset = reader.tail_offset;
-        snprintf(end_message, sizeof end_message, "%s", reader.message);
+    if (rc < 0) fail(v, "%s", p->message);
+    r->stopped_early = p->stopped;
+    r->t1 = now_s();
+    if (r->tty) fprintf(stderr, "\r%60s\r", "");
+    v->steps = p->steps;
+    v->hashes_checked = p->hashes_checked;
+    v->reloads = p->reloads;
+    if (r->golden && !v->golden_differs && !v->failure && r->golden_pos < r->golden_size) {
+        v->golden_differs = true;
+        v->golden_past_end = true;
+        v->golden_byte = r->output_total;
+        v->golden_step = p->sim.next_step;
+        r->diff_step_start = r->golden_pos;
+        r->diff_ours_len = 0;
     }
-    if (golden && !v.golden_differs && !v.failure && golden_pos < golden_size) {
-        v.golden_differs = true;
-        v.golden_past_end = true;
-        v.golden_byte = output_total;
-        v.golden_step = next_step;
-        diff_step_start = golden_pos;
-        diff_ours_len = 0;
-    }
-    if (bless) {
-        bool ok = fclose(bless) == 0;
-        bless = NULL;
-        if (!ok && !v.failure) fail(&v, "cannot write %s", bless_tmp);
-        if (!v.failure && (v.hash_mismatch || v.trailer_mismatch))
-            fail(&v, "not blessing %s: the replay does not match the log's hashes", o.bless);
-        if (!v.failure) {
-            if (rename(bless_tmp, o.bless) != 0) fail(&v, "cannot write %s: %s", o.bless, strerror(errno));
-            else bless_tmp[0] = '\0';
-        }
-    }
-    if (out && fflush(out) != 0 && !v.failure) fail(&v, "cannot write %s", o.output);
+}
 
-report:;
-    if (o.verify_key && !v.failure && !v.signature_checked)
-        fail(&v, "the replay did not reach the log's trailer, so its signature was not checked");
-    bool ok = !v.failure && !v.hash_mismatch && !v.trailer_mismatch && !v.golden_differs &&
-              !v.signature_bad;
-    double seconds = t1 - t0;
-    double rate = seconds > 0 ? (double)v.steps / seconds : 0.0;
-    if (end == CRADLE_LOG_END_TORN || end == CRADLE_LOG_END_UNCLOSED)
-        fprintf(stderr, "cradle-replay: %s\n", end_message);
-    if (v.failure) fprintf(stderr, "cradle-replay: %s\n", v.failure);
-    if (v.hash_mismatch)
-        fprintf(stderr, "cradle-replay: state hash differs first at step %" PRIu64
-                ": log %016" PRIx64 ", replay %016" PRIx64 "\n",
-                v.hash_step, v.hash_log, v.hash_replay);
-    if (v.trailer_mismatch)
-        fprintf(stderr, "cradle-replay: final state hash differs: log %016" PRIx64
-                ", replay %016" PRIx64 "\n", v.trailer_log, v.trailer_replay);
-    if (v.signature_bad)
-        fprintf(stderr, "cradle-replay: log signature is missing or invalid for key %s: the "
-                "log was altered after signing, signed by another key, or never signed\n",
-                o.verify_key);
-    else if (v.signature_checked)
-        fprintf(stderr, "cradle-replay: log signature valid\n");
-    if (v.golden_differs) {
-        if (v.golden_past_end)
-            fprintf(stderr, "cradle-replay: first difference at byte %" PRIu64
-                    " (step %" PRIu64 "): the output ends, the golden file has %zu more bytes\n",
-                    v.golden_byte, v.golden_step, golden_size - golden_pos);
+/* Renames the blessed output into place when everything matched. */
+static void finish_bless(run *r) {
+    verdict *v = &r->v;
+    if (!r->bless) return;
+    bool ok = fclose(r->bless) == 0;
+    r->bless = NULL;
+    if (!ok && !v->failure) fail(v, "cannot write %s", r->bless_tmp);
+    if (!v->failure && (v->hash_mismatch || v->trailer_mismatch))
+        fail(v, "not blessing %s: the replay does not match the log's hashes", r->o.bless);
+    if (!v->failure) {
+        if (rename(r->bless_tmp, r->o.bless) != 0)
+            fail(v, "cannot write %s: %s", r->o.bless, strerror(errno));
         else
-            fprintf(stderr, "cradle-replay: first difference at byte %" PRIu64 " (step %" PRIu64
-                    ")\n", v.golden_byte, v.golden_step);
-        size_t gl = golden_size > diff_step_start ? golden_size - diff_step_start : 0;
-        size_t span = diff_ours_len ? diff_ours_len : gl;
-        fprintf(stderr, "  output of step %" PRIu64 " from byte %zu:\n", v.golden_step,
-                diff_step_start);
-        print_hex(stderr, "golden", (const uint8_t *)golden + diff_step_start, gl < span ? gl : span);
-        print_hex(stderr, "replay", diff_ours, diff_ours_len);
+            r->bless_tmp[0] = '\0';
     }
-    const char *end_name = end == CRADLE_LOG_END_CLOSED     ? "closed"
-                           : end == CRADLE_LOG_END_UNCLOSED ? "unclosed"
-                           : end == CRADLE_LOG_END_TORN     ? "torn"
-                                                            : "not reached";
-    fprintf(stderr, "cradle-replay: %" PRIu64 " steps in %.3f s (%.0f steps/s), %" PRIu64
-            " hashes checked, log %s: %s\n", v.steps, seconds, rate, v.hashes_checked, end_name,
-            ok ? "OK" : "FAILED");
-    if (o.json) {
-        cJSON *j = cJSON_CreateObject();
-        cJSON_AddStringToObject(j, "log", o.log);
-        cJSON_AddStringToObject(j, "verdict", ok ? "ok" : "failed");
-        cJSON_AddNumberToObject(j, "steps", (double)v.steps);
-        cJSON_AddNumberToObject(j, "seconds", seconds);
-        cJSON_AddNumberToObject(j, "steps_per_second", rate);
-        cJSON_AddNumberToObject(j, "hashes_checked", (double)v.hashes_checked);
-        cJSON_AddNumberToObject(j, "reloads", (double)v.reloads);
-        cJSON_AddStringToObject(j, "log_end", end_name);
-        if (end == CRADLE_LOG_END_TORN) cJSON_AddNumberToObject(j, "tail_offset", (double)tail_offset);
-        if (v.hash_mismatch) cJSON_AddNumberToObject(j, "hash_mismatch_step", (double)v.hash_step);
-        if (v.trailer_checked) cJSON_AddBoolToObject(j, "final_hash_equal", !v.trailer_mismatch);
-        if (v.signature_checked) cJSON_AddBoolToObject(j, "signature_valid", !v.signature_bad);
-        if (v.golden_checked) {
-            cJSON_AddBoolToObject(j, "golden_equal", !v.golden_differs);
-            if (v.golden_differs) {
-                cJSON_AddNumberToObject(j, "first_difference", (double)v.golden_byte);
-                cJSON_AddNumberToObject(j, "difference_step", (double)v.golden_step);
-            }
+}
+
+/* How the log ended, as far as the replay read it. */
+static cradle_log_end log_end(const run *r) {
+    if (!r->replay_open || r->stopped_early || r->v.failure) return CRADLE_LOG_END_NONE;
+    return r->replay.reader.end;
+}
+
+static const char *end_name(cradle_log_end end) {
+    return end == CRADLE_LOG_END_CLOSED     ? "closed"
+           : end == CRADLE_LOG_END_UNCLOSED ? "unclosed"
+           : end == CRADLE_LOG_END_TORN     ? "torn"
+                                            : "not reached";
+}
+
+static void print_golden_difference(const run *r) {
+    const verdict *v = &r->v;
+    if (v->golden_past_end)
+        fprintf(stderr, "cradle-replay: first difference at byte %" PRIu64
+                " (step %" PRIu64 "): the output ends, the golden file has %zu more bytes\n",
+                v->golden_byte, v->golden_step, r->golden_size - r->golden_pos);
+    else
+        fprintf(stderr, "cradle-replay: first difference at byte %" PRIu64 " (step %" PRIu64 ")\n",
+                v->golden_byte, v->golden_step);
+    size_t gl = r->golden_size > r->diff_step_start ? r->golden_size - r->diff_step_start : 0;
+    size_t span = r->diff_ours_len ? r->diff_ours_len : gl;
+    fprintf(stderr, "  output of step %" PRIu64 " from byte %zu:\n", v->golden_step, r->diff_step_start);
+    print_hex(stderr, "golden", (const uint8_t *)r->golden + r->diff_step_start, gl < span ? gl : span);
+    print_hex(stderr, "replay", r->diff_ours, r->diff_ours_len);
+}
+
+static void print_json(const run *r, bool ok, double seconds, double rate) {
+    const verdict *v = &r->v;
+    cradle_log_end end = log_end(r);
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "log", r->o.log);
+    cJSON_AddStringToObject(j, "verdict", ok ? "ok" : "failed");
+    cJSON_AddNumberToObject(j, "steps", (double)v->steps);
+    cJSON_AddNumberToObject(j, "seconds", seconds);
+    cJSON_AddNumberToObject(j, "steps_per_second", rate);
+    cJSON_AddNumberToObject(j, "hashes_checked", (double)v->hashes_checked);
+    cJSON_AddNumberToObject(j, "reloads", (double)v->reloads);
+    cJSON_AddStringToObject(j, "log_end", end_name(end));
+    if (end == CRADLE_LOG_END_TORN) cJSON_AddNumberToObject(j, "tail_offset", (double)r->replay.reader.tail_offset);
+    if (v->hash_mismatch) cJSON_AddNumberToObject(j, "hash_mismatch_step", (double)v->hash_step);
+    if (v->trailer_checked) cJSON_AddBoolToObject(j, "final_hash_equal", !v->trailer_mismatch);
+    if (v->signature_checked) cJSON_AddBoolToObject(j, "signature_valid", !v->signature_bad);
+    if (v->golden_checked) {
+        cJSON_AddBoolToObject(j, "golden_equal", !v->golden_differs);
+        if (v->golden_differs) {
+            cJSON_AddNumberToObject(j, "first_difference", (double)v->golden_byte);
+            cJSON_AddNumberToObject(j, "difference_step", (double)v->golden_step);
         }
-        if (v.failure) cJSON_AddStringToObject(j, "error", v.failure);
-        char *text = cJSON_PrintUnformatted(j);
-        if (text) printf("%s\n", text);
-        cJSON_free(text);
-        cJSON_Delete(j);
     }
-    if (bless_tmp[0]) unlink(bless_tmp);
-    if (out && out != stdout) fclose(out);
-    free(golden);
-    free(state);
-    cradle_reload_close(lib);
-    cradle_reload_close(spare);
-    if (reader_open) cradle_log_reader_close(&reader);
+    if (v->failure) cJSON_AddStringToObject(j, "error", v->failure);
+    char *text = cJSON_PrintUnformatted(j);
+    if (text) printf("%s\n", text);
+    cJSON_free(text);
+    cJSON_Delete(j);
+}
+
+/* Prints the summary (stderr, and JSON on stdout with --json). Returns
+ * whether the run passed. */
+static bool report(run *r) {
+    verdict *v = &r->v;
+    if (r->o.verify_key && !v->failure && !v->signature_checked)
+        fail(v, "the replay did not reach the log's trailer, so its signature was not checked");
+    bool ok = !v->failure && !v->hash_mismatch && !v->trailer_mismatch && !v->golden_differs && !v->signature_bad;
+    double seconds = r->t1 - r->t0;
+    double rate = seconds > 0 ? (double)v->steps / seconds : 0.0;
+    cradle_log_end end = log_end(r);
+    if (end == CRADLE_LOG_END_TORN || end == CRADLE_LOG_END_UNCLOSED)
+        fprintf(stderr, "cradle-replay: %s\n", r->replay.reader.message);
+    if (v->failure) fprintf(stderr, "cradle-replay: %s\n", v->failure);
+    if (v->hash_mismatch)
+        fprintf(stderr, "cradle-replay: state hash differs first at step %" PRIu64 ": log %016" PRIx64
+                ", replay %016" PRIx64 "\n", v->hash_step, v->hash_log, v->hash_replay);
+    if (v->trailer_mismatch)
+        fprintf(stderr, "cradle-replay: final state hash differs: log %016" PRIx64 ", replay %016" PRIx64 "\n",
+                v->trailer_log, v->trailer_replay);
+    if (v->signature_bad)
+        fprintf(stderr, "cradle-replay: log signature is missing or invalid for key %s: the "
+                "log was altered after signing, signed by another key, or never signed\n", r->o.verify_key);
+    else if (v->signature_checked)
+        fprintf(stderr, "cradle-replay: log signature valid\n");
+    if (v->golden_differs) print_golden_difference(r);
+    fprintf(stderr, "cradle-replay: %" PRIu64 " steps in %.3f s (%.0f steps/s), %" PRIu64
+            " hashes checked, log %s: %s\n", v->steps, seconds, rate, v->hashes_checked, end_name(end),
+            ok ? "OK" : "FAILED");
+    if (r->o.json) print_json(r, ok, seconds, rate);
+    return ok;
+}
+
+static void cleanup(run *r) {
+    if (r->bless) fclose(r->bless);
+    if (r->bless_tmp[0]) unlink(r->bless_tmp);
+    if (r->out && r->out != stdout) fclose(r->out);
+    free(r->golden);
+    cradle_replay_close(&r->replay);
+}
+
+int main(int argc, char **argv) {
+    run *r = &the_run;
+    int rc = parse_args(argc, argv, &r->o);
+    if (rc) return rc;
+    r->tty = isatty(STDERR_FILENO) && !r->o.json;
+    cradle_replay_config config = {.log_path = r->o.log,
+                                   .game_path = r->o.game,
+                                   .force = r->o.force,
+                                   .output = r->o.output || r->o.golden || r->o.bless,
+                                   .output_from = r->o.from,
+                                   .stop_at = r->o.to == UINT64_MAX ? 0 : r->o.to + 1,
+                                   .warn = warn};
+    if (cradle_replay_open(&r->replay, &config) != 0) {
+        fail(&r->v, "%s", r->replay.message);
+    } else {
+        r->replay_open = true;
+        if (open_outputs(r) == 0) {
+            replay_all(r);
+            finish_bless(r);
+            if (r->out && fflush(r->out) != 0 && !r->v.failure) fail(&r->v, "cannot write %s", r->o.output);
+        }
+    }
+    bool ok = report(r);
+    cleanup(r);
     return ok ? 0 : 1;
 }

@@ -1,7 +1,8 @@
 /*
- * play: --play LOG (see play.h). The library is --game, or else the build
- * archived beside the log (<log>.builds/<hash>.so); a reload record switches
- * to the build archived for it (like cradle-replay).
+ * play: --play LOG (see play.h), through the replay driver (replay.h): the
+ * library is --game, or else the build archived beside the log
+ * (<log>.builds/<hash>.so); a reload record switches to the build archived
+ * for it, as in cradle-replay.
  */
 #include "play.h"
 
@@ -13,9 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cradle/hash.h"
-#include "cradle/log.h"
-#include "cradle/reload.h"
+#include "cradle/replay.h"
 #include "hud.h"
 #include "present.h"
 #include "render_sdl.h"
@@ -23,177 +22,80 @@
 #include "session_run.h"
 #include "window.h"
 
-#define STATE_MIN_CAPACITY 65536u
-#define STATE_ALIGN 64u
 #define PARTICLES 8192u
+#define EVENTS 1024u
 
 typedef struct player {
-    const char *log_path;
-    cradle_log_reader reader;
-    bool reader_open;
-    cradle_reload libs[2];
-    int lib;                     /* index in use */
-    const cradle_game_contract *contract;
-    uint8_t *state, *previous;
-    uint32_t capacity;
-    bool has_previous;
-    uint8_t *pending;            /* the next STEP's snapshot, copied */
-    bool have_pending, ended;
-    uint64_t pending_step, steps_run, hashes_checked;
-    bool mismatch;
-    uint64_t mismatch_step, mismatch_log, mismatch_ours;
-    cradle_event_queue events;
-    cradle_event event_storage[1024];
-    char error[512];
+    cradle_replay replay;        /* the log through the game: state, previous, events */
+    uint8_t *snapshot;           /* the last step's snapshot, for the HUD's players */
+    bool ended;                  /* the replay reached the end of the log */
+    char error[CRADLE_REPLAY_MESSAGE_MAX];
 } player;
 
-static int play_fail(player *p, const char *format, ...) __attribute__((format(printf, 2, 3)));
-static int play_fail(player *p, const char *format, ...) {
-    va_list args;
-    va_start(args, format);
-    vsnprintf(p->error, sizeof p->error, format, args);
-    va_end(args);
-    return -1;
-}
-
-static bool file_exists(const char *path) {
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-static int load(player *p, cradle_reload *lib, const char *path, const char *build_id) {
-    char message[CRADLE_RELOAD_MESSAGE_MAX];
-    cradle_reload_config config = {.path = path, .state_capacity = p->capacity};
-    if (cradle_reload_open(lib, &config, 0, message, sizeof message) != 0)
-        return play_fail(p, "cannot load %s: %s", path, message);
-    char why[CRADLE_LOG_MESSAGE_MAX];
-    if (cradle_log_check_library(&p->reader.header, build_id, cradle_reload_contract(lib), why, sizeof why) != 0) {
-        cradle_reload_close(lib);
-        return play_fail(p, "%s", why);
-    }
-    return 0;
+static void warn(void *context, const char *message) {
+    (void)context;
+    fprintf(stderr, "cradle-client: --play: warning: %s\n", message);
 }
 
 static int play_open(player *p, const cradle_client_options *o) {
-    char message[CRADLE_LOG_MESSAGE_MAX];
-    p->log_path = o->play;
-    if (cradle_log_reader_open(&p->reader, o->play, message, sizeof message) != 0)
-        return play_fail(p, "%s", message);
-    p->reader_open = true;
-    const cradle_log_header *h = &p->reader.header;
-    uint32_t capacity = h->state_size > STATE_MIN_CAPACITY ? h->state_size : STATE_MIN_CAPACITY;
-    p->capacity = (capacity + STATE_ALIGN - 1) / STATE_ALIGN * STATE_ALIGN;
-    char path[CRADLE_LOG_PATH_MAX + 128];
-    const char *lib_path = o->game;
-    if (!lib_path) {
-        if (cradle_log_build_path(path, sizeof path, o->play, h->build_file_hash) != 0 || !file_exists(path))
-            return play_fail(p, "the log's build '%s' is not archived beside it (%s.builds/); pass --game LIB",
-                             h->build_id, o->play);
-        lib_path = path;
+    cradle_replay_config config = {.log_path = o->play,
+                                   .game_path = o->game,
+                                   .keep_previous = true,
+                                   .event_capacity = EVENTS,
+                                   .warn = warn};
+    if (cradle_replay_open(&p->replay, &config) != 0) {
+        snprintf(p->error, sizeof p->error, "%s", p->replay.message);
+        return -1;
     }
-    if (load(p, &p->libs[0], lib_path, h->build_id) != 0) return -1;
-    p->contract = cradle_reload_contract(&p->libs[0]);
-    p->state = aligned_alloc(STATE_ALIGN, p->capacity);
-    p->previous = aligned_alloc(STATE_ALIGN, p->capacity);
-    p->pending = malloc(h->snapshot_size);
-    if (!p->state || !p->previous || !p->pending) return play_fail(p, "out of memory");
-    memset(p->state, 0, p->capacity);
-    if (p->contract->init(p->state, h->seed, h->player_count) != 0)
-        return play_fail(p, "the game refused the log's %u players", (unsigned)h->player_count);
-    (void)cradle_events_init(&p->events, p->event_storage, 1024);
-    return 0;
-}
-
-/* Reads records until the next STEP (copied to pending) or the end, handling
- * HASH, RELOAD and TRAILER records on the way. Returns 0 or -1 (p->error). */
-static int read_ahead(player *p) {
-    cradle_log_record rec;
-    while (!p->have_pending && !p->ended) {
-        int rc = cradle_log_reader_next(&p->reader, &rec);
-        if (rc < 0) return play_fail(p, "%s", p->reader.message);
-        if (rc == 0) {
-            p->ended = true;
-            break;
-        }
-        uint64_t mine = cradle_hash64(p->state, p->contract->state_size);
-        switch (rec.kind) {
-        case CRADLE_LOG_RECORD_STEP:
-            memcpy(p->pending, rec.snapshot, p->reader.header.snapshot_size);
-            p->pending_step = rec.step;
-            p->have_pending = true;
-            break;
-        case CRADLE_LOG_RECORD_HASH:
-        case CRADLE_LOG_RECORD_TRAILER:
-            if (rec.kind == CRADLE_LOG_RECORD_HASH) p->hashes_checked++;
-            if (mine != rec.hash && !p->mismatch) {
-                p->mismatch = true;
-                p->mismatch_step = rec.kind == CRADLE_LOG_RECORD_HASH ? rec.step : p->steps_run;
-                p->mismatch_log = rec.hash;
-                p->mismatch_ours = mine;
-            }
-            break;
-        case CRADLE_LOG_RECORD_RELOAD: {
-            char path[CRADLE_LOG_PATH_MAX + 128];
-            if (strcmp(rec.build_id, p->contract->build_id) == 0) break;
-            if (cradle_log_build_path(path, sizeof path, p->log_path, rec.file_hash) != 0 || !file_exists(path))
-                return play_fail(p, "the log switches to build '%s' at step %" PRIu64 " but %s is missing",
-                                 rec.build_id, rec.step, path);
-            int next = 1 - p->lib;
-            if (load(p, &p->libs[next], path, rec.build_id) != 0) return -1;
-            cradle_reload_close(&p->libs[p->lib]);
-            p->lib = next;
-            p->contract = cradle_reload_contract(&p->libs[next]);
-            if (p->contract->on_reload) p->contract->on_reload(p->state);
-            break;
-        }
-        default: break;
-        }
+    p->snapshot = calloc(1, p->replay.reader.header.snapshot_size);
+    if (!p->snapshot) {
+        snprintf(p->error, sizeof p->error, "out of memory");
+        return -1;
     }
     return 0;
 }
 
-static bool push_event(void *context, const cradle_event *event) { return cradle_events_push(context, event); }
-
-/* Runs one step. Returns 1, 0 at the end of the log, -1 on error. */
+/* Runs one step, handling the hash, reload and trailer records before it.
+ * Returns 1, 0 at the end of the log, -1 on error (p->error). */
 static int play_step(player *p) {
-    if (read_ahead(p) != 0) return -1;
-    if (!p->have_pending) return 0;
-    const cradle_game_contract *k = p->contract;
-    memcpy(p->previous, p->state, p->capacity);
-    p->has_previous = true;
-    uint32_t per_frame = k->steps_per_second / k->source_frames_per_second;
-    cradle_game_step step = {.index = p->pending_step,
-                             .source_frame = p->pending_step / per_frame,
-                             .phase = (uint32_t)(p->pending_step % per_frame),
-                             .snapshot_size = p->reader.header.snapshot_size,
-                             .snapshot = p->pending};
-    cradle_events_clear(&p->events);
-    cradle_event_sink sink = {.context = &p->events, .emit = push_event};
-    k->step(p->state, &step, &sink);
-    p->have_pending = false;
-    p->steps_run++;
-    return read_ahead(p) == 0 ? 1 : -1; /* the hash of this step follows its STEP record */
+    cradle_replay_item item;
+    int rc;
+    while ((rc = cradle_replay_next(&p->replay, &item)) == 1) {
+        if (item.kind != CRADLE_REPLAY_STEP) continue;
+        memcpy(p->snapshot, item.snapshot, p->replay.sim.snapshot_size);
+        return 1;
+    }
+    if (rc == 0) {
+        p->ended = true;
+        return 0;
+    }
+    snprintf(p->error, sizeof p->error, "%s", p->replay.message);
+    return -1;
 }
 
 static void play_close(player *p) {
-    if (p->reader_open) cradle_log_reader_close(&p->reader);
-    cradle_reload_close(&p->libs[0]);
-    cradle_reload_close(&p->libs[1]);
-    free(p->state);
-    free(p->previous);
-    free(p->pending);
+    cradle_replay_close(&p->replay);
+    free(p->snapshot);
+    p->snapshot = NULL;
 }
 
-static int summary(const player *p) {
+static int summary(player *p) {
+    /* The records after the last step run (its hash, the trailer) count too. */
+    if (!p->error[0] && !p->ended && p->replay.sim.contract) {
+        cradle_replay_item item;
+        while (cradle_replay_next(&p->replay, &item) == 1 && item.kind != CRADLE_REPLAY_STEP) {
+        }
+    }
+    const cradle_replay *r = &p->replay;
     printf("{\"event\":\"played\",\"steps\":%" PRIu64 ",\"hashes_checked\":%" PRIu64
            ",\"final_hash\":\"%016" PRIx64 "\",\"verdict\":\"%s\"}\n",
-           p->steps_run, p->hashes_checked, cradle_hash64(p->state, p->contract->state_size),
-           p->error[0] ? "error" : p->mismatch ? "hash_mismatch" : "ok");
+           r->steps, r->hashes_checked, r->sim.contract ? cradle_sim_hash(&r->sim) : 0,
+           p->error[0] ? "error" : r->mismatch ? "hash_mismatch" : "ok");
     if (p->error[0]) fprintf(stderr, "cradle-client: --play: %s\n", p->error);
-    if (p->mismatch)
+    if (r->mismatch)
         fprintf(stderr, "cradle-client: --play: hash mismatch at step %" PRIu64 ": log %016" PRIx64 ", replay %016" PRIx64 "\n",
-                p->mismatch_step, p->mismatch_log, p->mismatch_ours);
-    return p->error[0] || p->mismatch ? 1 : 0;
+                r->mismatch_step, r->mismatch_logged, r->mismatch_replayed);
+    return p->error[0] || r->mismatch ? 1 : 0;
 }
 
 static int play_window(player *p, const cradle_client_options *o);
@@ -209,7 +111,7 @@ int cradle_client_play(const cradle_client_options *o) {
     if (o->headless || !cradle_client_video_init()) {
         int rc;
         while ((rc = play_step(&p)) == 1)
-            if (o->steps && p.steps_run >= o->steps) break;
+            if (o->steps && p.replay.steps >= o->steps) break;
         status = summary(&p);
         goto out;
     }
@@ -231,7 +133,8 @@ void cradle_client_play_poll(cradle_playback *pb) {
 }
 
 static int play_window(player *p, const cradle_client_options *o) {
-    const cradle_game_contract *k = p->contract;
+    cradle_sim *sim = &p->replay.sim;
+    const cradle_game_contract *k = sim->contract;
     int w = (int)o->width, h = (int)o->height;
     if (!w || !h) {
         uint32_t scale = 1;
@@ -269,18 +172,18 @@ static int play_window(player *p, const cradle_client_options *o) {
         float dt = (float)(now - last_frame) / 1e9f;
         uint32_t run = cradle_playback_steps(&pb, now - last_frame, k->steps_per_second);
         last_frame = now;
-        if (p->ended && !p->have_pending) run = 0;
+        if (p->ended) run = 0;
         for (uint32_t i = 0; i < run && !failed; i++) {
             int rc = play_step(p);
             if (rc < 0) failed = true;
             if (rc <= 0) break;
             last_step_ns = now;
-            k = p->contract;
+            k = sim->contract; /* may change at a reload */
             if (k->react) {
                 cradle_fx fx = cradle_present_fx(&present);
-                k->react(p->state, cradle_events_data(&p->events), cradle_events_count(&p->events), &fx);
+                k->react(sim->state, cradle_events_data(&sim->events), cradle_events_count(&sim->events), &fx);
             }
-            if (o->steps && p->steps_run >= o->steps) pb.quit = true;
+            if (o->steps && p->replay.steps >= o->steps) pb.quit = true;
         }
         cradle_present_update(&present, pb.paused ? 0.0f : dt);
         cradle_render_sdl_frame(&render, present.shake_x, present.shake_y);
@@ -289,31 +192,32 @@ static int play_window(player *p, const cradle_client_options *o) {
         SDL_RenderClear(renderer);
         if (k->render) {
             float alpha = cradle_playback_alpha(&pb, now - last_step_ns, k->steps_per_second);
-            k->render(p->has_previous ? p->previous : p->state, p->state, alpha, &world);
+            k->render(sim->has_previous ? sim->previous : sim->state, sim->state, alpha, &world);
             cradle_present_draw(&present, &world);
         }
         cradle_render_sdl_letterbox(&render);
         char mode[48], detail[128];
         cradle_playback_mode(&pb, mode, sizeof mode);
         uint32_t players = 0;
-        if (p->steps_run)
-            for (uint32_t s = 0; s < p->reader.header.max_players; s++) players += cradle_snapshot_present(p->pending, s);
-        cradle_hud_info hud = {.step = p->steps_run, .rtt_ms = -1.0, .input_delay = -1,
-                               .players = players, .player_limit = p->reader.header.player_count,
+        if (p->replay.steps)
+            for (uint32_t s = 0; s < k->max_players; s++) players += cradle_snapshot_present(p->snapshot, s);
+        cradle_hud_info hud = {.step = p->replay.steps, .rtt_ms = -1.0, .input_delay = -1,
+                               .players = players, .player_limit = p->replay.reader.header.player_count,
                                .slot = -2, .fps = dt > 0.0f ? 1.0 / (double)dt : 0.0, .mode = mode};
         if (failed) {
             hud.banner = "LOG ERROR";
             snprintf(detail, sizeof detail, "%.100s", p->error);
             hud.detail = detail;
             hud.banner_rgba = 0xff5252ffu;
-        } else if (p->mismatch) {
+        } else if (p->replay.mismatch) {
             hud.banner = "HASH MISMATCH";
-            snprintf(detail, sizeof detail, "AT STEP %" PRIu64, p->mismatch_step);
+            snprintf(detail, sizeof detail, "AT STEP %" PRIu64, p->replay.mismatch_step);
             hud.detail = detail;
             hud.banner_rgba = 0xffab40ffu;
-        } else if (p->ended && !p->have_pending) {
+        } else if (p->ended) {
             hud.banner = "END OF LOG";
-            snprintf(detail, sizeof detail, "%" PRIu64 " STEPS, %" PRIu64 " HASHES OK", p->steps_run, p->hashes_checked);
+            snprintf(detail, sizeof detail, "%" PRIu64 " STEPS, %" PRIu64 " HASHES OK", p->replay.steps,
+                     p->replay.hashes_checked);
             hud.detail = detail;
             hud.banner_rgba = 0x69f0aeffu;
         }

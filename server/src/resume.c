@@ -5,8 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cradle/hash.h"
 #include "cradle/log.h"
+#include "cradle/replay.h"
 #include "cradle/systime.h"
 
 int cradle_server_resume_prepare(cradle_server_options *o) {
@@ -34,71 +34,66 @@ int cradle_server_resume_prepare(cradle_server_options *o) {
     return 0;
 }
 
-static bool ignore_event(void *context, const cradle_event *event) {
-    (void)context;
-    (void)event;
-    return true;
+static void warn(void *context, const char *message) {
+    cradle_server_say(context, "warning", "resume", "%s", message);
+}
+
+/* Copies what the replay read into the new log: every step and hash, and
+ * each reload with the build it switched to. */
+static int record(cradle_server_host *host, const cradle_replay *r, const cradle_replay_item *item) {
+    switch (item->kind) {
+    case CRADLE_REPLAY_STEP: return cradle_log_writer_append_step(&host->log, item->step, item->snapshot);
+    case CRADLE_REPLAY_HASH:
+        host->last_hash_step = item->step;
+        host->last_hash = item->replayed_hash;
+        return cradle_log_writer_append_hash(&host->log, item->step, item->replayed_hash);
+    case CRADLE_REPLAY_RELOAD:
+        return cradle_log_writer_append_reload(&host->log, item->step, item->build_id,
+                                               cradle_reload_copy_path(&r->libraries[r->in_use]));
+    case CRADLE_REPLAY_TRAILER: return 0;
+    }
+    return 0;
 }
 
 int cradle_server_resume_replay(cradle_server_host *host) {
     const char *path = host->options->resume;
-    const cradle_game_contract *c = host->sim.contract;
-    cradle_log_reader r;
-    char message[CRADLE_LOG_MESSAGE_MAX] = "";
-    int rc = cradle_log_reader_open(&r, path, message, sizeof message);
+    static cradle_replay r; /* large */
+    cradle_replay_config config = {.log_path = path, .game_path = host->options->game, .warn = warn,
+                                   .warn_context = host};
+    int rc = cradle_replay_open(&r, &config);
     if (rc != 0) {
-        fprintf(stderr, "cradle-server: --resume '%s': %s: %s\n", path, cradle_strerror(rc), message);
-        return rc;
-    }
-    rc = cradle_log_check_library(&r.header, r.header.build_id, c, message, sizeof message);
-    if (rc != 0) {
-        fprintf(stderr, "cradle-server: --resume '%s': %s\n", path, message);
+        fprintf(stderr, "cradle-server: --resume '%s': %s\n", path, r.message);
         goto out_close;
     }
-    uint32_t per_frame = c->steps_per_second / c->source_frames_per_second;
-    cradle_event_sink sink = {.context = NULL, .emit = ignore_event};
-    uint64_t hashes = 0;
-    cradle_log_record rec;
-    while ((rc = cradle_log_reader_next(&r, &rec)) == 1) {
-        if (rec.kind == CRADLE_LOG_RECORD_STEP) {
-            uint64_t s = rec.step;
-            memcpy(host->snapshot, rec.snapshot, host->snapshot_size);
-            rc = cradle_log_writer_append_step(&host->log, s, host->snapshot);
-            if (rc != 0) break;
-            cradle_game_step step = {.index = s,
-                                     .source_frame = s / per_frame,
-                                     .phase = (uint32_t)(s % per_frame),
-                                     .snapshot_size = host->snapshot_size,
-                                     .snapshot = host->snapshot};
-            c->step(host->sim.state, &step, &sink);
-            host->sim.next_step = s + 1;
-        } else if (rec.kind == CRADLE_LOG_RECORD_HASH) {
-            uint64_t h = cradle_hash64(host->sim.state, c->state_size);
-            if (h != rec.hash) {
-                fprintf(stderr,
-                        "cradle-server: --resume '%s': the state hash after step %" PRIu64 " is %016" PRIx64
-                        ", the log recorded %016" PRIx64 ": this library does not reproduce the session\n",
-                        path, rec.step, h, rec.hash);
-                rc = CRADLE_ELOG_CORRUPT;
-                goto out_close;
-            }
-            rc = cradle_log_writer_append_hash(&host->log, rec.step, h);
-            if (rc != 0) break;
-            host->last_hash_step = rec.step;
-            host->last_hash = h;
-            hashes++;
-        } else if (rec.kind == CRADLE_LOG_RECORD_RELOAD) {
+    cradle_replay_item item;
+    while ((rc = cradle_replay_next(&r, &item)) == 1) {
+        if (item.kind == CRADLE_REPLAY_HASH && !item.matches) {
             fprintf(stderr,
-                    "cradle-server: --resume '%s': the session reloaded its library at step %" PRIu64
-                    "; resuming across a reload is not supported\n",
-                    path, rec.step);
-            rc = CRADLE_EINVAL;
+                    "cradle-server: --resume '%s': the state hash after step %" PRIu64 " is %016" PRIx64
+                    ", the log recorded %016" PRIx64 ": this library does not reproduce the session\n",
+                    path, item.step, item.replayed_hash, item.logged_hash);
+            rc = CRADLE_ELOG_CORRUPT;
             goto out_close;
         }
+        rc = record(host, &r, &item);
+        if (rc != 0) break;
     }
     if (rc < 0) {
         fprintf(stderr, "cradle-server: --resume '%s': %s: %s\n", path, cradle_strerror(rc),
                 rc == CRADLE_EIO && host->log.message[0] ? host->log.message : r.message);
+        goto out_close;
+    }
+    if (strcmp(r.sim.contract->build_id, host->sim.contract->build_id) != 0) {
+        fprintf(stderr,
+                "cradle-server: --resume '%s': the session ended on build '%s', --game is build '%s': "
+                "resume with the library of the last build\n",
+                path, r.sim.contract->build_id, host->sim.contract->build_id);
+        rc = CRADLE_ERELOAD_MISMATCH;
+        goto out_close;
+    }
+    rc = cradle_sim_restore(&host->sim, r.sim.state, cradle_sim_state_size(&r.sim), r.sim.next_step);
+    if (rc != 0) {
+        fprintf(stderr, "cradle-server: --resume '%s': %s\n", path, cradle_strerror(rc));
         goto out_close;
     }
     /* The recovered steps are durable in the new log before anyone plays on. */
@@ -108,16 +103,16 @@ int cradle_server_resume_replay(cradle_server_host *host) {
                 host->log.message);
         goto out_close;
     }
-    const char *end = r.end == CRADLE_LOG_END_CLOSED     ? "closed"
-                      : r.end == CRADLE_LOG_END_UNCLOSED ? "unclosed"
-                                                         : "torn";
+    const char *end = r.reader.end == CRADLE_LOG_END_CLOSED     ? "closed"
+                      : r.reader.end == CRADLE_LOG_END_UNCLOSED ? "unclosed"
+                                                                : "torn";
     cradle_server_say(host, "info", "resume",
-                      "resumed '%s' (%s): %" PRIu64 " steps replayed, %" PRIu64
-                      " hashes verified; continuing at step %" PRIu64 " in '%s'",
-                      path, end, host->sim.next_step, hashes, host->sim.next_step, host->options->log);
+                      "resumed '%s' (%s): %" PRIu64 " steps replayed, %" PRIu64 " hashes verified, %" PRIu64
+                      " reloads; continuing at step %" PRIu64 " in '%s'",
+                      path, end, r.steps, r.hashes_checked, r.reloads, host->sim.next_step, host->options->log);
     rc = 0;
 out_close:
-    cradle_log_reader_close(&r);
+    cradle_replay_close(&r);
     if (rc != 0) {
         /* Leave no half-made new log behind (its archived build may stay: content-addressed). */
         cradle_log_writer_abandon(&host->log);

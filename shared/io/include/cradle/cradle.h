@@ -40,5 +40,6 @@
 #include "cradle/systime.h"
 #include "cradle/parse.h"
 #include "cradle/sim.h"
+#include "cradle/replay.h"
 
 #endif

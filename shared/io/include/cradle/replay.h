@@ -1,0 +1,133 @@
+#ifndef CRADLE_REPLAY_H
+#define CRADLE_REPLAY_H
+/*
+ * replay: the replay driver. A session log reader (log.h) plus a sim
+ * (sim.h): it loads the build the log names (archived beside the log, or a
+ * library the caller names), runs every recorded step through the sim,
+ * switches builds at RELOAD records, compares the recorded state hashes and
+ * the trailer's final hash, and hands each record's outcome to the caller.
+ * cradle-replay, the server's --resume, the client's --play and the tests
+ * replay through it.
+ *
+ *   open   reads the header, loads the library, starts the game at step 0
+ *   next   runs up to one record: a step (the sim holds the state after it;
+ *          its output bytes when asked), a hash check, a reload, the trailer
+ *   seek   runs forward (or from the start again) to a step boundary
+ *   close  releases everything
+ *
+ * Reloads: a RELOAD record switches to the build archived for it
+ * (<log>.builds/<hash>.so) and the new build takes over the state through
+ * cradle_sim_swap(), so on_reload runs exactly where it ran in the session,
+ * whether or not the build changed. When that file is missing and the
+ * record names the build in use (or config.force), the build in use takes
+ * over again (on_reload runs) and a warning says so; otherwise the replay
+ * fails naming the missing file.
+ *
+ * Failure: next() and seek() return a negative code with r->message; the
+ * failure is sticky. A library of another game or build than the log's is
+ * refused (both ids in the message) unless config.force, which warns.
+ *
+ * Memory: open allocates the state blocks, the event storage and the log
+ * reader's block; next() allocates nothing (a reload opens a library).
+ * Warnings go to config.warn (the driver prints nothing).
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cradle/errors.h"
+#include "cradle/log.h"
+#include "cradle/reload.h"
+#include "cradle/sim.h"
+
+#define CRADLE_REPLAY_MESSAGE_MAX 512u
+#define CRADLE_REPLAY_MIN_CAPACITY 65536u /* state bytes reserved for later builds to grow into */
+
+/* Zero means default in every field but log_path. */
+typedef struct cradle_replay_config {
+    const char *log_path;      /* required */
+    const char *game_path;     /* NULL: the build archived beside the log */
+    const char *copy_dir;      /* where library copies go; NULL: $TMPDIR, else /tmp */
+    bool force;                /* replay with a library of another game or build */
+    bool keep_previous;        /* keep the state before each step (a renderer's previous) */
+    bool output;               /* write each step's output bytes (from output_from on) */
+    uint64_t output_from;      /* first step whose output is written */
+    uint64_t stop_at;          /* stop before this step runs, or a reload takes effect at it;
+                                  0: at the log's end */
+    uint32_t event_capacity;   /* events kept per step; 0 = none */
+    void (*warn)(void *context, const char *message);
+    void *warn_context;
+} cradle_replay_config;
+
+typedef enum cradle_replay_kind {
+    CRADLE_REPLAY_STEP = 1, /* step ran: the sim holds the state after it */
+    CRADLE_REPLAY_HASH,     /* the hash recorded after step was compared */
+    CRADLE_REPLAY_RELOAD,   /* build_id took over the state before step */
+    CRADLE_REPLAY_TRAILER,  /* the log's end: step = the step count, the final hash compared */
+} cradle_replay_kind;
+
+/* One record's outcome. Pointers are valid until the next call. */
+typedef struct cradle_replay_item {
+    cradle_replay_kind kind;
+    uint64_t step;
+    const uint8_t *snapshot;       /* STEP: the recorded snapshot */
+    const uint8_t *output;         /* STEP, when config.output and step >= output_from */
+    size_t output_size;
+    uint64_t logged_hash;          /* HASH, TRAILER: what the log recorded */
+    uint64_t replayed_hash;        /* HASH, TRAILER: the replay's state hash */
+    bool matches;                  /* HASH, TRAILER: the two are equal */
+    const char *build_id;          /* RELOAD */
+    bool archived;                 /* RELOAD: the build came from the log's archive */
+    const cradle_log_record *record; /* the record itself (TRAILER: digest, signature) */
+} cradle_replay_item;
+
+/* The caller owns the struct (large: static or heap). Fields are for
+ * reading; change none. */
+typedef struct cradle_replay {
+    cradle_replay_config config;
+    cradle_log_reader reader;
+    bool reader_open;
+    cradle_reload libraries[2];
+    int in_use;                    /* index of the library in charge */
+    cradle_sim sim;
+    void *state, *previous;        /* the sim's storage */
+    uint32_t capacity;
+    cradle_event *events;
+    cradle_log_record record;
+    char build_id[CRADLE_GAME_BUILD_ID_MAX + 1]; /* the build the log runs now */
+    /* what the replay found so far */
+    uint64_t steps;                /* steps run */
+    uint64_t hashes_checked;
+    uint64_t hash_mismatches;
+    bool mismatch;                 /* the first mismatching hash (HASH or TRAILER) */
+    uint64_t mismatch_step, mismatch_logged, mismatch_replayed;
+    uint64_t reloads;
+    bool ended;                    /* next() returned 0 at the log's end: reader.end says how */
+    bool stopped;                  /* next() returned 0 at config.stop_at */
+    int error;
+    char message[CRADLE_REPLAY_MESSAGE_MAX];
+} cradle_replay;
+
+/* Opens the log, loads the library and starts the game (the log's seed and
+ * player count). Returns 0 or a negative code with r->message; on failure
+ * nothing is left open (close is still safe). */
+CRADLE_MUST_CHECK int cradle_replay_open(cradle_replay *r, const cradle_replay_config *config);
+
+/* Handles the next record. Returns 1 with *item filled, 0 at the end of
+ * the log (r->ended; r->reader.end and r->reader.message say how it ended)
+ * or at config.stop_at (r->stopped), or the sticky error. */
+CRADLE_MUST_CHECK int cradle_replay_next(cradle_replay *r, cradle_replay_item *item);
+
+/* Runs until the sim's next step is `step` (hash checks and reloads on the
+ * way count as in next()), starting over from step 0 when `step` is behind.
+ * Returns 0, CRADLE_ERANGE when the log ends before `step` (the sim stays at
+ * its last step), or the sticky error. */
+CRADLE_MUST_CHECK int cradle_replay_seek(cradle_replay *r, uint64_t step);
+
+/* Bytes of the log read so far and in all, for a progress display. */
+uint64_t cradle_replay_position(const cradle_replay *r);
+
+/* Releases everything. Safe on a zeroed or failed struct, and twice. */
+void cradle_replay_close(cradle_replay *r);
+
+#endif

@@ -1,0 +1,276 @@
+#include "cradle/replay.h"
+
+#include <assert.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cradle/hash.h"
+#include "cradle/systime.h"
+
+#define STATE_ALIGN CRADLE_RELOAD_DEFAULT_MAX_ALIGN
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static int fail(cradle_replay *r, int code, const char *format, ...) {
+    if (r->error) return r->error; /* the first failure is the one to report */
+    va_list args;
+    va_start(args, format);
+    (void)vsnprintf(r->message, sizeof r->message, format, args);
+    va_end(args);
+    r->error = code;
+    return code;
+}
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static void warn(const cradle_replay *r, const char *format, ...) {
+    if (!r->config.warn) return;
+    char text[CRADLE_REPLAY_MESSAGE_MAX];
+    va_list args;
+    va_start(args, format);
+    (void)vsnprintf(text, sizeof text, format, args);
+    va_end(args);
+    r->config.warn(r->config.warn_context, text);
+}
+
+static bool file_exists(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static bool all_zero(const uint8_t *p, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (p[i]) return false;
+    return true;
+}
+
+/* Loads path into library slot and checks it against the log: build_id is
+ * the build the log runs at this point. Returns 0 or the failure. */
+static int load_library(cradle_replay *r, int slot, const char *path, const char *build_id) {
+    const char *tmp = getenv("TMPDIR");
+    const char *copy_dir = r->config.copy_dir ? r->config.copy_dir : tmp && *tmp ? tmp : "/tmp";
+    cradle_reload_config config = {.path = path, .copy_dir = copy_dir, .state_capacity = r->capacity};
+    char why[CRADLE_RELOAD_MESSAGE_MAX];
+    int rc = cradle_reload_open(&r->libraries[slot], &config, cradle_mono_ns(), why, sizeof why);
+    if (rc != 0) return fail(r, rc, "cannot load %s: %s", path, why);
+    char mismatch[CRADLE_LOG_MESSAGE_MAX];
+    rc = cradle_log_check_library(&r->reader.header, build_id, cradle_reload_contract(&r->libraries[slot]),
+                                  mismatch, sizeof mismatch);
+    if (rc != 0) {
+        if (!r->config.force) {
+            cradle_reload_close(&r->libraries[slot]);
+            return fail(r, rc, "%s: %s (--force replays anyway)", path, mismatch);
+        }
+        warn(r, "%s: %s; replaying anyway (--force)", path, mismatch);
+    }
+    return 0;
+}
+
+/* The first library: the caller's, or the build archived beside the log. */
+static int load_first(cradle_replay *r) {
+    const cradle_log_header *h = &r->reader.header;
+    char archived[CRADLE_LOG_PATH_MAX + 128];
+    const char *path = r->config.game_path;
+    if (!path) {
+        if (all_zero(h->build_file_hash, sizeof h->build_file_hash) ||
+            cradle_log_build_path(archived, sizeof archived, r->config.log_path, h->build_file_hash) != 0 ||
+            !file_exists(archived))
+            return fail(r, CRADLE_EINVAL, "the log's build '%s' is not archived beside it (%s.builds/); pass --game LIB",
+                        h->build_id, r->config.log_path);
+        path = archived;
+    }
+    return load_library(r, 0, path, h->build_id);
+}
+
+int cradle_replay_open(cradle_replay *r, const cradle_replay_config *config) {
+    assert(r && config && config->log_path);
+    memset(r, 0, sizeof *r);
+    r->config = *config;
+    char message[CRADLE_LOG_MESSAGE_MAX];
+    int rc = cradle_log_reader_open(&r->reader, config->log_path, message, sizeof message);
+    if (rc != 0) return fail(r, rc, "%s", message);
+    r->reader_open = true;
+    const cradle_log_header *h = &r->reader.header;
+    uint32_t capacity = h->state_size > CRADLE_REPLAY_MIN_CAPACITY ? h->state_size : CRADLE_REPLAY_MIN_CAPACITY;
+    r->capacity = (capacity + STATE_ALIGN - 1u) / STATE_ALIGN * STATE_ALIGN;
+    rc = load_first(r);
+    if (rc != 0) goto out_close;
+    r->state = aligned_alloc(STATE_ALIGN, r->capacity);
+    r->previous = config->keep_previous ? aligned_alloc(STATE_ALIGN, r->capacity) : NULL;
+    r->events = config->event_capacity ? calloc(config->event_capacity, sizeof *r->events) : NULL;
+    if (!r->state || (config->keep_previous && !r->previous) || (config->event_capacity && !r->events)) {
+        rc = fail(r, CRADLE_ENOMEM, "out of memory for a %" PRIu32 "-byte state", r->capacity);
+        goto out_close;
+    }
+    cradle_sim_config sc = {.state = r->state,
+                            .previous = r->previous,
+                            .state_capacity = r->capacity,
+                            .state_align = STATE_ALIGN,
+                            .events = r->events,
+                            .event_capacity = config->event_capacity,
+                            .hash = cradle_hash64};
+    char why[CRADLE_RELOAD_MESSAGE_MAX];
+    rc = cradle_sim_init(&r->sim, &sc, cradle_reload_contract(&r->libraries[0]), why, sizeof why);
+    if (rc != 0) {
+        fail(r, rc, "%s", why);
+        goto out_close;
+    }
+    rc = cradle_sim_start(&r->sim, h->seed, h->player_count);
+    if (rc != 0) {
+        fail(r, rc, "the game refused the log's %" PRIu32 " players", h->player_count);
+        goto out_close;
+    }
+    snprintf(r->build_id, sizeof r->build_id, "%s", h->build_id);
+    return 0;
+
+out_close:
+    rc = r->error;
+    {
+        char kept[CRADLE_REPLAY_MESSAGE_MAX];
+        memcpy(kept, r->message, sizeof kept);
+        cradle_replay_close(r);
+        memcpy(r->message, kept, sizeof kept);
+        r->error = rc;
+    }
+    return rc;
+}
+
+/* A RELOAD record: the archived build (or the one in use) takes over. */
+static int on_reload_record(cradle_replay *r, cradle_replay_item *item) {
+    const cradle_log_record *rec = &r->record;
+    if (rec->step != r->sim.next_step)
+        return fail(r, CRADLE_ELOG_CORRUPT, "the log reloads at step %" PRIu64 " but the replay is at step %" PRIu64,
+                    rec->step, r->sim.next_step);
+    char path[CRADLE_LOG_PATH_MAX + 128];
+    bool archived = cradle_log_build_path(path, sizeof path, r->config.log_path, rec->file_hash) == 0 &&
+                    file_exists(path);
+    int next = r->in_use;
+    if (archived) {
+        next = 1 - r->in_use;
+        int rc = load_library(r, next, path, rec->build_id);
+        if (rc != 0) return rc;
+    } else if (strcmp(r->build_id, rec->build_id) == 0 || r->config.force) {
+        warn(r, "build '%s' of step %" PRIu64 " is not archived (%s); the library in use takes over", rec->build_id,
+             rec->step, path);
+    } else {
+        return fail(r, CRADLE_EINVAL,
+                    "the log switches to build '%s' at step %" PRIu64 " but %s is missing (--force keeps the library in use)",
+                    rec->build_id, rec->step, path);
+    }
+    char why[CRADLE_RELOAD_MESSAGE_MAX];
+    int rc = cradle_sim_swap(&r->sim, cradle_reload_contract(&r->libraries[next]), why, sizeof why);
+    if (rc != 0) {
+        if (next != r->in_use) cradle_reload_close(&r->libraries[next]);
+        return fail(r, rc, "build '%s' at step %" PRIu64 ": %s", rec->build_id, rec->step, why);
+    }
+    if (next != r->in_use) {
+        cradle_reload_close(&r->libraries[r->in_use]);
+        r->in_use = next;
+    }
+    snprintf(r->build_id, sizeof r->build_id, "%s", rec->build_id);
+    r->reloads++;
+    item->build_id = r->build_id;
+    item->archived = archived;
+    return 1;
+}
+
+/* HASH and TRAILER: the replay's state hash against the recorded one. */
+static void compare_hash(cradle_replay *r, cradle_replay_item *item, uint64_t step) {
+    item->logged_hash = r->record.hash;
+    item->replayed_hash = cradle_sim_hash(&r->sim);
+    item->matches = item->logged_hash == item->replayed_hash;
+    if (item->matches || r->mismatch) return;
+    r->mismatch = true;
+    r->mismatch_step = step;
+    r->mismatch_logged = item->logged_hash;
+    r->mismatch_replayed = item->replayed_hash;
+}
+
+int cradle_replay_next(cradle_replay *r, cradle_replay_item *item) {
+    if (r->error) return r->error;
+    if (r->ended || r->stopped) return 0;
+    int rc = cradle_log_reader_next(&r->reader, &r->record);
+    if (rc < 0) return fail(r, rc, "%s", r->reader.message);
+    if (rc == 0) {
+        r->ended = true;
+        return 0;
+    }
+    const cradle_log_record *rec = &r->record;
+    if (r->config.stop_at && rec->step >= r->config.stop_at &&
+        (rec->kind == CRADLE_LOG_RECORD_STEP || rec->kind == CRADLE_LOG_RECORD_RELOAD)) {
+        r->stopped = true;
+        return 0;
+    }
+    *item = (cradle_replay_item){.step = rec->step, .record = rec};
+    switch (rec->kind) {
+    case CRADLE_LOG_RECORD_STEP:
+        if (rec->step != r->sim.next_step)
+            return fail(r, CRADLE_ELOG_CORRUPT, "the log holds step %" PRIu64 " where step %" PRIu64 " belongs",
+                        rec->step, r->sim.next_step);
+        item->kind = CRADLE_REPLAY_STEP;
+        item->snapshot = rec->snapshot;
+        cradle_sim_step(&r->sim, rec->snapshot);
+        r->steps++;
+        if (r->config.output && rec->step >= r->config.output_from) {
+            rc = cradle_sim_output(&r->sim);
+            if (rc != 0) return fail(r, rc, "the game's output() at step %" PRIu64 ": %s", rec->step, cradle_strerror(rc));
+            item->output = r->sim.output;
+            item->output_size = r->sim.output_size;
+        }
+        return 1;
+    case CRADLE_LOG_RECORD_HASH:
+        item->kind = CRADLE_REPLAY_HASH;
+        r->hashes_checked++;
+        compare_hash(r, item, rec->step);
+        if (!item->matches) r->hash_mismatches++;
+        return 1;
+    case CRADLE_LOG_RECORD_RELOAD:
+        item->kind = CRADLE_REPLAY_RELOAD;
+        return on_reload_record(r, item);
+    case CRADLE_LOG_RECORD_TRAILER:
+        item->kind = CRADLE_REPLAY_TRAILER;
+        compare_hash(r, item, r->sim.next_step);
+        return 1;
+    }
+    return fail(r, CRADLE_ELOG_CORRUPT, "unknown record kind %d", (int)rec->kind);
+}
+
+int cradle_replay_seek(cradle_replay *r, uint64_t step) {
+    if (r->error) return r->error;
+    if (step < r->sim.next_step) {
+        cradle_replay_config config = r->config;
+        cradle_replay_close(r);
+        int rc = cradle_replay_open(r, &config);
+        if (rc != 0) return rc;
+    }
+    cradle_replay_item item;
+    while (r->sim.next_step < step) {
+        int rc = cradle_replay_next(r, &item);
+        if (rc < 0) return rc;
+        if (rc == 0) return CRADLE_ERANGE;
+    }
+    return 0;
+}
+
+uint64_t cradle_replay_position(const cradle_replay *r) {
+    return r->reader_open ? cradle_log_reader_position(&r->reader) : 0;
+}
+
+void cradle_replay_close(cradle_replay *r) {
+    if (r->reader_open) cradle_log_reader_close(&r->reader);
+    r->reader_open = false;
+    cradle_reload_close(&r->libraries[0]);
+    cradle_reload_close(&r->libraries[1]);
+    free(r->state);
+    free(r->previous);
+    free(r->events);
+    r->state = r->previous = NULL;
+    r->events = NULL;
+    r->sim.contract = NULL;
+}

@@ -1,0 +1,290 @@
+/* Tests for replay, the replay driver: a small host here records a session
+ * of the counter game (+1 a step, its reloads counted in its state) with a
+ * reload to another build (+5 a step) and one back to the same build, then
+ * the driver replays it: every step, every hash, both reloads (on_reload runs
+ * for the same build too), the trailer; stop_at, seek back and forth, a
+ * tampered hash, a missing archived build, and --force's fallback. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cradle/cradle.h"
+
+#define STEPS 90u
+#define HASH_INTERVAL 10u
+#define RELOAD_AT 30u      /* to the +5 build */
+#define SAME_AT 60u        /* the +5 build again: a reload of the same build */
+
+typedef struct counter_state { /* shared/games/counter/counter.c */
+    uint64_t steps;
+    int64_t total;
+    uint64_t presence;
+    uint64_t seed;
+    uint32_t players;
+    uint32_t reloads;
+} counter_state;
+
+static char dir[256], log_path[320];
+static uint64_t final_hash;
+static uint64_t hash_at_45;
+
+static void warn_count(void *context, const char *message) {
+    (void)message;
+    ++*(int *)context;
+}
+
+/* Records the session the tests replay, as a server would: a sim steps the
+ * loaded build, the writer records steps, hashes and reloads. */
+static void record_session(void) {
+    static cradle_reload libs[2];
+    char message[256];
+    cradle_reload_config rc1 = {.path = RELOAD_LIB_INC1, .copy_dir = dir, .state_capacity = 4096};
+    cradle_reload_config rc5 = {.path = RELOAD_LIB_INC5, .copy_dir = dir, .state_capacity = 4096};
+    assert_int_equal(cradle_reload_open(&libs[0], &rc1, 0, message, sizeof message), 0);
+    assert_int_equal(cradle_reload_open(&libs[1], &rc5, 0, message, sizeof message), 0);
+    static _Alignas(64) uint8_t state[4096];
+    cradle_sim sim;
+    cradle_sim_config sc = {.state = state, .state_capacity = sizeof state, .state_align = 64, .hash = cradle_hash64};
+    assert_int_equal(cradle_sim_init(&sim, &sc, cradle_reload_contract(&libs[0]), message, sizeof message), 0);
+    assert_int_equal(cradle_sim_start(&sim, 7, 2), 0);
+    cradle_log_header h;
+    assert_int_equal(cradle_log_header_from_contract(&h, sim.contract, 7, 2, 0, HASH_INTERVAL), 0);
+    static cradle_log_writer w;
+    cradle_log_writer_config wc = {.sync_inline = true};
+    assert_int_equal(cradle_log_writer_open(&w, log_path, &h, &wc, RELOAD_LIB_INC1, message, sizeof message), 0);
+    uint8_t snapshot[16] = {0};
+    for (uint64_t s = 0; s < STEPS; s++) {
+        if (s == RELOAD_AT || s == SAME_AT) {
+            assert_int_equal(cradle_sim_swap(&sim, cradle_reload_contract(&libs[1]), message, sizeof message), 0);
+            assert_int_equal(cradle_log_writer_append_reload(&w, s, sim.contract->build_id, RELOAD_LIB_INC5), 0);
+        }
+        snapshot[0] = (uint8_t)(s % 4u); /* slots 0 and 1 come and go */
+        snapshot[1] = (uint8_t)s;
+        assert_int_equal(cradle_log_writer_append_step(&w, s, snapshot), 0);
+        cradle_sim_step(&sim, snapshot);
+        if ((s + 1) % HASH_INTERVAL == 0)
+            assert_int_equal(cradle_log_writer_append_hash(&w, s, cradle_sim_hash(&sim)), 0);
+        if (s == 44) hash_at_45 = cradle_sim_hash(&sim);
+    }
+    assert_int_equal(((counter_state *)state)->reloads, 2);
+    final_hash = cradle_sim_hash(&sim);
+    assert_int_equal(cradle_log_writer_close(&w, final_hash), 0);
+    cradle_reload_close(&libs[0]);
+    cradle_reload_close(&libs[1]);
+}
+
+static int setup(void **unused) {
+    (void)unused;
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, sizeof dir, "%s/cradle-replay-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(dir)) return -1;
+    snprintf(log_path, sizeof log_path, "%s/session.log", dir);
+    record_session();
+    return 0;
+}
+
+static int teardown(void **unused) {
+    (void)unused;
+    char command[600];
+    snprintf(command, sizeof command, "rm -rf '%s'", dir);
+    return system(command);
+}
+
+static void open_replay(cradle_replay *r, cradle_replay_config config) {
+    config.log_path = log_path;
+    config.copy_dir = dir;
+    if (cradle_replay_open(r, &config) != 0) fail_msg("open: %s", r->message);
+}
+
+static void test_replays_every_record_and_both_reloads(void **unused) {
+    (void)unused;
+    static cradle_replay r;
+    open_replay(&r, (cradle_replay_config){.output = true, .output_from = 85});
+    cradle_replay_item item;
+    uint64_t steps = 0, hashes = 0, outputs = 0, reloads = 0;
+    bool trailer = false;
+    int rc;
+    while ((rc = cradle_replay_next(&r, &item)) == 1) {
+        switch (item.kind) {
+        case CRADLE_REPLAY_STEP:
+            assert_int_equal(item.step, steps++);
+            assert_int_equal(r.sim.next_step, item.step + 1);
+            if (item.step >= 85) {
+                assert_non_null(item.output);
+                outputs++;
+            } else {
+                assert_null(item.output);
+            }
+            break;
+        case CRADLE_REPLAY_HASH:
+            assert_true(item.matches);
+            assert_int_equal((item.step + 1) % HASH_INTERVAL, 0);
+            hashes++;
+            break;
+        case CRADLE_REPLAY_RELOAD:
+            assert_true(item.archived);
+            assert_true(item.step == RELOAD_AT || item.step == SAME_AT);
+            reloads++;
+            break;
+        case CRADLE_REPLAY_TRAILER:
+            assert_true(item.matches);
+            assert_true(item.logged_hash == final_hash);
+            assert_int_equal(item.step, STEPS);
+            trailer = true;
+            break;
+        }
+    }
+    assert_int_equal(rc, 0);
+    assert_true(r.ended);
+    assert_int_equal(r.reader.end, CRADLE_LOG_END_CLOSED);
+    assert_int_equal(steps, STEPS);
+    assert_int_equal(hashes, STEPS / HASH_INTERVAL);
+    assert_int_equal(r.hashes_checked, hashes);
+    assert_int_equal(outputs, 5);
+    assert_int_equal(reloads, 2);
+    assert_true(trailer);
+    assert_false(r.mismatch);
+    /* on_reload ran at both reloads, the same build's included. */
+    assert_int_equal(((const counter_state *)r.sim.state)->reloads, 2);
+    assert_int_equal(cradle_replay_next(&r, &item), 0); /* and stays at the end */
+    cradle_replay_close(&r);
+    cradle_replay_close(&r); /* twice is safe */
+}
+
+static void test_stop_at_and_seek(void **unused) {
+    (void)unused;
+    static cradle_replay r;
+    open_replay(&r, (cradle_replay_config){.stop_at = RELOAD_AT});
+    cradle_replay_item item;
+    while (cradle_replay_next(&r, &item) == 1) {
+    }
+    assert_true(r.stopped);
+    assert_false(r.ended);
+    assert_int_equal(r.sim.next_step, RELOAD_AT);
+    assert_int_equal(r.reloads, 0); /* the reload at stop_at did not take effect */
+    cradle_replay_close(&r);
+
+    open_replay(&r, (cradle_replay_config){0});
+    assert_int_equal(cradle_replay_seek(&r, 45), 0);
+    assert_int_equal(r.sim.next_step, 45);
+    assert_true(cradle_sim_hash(&r.sim) == hash_at_45);
+    assert_int_equal(cradle_replay_seek(&r, 80), 0);
+    assert_int_equal(cradle_replay_seek(&r, 45), 0); /* back: from the start again */
+    assert_int_equal(r.sim.next_step, 45);
+    assert_true(cradle_sim_hash(&r.sim) == hash_at_45);
+    assert_int_equal(cradle_replay_seek(&r, STEPS + 1), CRADLE_ERANGE);
+    assert_int_equal(r.sim.next_step, STEPS);
+    cradle_replay_close(&r);
+}
+
+/* Copies the log with the hash recorded after step 19 changed. */
+static void tamper(const char *to) {
+    static cradle_log_reader reader;
+    char message[256];
+    assert_int_equal(cradle_log_reader_open(&reader, log_path, message, sizeof message), 0);
+    cradle_log_header h = reader.header;
+    static cradle_log_writer w;
+    cradle_log_writer_config wc = {.sync_inline = true};
+    assert_int_equal(cradle_log_writer_open(&w, to, &h, &wc, RELOAD_LIB_INC1, message, sizeof message), 0);
+    cradle_log_record rec;
+    while (cradle_log_reader_next(&reader, &rec) == 1) {
+        if (rec.kind == CRADLE_LOG_RECORD_STEP) assert_int_equal(cradle_log_writer_append_step(&w, rec.step, rec.snapshot), 0);
+        if (rec.kind == CRADLE_LOG_RECORD_HASH)
+            assert_int_equal(cradle_log_writer_append_hash(&w, rec.step, rec.step == 19 ? rec.hash ^ 1u : rec.hash), 0);
+        if (rec.kind == CRADLE_LOG_RECORD_RELOAD)
+            assert_int_equal(cradle_log_writer_append_reload(&w, rec.step, rec.build_id, RELOAD_LIB_INC5), 0);
+        if (rec.kind == CRADLE_LOG_RECORD_TRAILER) assert_int_equal(cradle_log_writer_close(&w, rec.hash), 0);
+    }
+    cradle_log_reader_close(&reader);
+}
+
+static void test_a_tampered_hash_is_the_first_mismatch(void **unused) {
+    (void)unused;
+    char tampered[400];
+    snprintf(tampered, sizeof tampered, "%s/tampered.log", dir);
+    tamper(tampered);
+    static cradle_replay r;
+    cradle_replay_config config = {.log_path = tampered, .copy_dir = dir};
+    assert_int_equal(cradle_replay_open(&r, &config), 0);
+    cradle_replay_item item;
+    while (cradle_replay_next(&r, &item) == 1) {
+    }
+    assert_true(r.ended);
+    assert_true(r.mismatch);
+    assert_int_equal(r.mismatch_step, 19);
+    assert_int_equal(r.hash_mismatches, 1);
+    assert_true(r.mismatch_logged == (r.mismatch_replayed ^ 1u));
+    cradle_replay_close(&r);
+}
+
+/* Removes every archived build but step 0's: the reload's file is gone. */
+static void remove_reload_build(void) {
+    uint8_t hash[CRADLE_LOG_FILE_HASH_BYTES];
+    char path[600];
+    assert_int_equal(cradle_log_file_hash(RELOAD_LIB_INC5, hash), 0);
+    assert_int_equal(cradle_log_build_path(path, sizeof path, log_path, hash), 0);
+    assert_int_equal(unlink(path), 0);
+}
+
+static void test_a_missing_build_fails_unless_forced(void **unused) {
+    (void)unused;
+    remove_reload_build();
+    static cradle_replay r;
+    open_replay(&r, (cradle_replay_config){0});
+    cradle_replay_item item;
+    int rc;
+    while ((rc = cradle_replay_next(&r, &item)) == 1) {
+    }
+    assert_int_equal(rc, CRADLE_EINVAL);
+    assert_non_null(strstr(r.message, "at step 30"));
+    assert_non_null(strstr(r.message, "is missing"));
+    assert_int_equal(r.sim.next_step, RELOAD_AT);
+    assert_int_equal(cradle_replay_next(&r, &item), CRADLE_EINVAL); /* sticky */
+    cradle_replay_close(&r);
+
+    int warnings = 0;
+    open_replay(&r, (cradle_replay_config){.force = true, .warn = warn_count, .warn_context = &warnings});
+    while ((rc = cradle_replay_next(&r, &item)) == 1) {
+    }
+    assert_int_equal(rc, 0);
+    assert_int_equal(warnings, 2);           /* both reloads kept the library in use */
+    assert_int_equal(r.reloads, 2);
+    assert_int_equal(((const counter_state *)r.sim.state)->reloads, 2); /* on_reload ran all the same */
+    assert_true(r.mismatch);                 /* +1 builds cannot reproduce +5 steps */
+    assert_int_equal(r.mismatch_step, 39);
+    cradle_replay_close(&r);
+}
+
+static void test_open_refusals(void **unused) {
+    (void)unused;
+    static cradle_replay r;
+    cradle_replay_config config = {.log_path = "/nonexistent/session.log"};
+    assert_int_not_equal(cradle_replay_open(&r, &config), 0);
+    assert_non_null(strstr(r.message, "/nonexistent/session.log"));
+    cradle_replay_close(&r);
+    /* Another game than the log's: refused with both names. */
+    config = (cradle_replay_config){.log_path = log_path, .copy_dir = dir, .game_path = RELOAD_LIB_OTHER_NAME};
+    assert_int_equal(cradle_replay_open(&r, &config), CRADLE_ELOG_GAME);
+    assert_non_null(strstr(r.message, "'other'"));
+    assert_non_null(strstr(r.message, "'counter'"));
+    cradle_replay_close(&r);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_replays_every_record_and_both_reloads),
+        cmocka_unit_test(test_stop_at_and_seek),
+        cmocka_unit_test(test_a_tampered_hash_is_the_first_mismatch),
+        cmocka_unit_test(test_open_refusals),
+        cmocka_unit_test(test_a_missing_build_fails_unless_forced), /* last: removes a build */
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
