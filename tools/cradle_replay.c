@@ -332,10 +332,14 @@ static void finish_bless(run *r) {
     if (!v->failure && (v->hash_mismatch || v->trailer_mismatch))
         fail(v, "not blessing %s: the replay does not match the log's hashes", r->o.bless);
     if (!v->failure) {
-        if (rename(r->bless_tmp, r->o.bless) != 0)
+        if (rename(r->bless_tmp, r->o.bless) != 0) {
             fail(v, "cannot write %s: %s", r->o.bless, strerror(errno));
-        else
+        } else {
             r->bless_tmp[0] = '\0';
+            uint64_t steps = v->steps > r->o.from ? v->steps - r->o.from : 0; /* steps 0..v->steps-1 ran */
+            fprintf(stderr, "cradle-replay: wrote the golden file %s: %" PRIu64 " bytes, the output of %" PRIu64
+                    " steps from step %" PRIu64 "\n", r->o.bless, r->output_total, steps, r->o.from);
+        }
     }
 }
 
@@ -345,11 +349,22 @@ static cradle_log_end log_end(const run *r) {
     return r->replay.reader.end;
 }
 
+/* The log's end for --json's log_end (stable values scripts compare). */
 static const char *end_name(cradle_log_end end) {
     return end == CRADLE_LOG_END_CLOSED     ? "closed"
            : end == CRADLE_LOG_END_UNCLOSED ? "unclosed"
            : end == CRADLE_LOG_END_TORN     ? "torn"
                                             : "not reached";
+}
+
+/* The same for the summary line, for people: "not reached" read as an
+ * error where --to stopped the replay on purpose. */
+static const char *end_words(const run *r, cradle_log_end end) {
+    if (end != CRADLE_LOG_END_NONE) return end == CRADLE_LOG_END_CLOSED     ? "log closed"
+                                           : end == CRADLE_LOG_END_UNCLOSED ? "log not closed"
+                                                                            : "log torn";
+    if (r->stopped_early) return "stopped at --to, before the log's end";
+    return "stopped before the log's end";
 }
 
 static void print_golden_difference(const run *r) {
@@ -424,7 +439,7 @@ static bool report(run *r) {
         fprintf(stderr, "cradle-replay: log signature valid\n");
     if (v->golden_differs) print_golden_difference(r);
     fprintf(stderr, "cradle-replay: %" PRIu64 " steps in %.3f s (%.0f steps/s), %" PRIu64
-            " hashes checked, log %s: %s\n", v->steps, seconds, rate, v->hashes_checked, end_name(end),
+            " hashes checked, %s: %s\n", v->steps, seconds, rate, v->hashes_checked, end_words(r, end),
             ok ? "OK" : "FAILED");
     if (r->o.json) print_json(r, ok, seconds, rate);
     return ok;
