@@ -53,8 +53,6 @@ typedef struct options {
     unsigned reload_count;
 } options;
 
-/* cradle_reload structs are large: keep them out of the stack. */
-static cradle_reload libraries[2];
 
 static void usage(FILE *to) {
     fprintf(to,
@@ -226,12 +224,6 @@ static int open_library(cradle_reload *r, const char *path, uint32_t capacity) {
     return rc;
 }
 
-static bool discard_event(void *context, const cradle_event *event) {
-    (void)context;
-    (void)event;
-    return true;
-}
-
 static int parse_args(int argc, char **argv, options *o) {
     static const struct option longs[] = {
         {"game", required_argument, NULL, 'g'},   {"log", required_argument, NULL, 'l'},
@@ -304,176 +296,209 @@ static int parse_args(int argc, char **argv, options *o) {
     return 0;
 }
 
-int main(int argc, char **argv) {
+/* One recording: the library in charge and the one a --reload brings, the
+ * sim, the script or the bots' generator, the log and the output. Static:
+ * the loaders are large. */
+typedef struct recorder {
     options o;
-    int rc = parse_args(argc, argv, &o);
-    if (rc) return rc;
-
-    int status = 1;
-    script_entry *script = NULL;
-    size_t script_count = 0, next_entry = 0;
-    uint8_t *state = NULL;
-    FILE *out = NULL;
+    cradle_reload libraries[2];
+    int in_use;
+    cradle_sim sim;
+    void *state;
+    uint32_t capacity;
+    script_entry *script;
+    size_t script_count, next_entry;
+    unsigned next_reload;
+    uint8_t held[CRADLE_GAME_MAX_PLAYERS][CRADLE_GAME_MAX_INPUT_BYTES];
+    bool present[CRADLE_GAME_MAX_PLAYERS];
+    uint8_t snapshot[CRADLE_SNAPSHOT_MAX];
+    cradle_rng rng;
+    cradle_log_header header;
     cradle_log_writer writer;
-    bool writer_open = false;
-    cradle_reload *lib = &libraries[0], *spare = &libraries[1];
+    bool writer_open;
+    FILE *out;
+} recorder;
 
-    if (open_library(lib, o.game, 0) != 0) return 1;
-    const cradle_game_contract *c = cradle_reload_contract(lib);
-    uint32_t capacity = c->state_size > STATE_MIN_CAPACITY ? c->state_size : STATE_MIN_CAPACITY;
-    capacity = (capacity + STATE_ALIGN - 1) / STATE_ALIGN * STATE_ALIGN;
-    /* Reopen with the capacity every later build must fit (as a server does). */
-    cradle_reload_close(lib);
-    if (open_library(lib, o.game, capacity) != 0) return 1;
-    c = cradle_reload_contract(lib);
-    if (o.players > c->max_players) {
-        fprintf(stderr, "cradle-record: --players %" PRIu32 " > the game's max players %" PRIu32
-                "\n", o.players, c->max_players);
-        status = 2;
-        goto out;
+static recorder the_recorder;
+
+/* Loads --game with the state capacity every later build must fit (as a
+ * server does) and starts the game. Returns 0, 1 (failure) or 2 (usage). */
+static int open_game(recorder *r) {
+    const options *o = &r->o;
+    if (open_library(&r->libraries[0], o->game, 0) != 0) return 1;
+    uint32_t size = cradle_reload_contract(&r->libraries[0])->state_size;
+    uint32_t capacity = size > STATE_MIN_CAPACITY ? size : STATE_MIN_CAPACITY;
+    r->capacity = (capacity + STATE_ALIGN - 1) / STATE_ALIGN * STATE_ALIGN;
+    cradle_reload_close(&r->libraries[0]);
+    if (open_library(&r->libraries[0], o->game, r->capacity) != 0) return 1;
+    const cradle_game_contract *c = cradle_reload_contract(&r->libraries[0]);
+    if (o->players > c->max_players) {
+        fprintf(stderr, "cradle-record: --players %" PRIu32 " > the game's max players %" PRIu32 "\n",
+                o->players, c->max_players);
+        return 2;
     }
-    if (o.script) {
-        script = load_script(o.script, c->max_players, c->input_bytes, o.players, &script_count);
-        if (!script) goto out;
+    if (o->script) {
+        r->script = load_script(o->script, c->max_players, c->input_bytes, o->players, &r->script_count);
+        if (!r->script) return 1;
     }
-    state = aligned_alloc(STATE_ALIGN, capacity);
-    if (!state) {
+    r->state = aligned_alloc(STATE_ALIGN, r->capacity);
+    if (!r->state) {
         fprintf(stderr, "cradle-record: out of memory for the state\n");
-        goto out;
+        return 1;
     }
-    memset(state, 0, capacity);
-    if (c->init(state, o.seed, o.players) < 0) {
-        fprintf(stderr, "cradle-record: the game refused %" PRIu32 " players\n", o.players);
-        goto out;
+    char msg[CRADLE_RELOAD_MESSAGE_MAX];
+    cradle_sim_config sc = {.state = r->state, .state_capacity = r->capacity, .state_align = STATE_ALIGN,
+                            .hash = cradle_hash64};
+    if (cradle_sim_init(&r->sim, &sc, c, msg, sizeof msg) != 0) {
+        fprintf(stderr, "cradle-record: %s\n", msg);
+        return 1;
     }
-    if (o.output) {
-        out = strcmp(o.output, "-") == 0 ? stdout : fopen(o.output, "wb");
-        if (!out) {
-            fprintf(stderr, "cradle-record: cannot create %s: %s\n", o.output, strerror(errno));
-            goto out;
+    if (cradle_sim_start(&r->sim, o->seed, o->players) != 0) {
+        fprintf(stderr, "cradle-record: the game refused %" PRIu32 " players\n", o->players);
+        return 1;
+    }
+    for (uint32_t s = 0; s < o->players; s++) r->present[s] = true;
+    cradle_rng_seed(&r->rng, o->seed, 0x5eed);
+    return 0;
+}
+
+/* Opens --output and the log (which archives the first build). */
+static int open_outputs(recorder *r) {
+    const options *o = &r->o;
+    if (o->output) {
+        r->out = strcmp(o->output, "-") == 0 ? stdout : fopen(o->output, "wb");
+        if (!r->out) {
+            fprintf(stderr, "cradle-record: cannot create %s: %s\n", o->output, strerror(errno));
+            return 1;
         }
     }
-    cradle_log_header header;
-    if (cradle_log_header_from_contract(&header, c, o.seed, o.players, cradle_wall_ns(),
-                                        o.hash_interval) != 0) {
+    if (cradle_log_header_from_contract(&r->header, r->sim.contract, o->seed, o->players, cradle_wall_ns(),
+                                        o->hash_interval) != 0) {
         fprintf(stderr, "cradle-record: the game's contract does not fit a log header\n");
-        goto out;
+        return 1;
     }
     char msg[CRADLE_LOG_MESSAGE_MAX];
-    cradle_log_writer_config cfg = {.block_size = o.block_size, .overwrite = o.force};
-    if (cradle_log_writer_open(&writer, o.log, &header, &cfg, cradle_reload_copy_path(lib), msg,
-                               sizeof msg) != 0) {
+    cradle_log_writer_config cfg = {.block_size = o->block_size, .overwrite = o->force};
+    if (cradle_log_writer_open(&r->writer, o->log, &r->header, &cfg, cradle_reload_copy_path(&r->libraries[0]),
+                               msg, sizeof msg) != 0) {
         fprintf(stderr, "cradle-record: %s\n", msg);
-        goto out;
+        return 1;
     }
-    writer_open = true;
+    r->writer_open = true;
+    return 0;
+}
 
-    const uint32_t snapshot_size = header.snapshot_size;
-    uint8_t snapshot[CRADLE_SNAPSHOT_MAX] = {0};
-    uint8_t held[CRADLE_GAME_MAX_PLAYERS][CRADLE_GAME_MAX_INPUT_BYTES] = {{0}};
-    bool present[CRADLE_GAME_MAX_PLAYERS] = {0};
-    for (uint32_t s = 0; s < o.players; s++) present[s] = true;
-    cradle_rng rng;
-    cradle_rng_seed(&rng, o.seed, 0x5eed);
-    uint8_t output[CRADLE_GAME_OUTPUT_MAX];
-    cradle_event_sink sink = {.context = NULL, .emit = discard_event};
-    const uint32_t per_frame = c->steps_per_second / c->source_frames_per_second;
-    unsigned next_reload = 0;
+/* --reload STEP:LIB at this step: the build takes over the state (its
+ * on_reload runs, as on a server) and the log records and archives it. */
+static int take_reload(recorder *r, uint64_t step) {
+    if (r->next_reload >= r->o.reload_count || r->o.reloads[r->next_reload].step != step) return 0;
+    const char *path = r->o.reloads[r->next_reload++].path;
+    int next = 1 - r->in_use;
+    cradle_reload *spare = &r->libraries[next];
+    if (open_library(spare, path, r->capacity) != 0) return 1;
+    const cradle_game_contract *nc = cradle_reload_contract(spare);
+    char msg[CRADLE_LOG_MESSAGE_MAX];
+    if (cradle_log_check_library(&r->header, nc->build_id, nc, msg, sizeof msg) == CRADLE_ELOG_GAME ||
+        cradle_sim_swap(&r->sim, nc, msg, sizeof msg) != 0) {
+        fprintf(stderr, "cradle-record: --reload %s: %s\n", path, msg);
+        cradle_reload_close(spare);
+        return 1;
+    }
+    if (cradle_log_writer_append_reload(&r->writer, step, nc->build_id, cradle_reload_copy_path(spare)) != 0) {
+        fprintf(stderr, "cradle-record: %s\n", r->writer.message);
+        return 1;
+    }
+    cradle_reload_close(&r->libraries[r->in_use]);
+    r->in_use = next;
+    return 0;
+}
 
-    for (uint64_t step = 0; step < o.steps; step++) {
-        if (next_reload < o.reload_count && o.reloads[next_reload].step == step) {
-            const char *path = o.reloads[next_reload++].path;
-            if (open_library(spare, path, capacity) != 0) goto out;
-            const cradle_game_contract *nc = cradle_reload_contract(spare);
-            if (cradle_log_check_library(&header, nc->build_id, nc, msg, sizeof msg) ==
-                CRADLE_ELOG_GAME) {
-                fprintf(stderr, "cradle-record: --reload %s: %s\n", path, msg);
-                cradle_reload_close(spare);
-                goto out;
-            }
-            if (cradle_log_writer_append_reload(&writer, step, nc->build_id,
-                                                cradle_reload_copy_path(spare)) != 0) {
-                fprintf(stderr, "cradle-record: %s\n", writer.message);
-                cradle_reload_close(spare);
-                goto out;
-            }
-            cradle_reload_close(lib);
-            cradle_reload *t = lib;
-            lib = spare;
-            spare = t;
-            c = nc;
-            if (c->on_reload) c->on_reload(state);
+/* The snapshot of this step: the script's inputs, or the seeded bytes. */
+static void build_snapshot(recorder *r, uint64_t step) {
+    const cradle_game_contract *c = r->sim.contract;
+    if (r->script) {
+        for (; r->next_entry < r->script_count && r->script[r->next_entry].step <= step; r->next_entry++) {
+            const script_entry *e = &r->script[r->next_entry];
+            if (e->action == 0) memcpy(r->held[e->slot], e->input, c->input_bytes);
+            else memset(r->held[e->slot], 0, c->input_bytes);
+            r->present[e->slot] = e->action != 1;
         }
-        /* input for this step */
-        if (script) {
-            for (; next_entry < script_count && script[next_entry].step <= step; next_entry++) {
-                const script_entry *e = &script[next_entry];
-                if (e->action == 0) memcpy(held[e->slot], e->input, c->input_bytes);
-                else memset(held[e->slot], 0, c->input_bytes);
-                present[e->slot] = e->action != 1;
-            }
-        } else {
-            for (uint32_t s = 0; s < c->max_players; s++)
-                for (uint32_t b = 0; b < c->input_bytes; b++)
-                    held[s][b] = present[s] ? (uint8_t)cradle_rng_next(&rng) : 0;
+    } else {
+        for (uint32_t s = 0; s < c->max_players; s++)
+            for (uint32_t b = 0; b < c->input_bytes; b++)
+                r->held[s][b] = r->present[s] ? (uint8_t)cradle_rng_next(&r->rng) : 0;
+    }
+    memset(r->snapshot, 0, r->sim.snapshot_size);
+    for (uint32_t s = 0; s < c->max_players; s++) {
+        if (!r->present[s]) continue;
+        r->snapshot[s / 8] = (uint8_t)(r->snapshot[s / 8] | (1u << (s % 8)));
+        memcpy(r->snapshot + CRADLE_PRESENCE_BYTES(c->max_players) + s * c->input_bytes, r->held[s],
+               c->input_bytes);
+    }
+}
+
+/* Records and runs one step; writes its output and, every K steps, its hash. */
+static int record_step(recorder *r, uint64_t step) {
+    if (take_reload(r, step) != 0) return 1;
+    build_snapshot(r, step);
+    if (cradle_log_writer_append_step(&r->writer, step, r->snapshot) != 0) {
+        fprintf(stderr, "cradle-record: %s\n", r->writer.message);
+        return 1;
+    }
+    cradle_sim_step(&r->sim, r->snapshot);
+    if (r->out) {
+        int rc = cradle_sim_output(&r->sim);
+        if (rc != 0) {
+            fprintf(stderr, "cradle-record: step %" PRIu64 ": %s\n", step, cradle_strerror(rc));
+            return 1;
         }
-        memset(snapshot, 0, snapshot_size);
-        for (uint32_t s = 0; s < c->max_players; s++) {
-            if (!present[s]) continue;
-            snapshot[s / 8] = (uint8_t)(snapshot[s / 8] | (1u << (s % 8)));
-            memcpy(snapshot + CRADLE_PRESENCE_BYTES(c->max_players) + s * c->input_bytes,
-                   held[s], c->input_bytes);
-        }
-        if (cradle_log_writer_append_step(&writer, step, snapshot) != 0) {
-            fprintf(stderr, "cradle-record: %s\n", writer.message);
-            goto out;
-        }
-        cradle_game_step gs = {.index = step,
-                               .source_frame = step / per_frame,
-                               .phase = (uint32_t)(step % per_frame),
-                               .snapshot_size = snapshot_size,
-                               .snapshot = snapshot};
-        c->step(state, &gs, &sink);
-        if (out && c->output) {
-            size_t n = c->output(state, step, output, sizeof output);
-            if (n > sizeof output) {
-                fprintf(stderr, "cradle-record: output() returned %zu > %zu bytes\n", n,
-                        sizeof output);
-                goto out;
-            }
-            if (fwrite(output, 1, n, out) != n) {
-                fprintf(stderr, "cradle-record: cannot write %s\n", o.output);
-                goto out;
-            }
-        }
-        if (o.hash_interval && (step + 1) % o.hash_interval == 0 &&
-            cradle_log_writer_append_hash(&writer, step, cradle_hash64(state, c->state_size)) !=
-                0) {
-            fprintf(stderr, "cradle-record: %s\n", writer.message);
-            goto out;
-        }
-        if (cradle_log_writer_maybe_sync(&writer, cradle_mono_ns()) != 0) {
-            fprintf(stderr, "cradle-record: %s\n", writer.message);
-            goto out;
+        if (fwrite(r->sim.output, 1, r->sim.output_size, r->out) != r->sim.output_size) {
+            fprintf(stderr, "cradle-record: cannot write %s\n", r->o.output);
+            return 1;
         }
     }
-    writer_open = false;
-    if (cradle_log_writer_close(&writer, cradle_hash64(state, c->state_size)) != 0) {
-        fprintf(stderr, "cradle-record: %s\n", writer.message);
-        goto out;
+    if ((r->o.hash_interval && (step + 1) % r->o.hash_interval == 0 &&
+         cradle_log_writer_append_hash(&r->writer, step, cradle_sim_hash(&r->sim)) != 0) ||
+        cradle_log_writer_maybe_sync(&r->writer, cradle_mono_ns()) != 0) {
+        fprintf(stderr, "cradle-record: %s\n", r->writer.message);
+        return 1;
     }
-    if (out && fflush(out) != 0) {
-        fprintf(stderr, "cradle-record: cannot write %s\n", o.output);
-        goto out;
+    return 0;
+}
+
+/* Closes the log with its trailer and flushes the output. */
+static int finish(recorder *r) {
+    r->writer_open = false;
+    if (cradle_log_writer_close(&r->writer, cradle_sim_hash(&r->sim)) != 0) {
+        fprintf(stderr, "cradle-record: %s\n", r->writer.message);
+        return 1;
     }
-    fprintf(stderr, "cradle-record: %" PRIu64 " steps of %s (build %s) to %s\n", o.steps,
-            header.game_name, header.build_id, o.log);
-    status = 0;
-out:
-    if (writer_open) cradle_log_writer_abandon(&writer);
-    if (out && out != stdout) fclose(out);
-    free(state);
-    free(script);
-    cradle_reload_close(lib);
+    if (r->out && fflush(r->out) != 0) {
+        fprintf(stderr, "cradle-record: cannot write %s\n", r->o.output);
+        return 1;
+    }
+    fprintf(stderr, "cradle-record: %" PRIu64 " steps of %s (build %s) to %s\n", r->o.steps,
+            r->header.game_name, r->header.build_id, r->o.log);
+    return 0;
+}
+
+static void cleanup(recorder *r) {
+    if (r->writer_open) cradle_log_writer_abandon(&r->writer);
+    if (r->out && r->out != stdout) fclose(r->out);
+    free(r->state);
+    free(r->script);
+    cradle_reload_close(&r->libraries[0]);
+    cradle_reload_close(&r->libraries[1]);
+}
+
+int main(int argc, char **argv) {
+    recorder *r = &the_recorder;
+    int status = parse_args(argc, argv, &r->o);
+    if (status) return status;
+    status = open_game(r);
+    if (status == 0) status = open_outputs(r);
+    for (uint64_t step = 0; status == 0 && step < r->o.steps; step++) status = record_step(r, step);
+    if (status == 0) status = finish(r);
+    cleanup(r);
     return status;
 }

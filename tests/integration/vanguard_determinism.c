@@ -105,8 +105,9 @@ int main(int argc, char **argv) {
         fprintf(stderr, "vanguard_determinism: out of memory\n");
         goto out_free;
     }
-    memset(state, 0, state_size);
-    if (c->init(state, SEED, PLAYERS) != 0) {
+    cradle_sim sim;
+    cradle_sim_config sc = {.state = state, .state_capacity = (uint32_t)state_size, .hash = cradle_hash64};
+    if (cradle_sim_init(&sim, &sc, c, NULL, 0) != 0 || cradle_sim_start(&sim, SEED, PLAYERS) != 0) {
         fprintf(stderr, "vanguard_determinism: init failed\n");
         goto out_free;
     }
@@ -124,13 +125,10 @@ int main(int argc, char **argv) {
             if (!vanguard_input_pack(in, c->input_bytes, (uint32_t)(bits >> (8 * slot)) & 0xFFu))
                 goto out_free;
         }
-        cradle_game_step st = {.index = i,
-                               .source_frame = i / (c->steps_per_second / c->source_frames_per_second),
-                               .phase = (uint32_t)(i % (c->steps_per_second / c->source_frames_per_second)),
-                               .snapshot_size = snap_size,
-                               .snapshot = snap};
-        c->step(state, &st, NULL);
-        len += c->output(state, i, out + len, out_cap - len);
+        cradle_sim_step(&sim, snap);
+        if (cradle_sim_output(&sim) != 0) goto out_free;
+        memcpy(out + len, sim.output, sim.output_size);
+        len += sim.output_size;
     }
 
     if (write) {

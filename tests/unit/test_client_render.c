@@ -42,8 +42,12 @@ static uint64_t render_scene(SDL_Surface **out_surface) {
     void *previous = aligned_alloc(k->state_align, (k->state_size + k->state_align - 1) / k->state_align * k->state_align);
     assert_non_null(state);
     assert_non_null(previous);
-    memset(state, 0, k->state_size);
-    assert_int_equal(k->init(state, 7, 4), 0);
+    cradle_sim sim;
+    cradle_sim_config sc = {.state = state, .previous = previous,
+                            .state_capacity = (k->state_size + k->state_align - 1) / k->state_align * k->state_align,
+                            .hash = cradle_hash64};
+    assert_int_equal(cradle_sim_init(&sim, &sc, k, NULL, 0), 0);
+    assert_int_equal(cradle_sim_start(&sim, 7, 4), 0);
     uint32_t size = cradle_snapshot_size(k->max_players, k->input_bytes);
     uint8_t snapshot[64];
     assert_true(size <= sizeof snapshot);
@@ -54,10 +58,7 @@ static uint64_t render_scene(SDL_Surface **out_surface) {
             uint32_t actions = vanguard_bot_actions(state, slot, s);
             assert_true(vanguard_input_pack(snapshot + CRADLE_PRESENCE_BYTES(k->max_players) + slot, 1, actions));
         }
-        memcpy(previous, state, k->state_size);
-        cradle_game_step step = {.index = s, .source_frame = s / 3, .phase = (uint32_t)(s % 3),
-                                 .snapshot_size = size, .snapshot = snapshot};
-        k->step(state, &step, NULL);
+        cradle_sim_step(&sim, snapshot);
     }
     SDL_Surface *surface = SDL_CreateRGBSurfaceWithFormat(0, W, H, 32, SDL_PIXELFORMAT_RGBA32);
     assert_non_null(surface);

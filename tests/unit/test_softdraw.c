@@ -377,8 +377,12 @@ static void test_vanguard_scene_matches_reference(void **unused) {
     (void)unused;
     const cradle_game_contract *k = vanguard_contract();
     void *state = state_alloc(k), *previous = state_alloc(k);
-    memset(state, 0, k->state_size);
-    assert_int_equal(k->init(state, 7, 4), 0);
+    cradle_sim sim;
+    cradle_sim_config sc = {.state = state, .previous = previous,
+                            .state_capacity = (k->state_size + k->state_align - 1) / k->state_align * k->state_align,
+                            .hash = cradle_hash64};
+    assert_int_equal(cradle_sim_init(&sim, &sc, k, NULL, 0), 0);
+    assert_int_equal(cradle_sim_start(&sim, 7, 4), 0);
     uint32_t size_ = cradle_snapshot_size(k->max_players, k->input_bytes);
     uint8_t snapshot[64];
     assert_true(size_ <= sizeof snapshot);
@@ -395,10 +399,7 @@ static void test_vanguard_scene_matches_reference(void **unused) {
             assert_true(vanguard_input_pack(snapshot + CRADLE_PRESENCE_BYTES(k->max_players) + slot, 1,
                                             vanguard_bot_actions(state, slot, s)));
         }
-        memcpy(previous, state, k->state_size);
-        cradle_game_step step = {.index = s, .source_frame = s / 3, .phase = (uint32_t)(s % 3),
-                                 .snapshot_size = size_, .snapshot = snapshot};
-        k->step(state, &step, NULL);
+        cradle_sim_step(&sim, snapshot);
         if (s % 100 != 99) continue;
         /* A frame every 100 steps: black, the game, particles, letterbox, HUD. */
         fx.burst(fx.context, 320.0f, 180.0f, 64, 0xffab40ffu, 150.0f, 1.0f);

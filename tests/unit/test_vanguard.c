@@ -44,9 +44,10 @@ static bool collect(void *context, const cradle_event *e) {
 typedef struct game {
     const cradle_game_contract *c;
     vanguard_state *s;
-    uint64_t step; /* next step index */
-    events ev;     /* events of the last step */
-    cradle_event_sink sink;
+    cradle_sim sim;             /* steps s */
+    uint64_t step;              /* next step index */
+    events ev;                  /* events of the last step, copied from the sim's */
+    cradle_event storage[4096]; /* the sim's event storage */
 } game;
 
 static vanguard_state *state_alloc(void) {
@@ -62,8 +63,10 @@ static void game_open(game *g, uint64_t seed, uint32_t players) {
     memset(g, 0, sizeof *g);
     g->c = vanguard_contract();
     g->s = state_alloc();
-    g->sink = (cradle_event_sink){.context = &g->ev, .emit = collect};
-    assert_int_equal(g->c->init(g->s, seed, players), 0);
+    cradle_sim_config sc = {.state = g->s, .state_capacity = (g->c->state_size + 63u) & ~63u, .state_align = 64,
+                            .events = g->storage, .event_capacity = 4096, .hash = cradle_hash64};
+    assert_int_equal(cradle_sim_init(&g->sim, &sc, g->c, NULL, 0), 0);
+    assert_int_equal(cradle_sim_start(&g->sim, seed, players), 0);
 }
 
 static void game_close(game *g) { free(g->s); }
@@ -80,13 +83,12 @@ static void snapshot_build(uint8_t snap[SNAP_SIZE], uint32_t presence, const uin
 }
 
 static void game_step_snapshot(game *g, const uint8_t snap[SNAP_SIZE]) {
-    cradle_game_step st = {.index = g->step,
-                           .source_frame = g->step / 3u,
-                           .phase = (uint32_t)(g->step % 3u),
-                           .snapshot_size = SNAP_SIZE,
-                           .snapshot = snap};
+    assert_int_equal(g->sim.next_step, g->step);
+    cradle_sim_step(&g->sim, snap);
     g->ev.count = 0;
-    g->c->step(g->s, &st, &g->sink);
+    for (uint32_t i = 0; i < cradle_events_count(&g->sim.events); i++)
+        (void)collect(&g->ev, cradle_events_at(&g->sim.events, i));
+    g->ev.overflow += cradle_events_dropped(&g->sim.events);
     g->step++;
 }
 
@@ -286,7 +288,10 @@ static void test_relocated_state_continues(void **unused) {
     uint8_t *raw = aligned_alloc(64, size + 4096);
     assert_non_null(raw);
     vanguard_state *moved = (vanguard_state *)(raw + 1024);
-    memcpy(moved, g.s, size);
+    cradle_sim_config sc = {.state = moved, .state_capacity = (uint32_t)size, .state_align = 64,
+                            .events = g.storage, .event_capacity = 4096, .hash = cradle_hash64};
+    assert_int_equal(cradle_sim_init(&g.sim, &sc, g.c, NULL, 0), 0);
+    assert_int_equal(cradle_sim_restore(&g.sim, g.s, size, N), 0);
     memset(g.s, 0xA5, size);
     vanguard_state *original = g.s;
     g.s = moved;

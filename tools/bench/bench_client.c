@@ -98,8 +98,10 @@ static void scene_build(scene *sc) {
     vanguard_state *s = aligned_alloc(64, (c->state_size + 63u) / 64u * 64u);
     vanguard_state *prev = aligned_alloc(64, (c->state_size + 63u) / 64u * 64u);
     if (!s || !prev) exit(1);
-    memset(s, 0, c->state_size);
-    if (c->init(s, 1, 8) != 0) exit(1);
+    cradle_sim sim;
+    cradle_sim_config sim_config = {.state = s, .previous = prev, .state_capacity = (c->state_size + 63u) / 64u * 64u,
+                                    .state_align = 64, .hash = cradle_hash64};
+    if (cradle_sim_init(&sim, &sim_config, c, NULL, 0) != 0 || cradle_sim_start(&sim, 1, 8) != 0) exit(1);
     cradle_rng rng;
     cradle_rng_seed(&rng, 5, 5);
     uint8_t snap[SNAP_SIZE];
@@ -119,10 +121,7 @@ static void scene_build(scene *sc) {
         snap[0] = 0xFF;
         for (uint32_t slot = 0; slot < VG_MAX_PLAYERS; slot++)
             (void)vanguard_input_pack(snap + 1 + slot, 1, vanguard_bot_actions(s, slot, i));
-        memcpy(prev, s, c->state_size);
-        cradle_game_step st = {.index = i, .source_frame = i / 3, .phase = (uint32_t)(i % 3),
-                               .snapshot_size = SNAP_SIZE, .snapshot = snap};
-        c->step(s, &st, NULL);
+        cradle_sim_step(&sim, snap);
     }
     sc->c = c;
     sc->s = s;

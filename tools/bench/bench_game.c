@@ -53,15 +53,16 @@ static void top_up(vanguard_state *s, cradle_rng *rng, uint32_t target) {
 
 static void run(const cradle_game_contract *c, vanguard_state *s, bool heavy, uint64_t steps,
                 const char *label) {
-    memset(s, 0, c->state_size);
-    if (c->init(s, 1, 8) != 0) {
+    cradle_sim sim;
+    cradle_sim_config sc = {.state = s, .state_capacity = (c->state_size + 63u) & ~63u, .state_align = c->state_align,
+                            .hash = cradle_hash64};
+    if (cradle_sim_init(&sim, &sc, c, NULL, 0) != 0 || cradle_sim_start(&sim, 1, 8) != 0) {
         fprintf(stderr, "bench_game: init failed\n");
         exit(1);
     }
     cradle_rng rng;
     cradle_rng_seed(&rng, 5, 5);
     uint8_t snap[SNAP_SIZE];
-    uint8_t out[CRADLE_GAME_OUTPUT_MAX];
     uint64_t live_sum = 0;
     uint32_t live_min = UINT32_MAX, live_max = 0;
     double elapsed = 0, stepping = 0, wall = 0, wall_step = 0;
@@ -72,17 +73,12 @@ static void run(const cradle_game_contract *c, vanguard_state *s, bool heavy, ui
                 if (s->players[p].ship != CRADLE_ENTITY_NONE) s->players[p].invulnerable = 2;
         }
         bots(s, i, snap);
-        cradle_game_step st = {.index = i,
-                               .source_frame = i / 3,
-                               .phase = (uint32_t)(i % 3),
-                               .snapshot_size = SNAP_SIZE,
-                               .snapshot = snap};
         double w0 = wall_s();
         double t0 = now_s();
-        c->step(s, &st, NULL);
+        cradle_sim_step(&sim, snap);
         double t1 = now_s();
         double w1 = wall_s();
-        sink += c->output(s, i, out, sizeof out);
+        if (cradle_sim_output(&sim) == 0) sink += sim.output_size;
         double t2 = now_s();
         wall += wall_s() - w0;
         wall_step += w1 - w0;

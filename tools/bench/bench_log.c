@@ -132,14 +132,10 @@ static double read_mb_s(const char *path, uint64_t *records) {
     return (double)size / 1e6 / best;
 }
 
-static bool discard_event(void *context, const cradle_event *event) {
-    (void)context;
-    (void)event;
-    return true;
-}
-
-/* Records `steps` steps of bot input for the library's game, then replays
- * the log through it: steps per second of the replay (reader + step + output). */
+/* Records `steps` steps of bot input for the library's game through a sim,
+ * then replays the log through the replay driver (replay.h), as
+ * cradle-replay does: steps per second of the replay (reader + step +
+ * output + hash checks), the driver's opening excluded. */
 static void bench_replay(const char *lib_path, uint64_t steps) {
     cradle_reload_config cfg = {.path = lib_path, .copy_dir = tmpdir};
     char msg[256];
@@ -155,58 +151,47 @@ static void bench_replay(const char *lib_path, uint64_t steps) {
     size_t cap = (c->state_size + 63u) / 64u * 64u;
     uint8_t *state = aligned_alloc(64, cap);
     if (!state) goto out;
+    cradle_sim sim;
+    cradle_sim_config sc = {.state = state, .state_capacity = (uint32_t)cap, .state_align = 64, .hash = cradle_hash64};
+    if (cradle_sim_init(&sim, &sc, c, msg, sizeof msg) != 0 || cradle_sim_start(&sim, 1, c->max_players) != 0)
+        goto out_free;
     cradle_log_writer_config wcfg = {.overwrite = true, .sync_inline = true};
     cradle_log_writer w;
     if (cradle_log_writer_open(&w, path, &h, &wcfg, NULL, msg, sizeof msg) != 0) goto out_free;
-    memset(state, 0, cap);
-    if (c->init(state, 1, c->max_players) < 0) {
-        cradle_log_writer_abandon(&w);
-        goto out_unlink;
-    }
     cradle_rng rng;
     cradle_rng_seed(&rng, 1, 2);
-    uint8_t snap[CRADLE_SNAPSHOT_MAX], out[CRADLE_GAME_OUTPUT_MAX];
-    cradle_event_sink events = {.emit = discard_event};
-    uint32_t per = c->steps_per_second / c->source_frames_per_second;
+    uint8_t snap[CRADLE_SNAPSHOT_MAX];
     for (uint64_t s = 0; s < steps; s++) {
         for (uint32_t i = 0; i < h.snapshot_size; i++) snap[i] = (uint8_t)cradle_rng_next(&rng);
         memset(snap, 0xff, CRADLE_PRESENCE_BYTES(c->max_players));
         if (cradle_log_writer_append_step(&w, s, snap) != 0) break;
-        cradle_game_step gs = {s, s / per, (uint32_t)(s % per), h.snapshot_size, snap};
-        c->step(state, &gs, &events);
-        if ((s + 1) % 60 == 0 &&
-            cradle_log_writer_append_hash(&w, s, cradle_hash64(state, c->state_size)) != 0)
-            break;
+        cradle_sim_step(&sim, snap);
+        if ((s + 1) % 60 == 0 && cradle_log_writer_append_hash(&w, s, cradle_sim_hash(&sim)) != 0) break;
     }
-    if (cradle_log_writer_close(&w, cradle_hash64(state, c->state_size)) != 0) goto out_unlink;
+    if (cradle_log_writer_close(&w, cradle_sim_hash(&sim)) != 0) goto out_unlink;
 
     double best = 1e9;
     uint64_t replayed = 0;
+    bool all_matched = true;
+    static cradle_replay r;
     for (int round = 0; round < 3; round++) {
-        cradle_log_reader r;
-        if (cradle_log_reader_open(&r, path, msg, sizeof msg) != 0) break;
-        memset(state, 0, cap);
-        (void)c->init(state, 1, c->max_players);
-        double t0 = cpu_s();
-        cradle_log_record rec;
-        replayed = 0;
-        while (cradle_log_reader_next(&r, &rec) == 1) {
-            if (rec.kind == CRADLE_LOG_RECORD_STEP) {
-                cradle_game_step gs = {rec.step, rec.step / per, (uint32_t)(rec.step % per),
-                                       h.snapshot_size, rec.snapshot};
-                c->step(state, &gs, &events);
-                if (c->output) sink += c->output(state, rec.step, out, sizeof out);
-                replayed++;
-            } else if (rec.kind == CRADLE_LOG_RECORD_HASH) {
-                sink += cradle_hash64(state, c->state_size) == rec.hash;
-            }
+        cradle_replay_config rc = {.log_path = path, .game_path = lib_path, .copy_dir = tmpdir, .output = true};
+        if (cradle_replay_open(&r, &rc) != 0) {
+            printf("  %-40s cannot replay: %s\n", lib_path, r.message);
+            break;
         }
+        double t0 = cpu_s();
+        cradle_replay_item item;
+        while (cradle_replay_next(&r, &item) == 1)
+            if (item.kind == CRADLE_REPLAY_STEP) sink += item.output_size;
         double t = cpu_s() - t0;
-        cradle_log_reader_close(&r);
+        replayed = r.steps;
+        all_matched = all_matched && !r.mismatch && r.ended;
+        cradle_replay_close(&r);
         if (t < best) best = t;
     }
-    printf("  %-12s %2" PRIu32 " players, %" PRIu64 " steps: %12.0f steps/s\n", c->name,
-           c->max_players, replayed, (double)replayed / best);
+    printf("  %-12s %2" PRIu32 " players, %" PRIu64 " steps: %12.0f steps/s%s\n", c->name, c->max_players,
+           replayed, (double)replayed / best, all_matched ? "" : " (HASH MISMATCH)");
 out_unlink:
     unlink(path);
 out_free:
