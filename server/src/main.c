@@ -193,15 +193,15 @@ int main(int argc, char **argv) {
     /* Every step that can refuse the start runs before the log is created
      * (cradle_server_host_open_log, after the UDP port): a failed start
      * leaves no log behind to refuse the retry (a log is never overwritten). */
-    int rc = setup_security(&options, &sec);
-    if (rc != 0) {
-        status = rc;
-        goto out_free;
-    }
-    rc = cradle_server_host_init(host, &options, net, (volatile const int *)&signalled);
-    report_security(host, &options, &sec); /* host->options is set even when init failed */
+    int rc = cradle_server_host_init(host, &options, net, (volatile const int *)&signalled);
     if (rc == CRADLE_ERANGE) status = 2; /* --players beyond the game's maximum */
     if (rc != 0) goto out_host;
+    rc = setup_security(&options, &sec);
+    if (rc != 0) {
+        status = rc;
+        goto out_host;
+    }
+    report_security(host, &options, &sec);
 
     uint32_t max_peers = host->players + options.spectators + 8u; /* room to refuse politely */
     if (max_peers > CRADLE_SERVER_MAX_PEERS) max_peers = CRADLE_SERVER_MAX_PEERS;
