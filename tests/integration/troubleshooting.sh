@@ -63,7 +63,6 @@ wait_exit() { # wait_exit PID SECONDS: sets rc to the exit status
   rc=0
   wait "$1" || rc=$?
 }
-server_step() { json_field "$("$ctl" --socket "$work/dev.sock" --json '{"cmd":"status"}')" step; }
 
 # ---- the server's start-up refusals -------------------------------------------------
 run 2 "$server" --game "$counter" --bind 127.0.0.1 --port 1
@@ -94,8 +93,14 @@ run 1 "$client" --headless --game "$work/game.so" --port "$PORT" --server-key "$
   --steps 100000000
 grep -q '(auth): token_build' err.txt || fail "a token for another build is not reported as token_build"
 token=$("$keys" token --key issuer.key --client-id 1 --server-id "$SERVER_ID" --build "$build" --ttl 60)
-run 0 "$client" --headless --game "$work/game.so" --port "$PORT" --server-key "$SERVER_ID" --token "$token" \
-  --steps $(($(server_step) + 240))
+"$client" --headless --game "$work/game.so" --port "$PORT" --server-key "$SERVER_ID" --token "$token" \
+  >first.out 2>first.err &
+first=$!
+pids+=("$first")
+wait_for first.out '"event":"playing"' 20
+kill -INT "$first" # the token did its one join: leave
+wait_exit "$first" 20
+[ "$rc" -eq 0 ] || fail "the first use of the token: exit $rc: $(cat first.err)"
 run 1 "$client" --headless --game "$work/game.so" --port "$PORT" --server-key "$SERVER_ID" --token "$token" \
   --steps 100000000
 # Another build of the game.
