@@ -1,5 +1,8 @@
 #include "host.h"
 
+#include "dev_commands.h"
+#include "host_internal.h"
+
 #include <assert.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -78,8 +81,8 @@ static void send_message(cradle_server_host *host, uint16_t peer, uint32_t gener
     push_out(host);
 }
 
-static void send_to_peer(cradle_server_host *host, uint16_t peer, const cradle_wire_message *m,
-                         uint8_t flags) {
+void cradle__server_send_to_peer(cradle_server_host *host, uint16_t peer, const cradle_wire_message *m,
+                                 uint8_t flags) {
     send_message(host, peer, host->peers[peer].generation, m, flags);
 }
 
@@ -93,7 +96,7 @@ static void disconnect_peer(cradle_server_host *host, uint16_t peer) {
 }
 
 /* Sends the STEPS being packed to every admitted peer. */
-static void flush_steps(cradle_server_host *host) {
+void cradle__server_flush_steps(cradle_server_host *host) {
     if (host->pending_count == 0) return;
     cradle_wire_message m = {.type = CRADLE_WIRE_STEPS};
     m.as.steps.first_step = host->pending_first;
@@ -128,7 +131,7 @@ static void refuse(cradle_server_host *host, uint16_t peer, cradle_wire_refusal 
     vsnprintf(text, sizeof text, format, ap);
     va_end(ap);
     cradle_wire_set_text(m.as.refuse.text, sizeof m.as.refuse.text, text);
-    send_to_peer(host, peer, &m, CRADLE_SERVER_OUT_RELIABLE | CRADLE_SERVER_OUT_DISCONNECT);
+    cradle__server_send_to_peer(host, peer, &m, CRADLE_SERVER_OUT_RELIABLE | CRADLE_SERVER_OUT_DISCONNECT);
     host->peers[peer].state = CRADLE_SERVER_PEER_CLOSING; /* until its disconnect arrives */
     host->refusals++;
     cradle_server_say(host, "info", "refused", "peer %u refused (%s): %s", (unsigned)peer,
@@ -170,7 +173,7 @@ static void run_step(cradle_server_host *host) {
     if (host->log_open) report_log_error(host, cradle_log_writer_append_step(&host->log, s, host->snapshot));
     cradle_sim_step(&host->sim, host->snapshot);
 
-    if (host->pending_count == host->steps_per_message) flush_steps(host);
+    if (host->pending_count == host->steps_per_message) cradle__server_flush_steps(host);
     if (host->pending_count == 0) host->pending_first = s;
     memcpy(host->pending + (size_t)host->pending_count * host->snapshot_size, host->snapshot,
            host->snapshot_size);
@@ -202,7 +205,7 @@ static uint16_t input_delay_for(const cradle_server_host *host, const cradle_ser
  * spectator from step next_step on. */
 static void admit(cradle_server_host *host, uint16_t p) {
     cradle_server_peer *peer = &host->peers[p];
-    flush_steps(host); /* earlier steps are not this peer's */
+    cradle__server_flush_steps(host); /* earlier steps are not this peer's */
     uint64_t start = host->sim.next_step;
     cradle_wire_message m = {.type = CRADLE_WIRE_WELCOME};
     cradle_wire_welcome *w = &m.as.welcome;
@@ -221,7 +224,7 @@ static void admit(cradle_server_host *host, uint16_t p) {
     w->state_follows = start > 0;
     cradle_wire_set_text(w->game, sizeof w->game, host->sim.contract->name);
     cradle_wire_set_text(w->build_id, sizeof w->build_id, host->sim.contract->build_id);
-    send_to_peer(host, p, &m, CRADLE_SERVER_OUT_RELIABLE);
+    cradle__server_send_to_peer(host, p, &m, CRADLE_SERVER_OUT_RELIABLE);
     if (w->state_follows) {
         host->join_size = host->sim.contract->state_size;
         memcpy(host->join_state, host->sim.state, host->join_size);
@@ -278,7 +281,6 @@ static void stream_join(cradle_server_host *host) {
     if (next != CRADLE_SERVER_BROADCAST) admit(host, next);
 }
 
-static void release_peer(cradle_server_host *host, uint16_t p, const char *why);
 
 /* A HELLO asks for the occupied slot: when both connections carry verified
  * tokens naming the same client, the new one is that player back (its old
@@ -292,11 +294,11 @@ static bool take_over(cradle_server_host *host, uint16_t p, uint32_t slot) {
     cradle_wire_message m = {.type = CRADLE_WIRE_BYE};
     m.as.bye.reason = CRADLE_WIRE_BYE_KICKED;
     cradle_wire_set_text(m.as.bye.text, sizeof m.as.bye.text, "replaced by a new connection of the same client");
-    flush_steps(host);
-    send_to_peer(host, old, &m, CRADLE_SERVER_OUT_RELIABLE | CRADLE_SERVER_OUT_DISCONNECT);
+    cradle__server_flush_steps(host);
+    cradle__server_send_to_peer(host, old, &m, CRADLE_SERVER_OUT_RELIABLE | CRADLE_SERVER_OUT_DISCONNECT);
     char why[64];
     snprintf(why, sizeof why, "client %" PRIu64 " connected again as peer %u", now->client_id, (unsigned)p);
-    release_peer(host, old, why);
+    cradle__server_release_peer(host, old, why);
     host->takeovers++;
     return true;
 }
@@ -365,7 +367,7 @@ static void on_hello(cradle_server_host *host, uint16_t p, const cradle_wire_mes
     if (!host->join_active) stream_join(host);
 }
 
-static void release_peer(cradle_server_host *host, uint16_t p, const char *why) {
+void cradle__server_release_peer(cradle_server_host *host, uint16_t p, const char *why) {
     cradle_server_peer *peer = &host->peers[p];
     bool had_slot = peer->state == CRADLE_SERVER_PEER_PLAYER ||
                     (peer->state == CRADLE_SERVER_PEER_WAITING && !peer->spectator);
@@ -418,7 +420,7 @@ static void on_event(cradle_server_host *host, const cradle_server_in *in) {
     peer->rtt_ms = in->rtt_ms;
     peer->lowest_rtt_ms = in->lowest_rtt_ms;
     if (in->kind == CRADLE_SERVER_IN_DISCONNECT) {
-        release_peer(host, in->peer, "disconnected");
+        cradle__server_release_peer(host, in->peer, "disconnected");
         peer->state = CRADLE_SERVER_PEER_FREE;
         return;
     }
@@ -441,7 +443,7 @@ static void on_event(cradle_server_host *host, const cradle_server_in *in) {
                           (unsigned)in->peer, m.as.desync.step, m.as.desync.hash, m.as.desync.expected);
         break;
     case CRADLE_WIRE_BYE:
-        release_peer(host, in->peer, cradle_wire_bye_name(m.as.bye.reason));
+        cradle__server_release_peer(host, in->peer, cradle_wire_bye_name(m.as.bye.reason));
         disconnect_peer(host, in->peer);
         break;
     default: break; /* server-to-client types from a client: ignored */
@@ -458,7 +460,7 @@ static void expire_silent_peers(cradle_server_host *host, uint64_t now) {
         cradle_wire_message m = {.type = CRADLE_WIRE_BYE};
         m.as.bye.reason = CRADLE_WIRE_BYE_TIMEOUT;
         cradle_wire_set_text(m.as.bye.text, sizeof m.as.bye.text, "no HELLO within 5 s");
-        send_to_peer(host, p, &m, CRADLE_SERVER_OUT_RELIABLE | CRADLE_SERVER_OUT_DISCONNECT);
+        cradle__server_send_to_peer(host, p, &m, CRADLE_SERVER_OUT_RELIABLE | CRADLE_SERVER_OUT_DISCONNECT);
         peer->state = CRADLE_SERVER_PEER_CLOSING;
         cradle_server_say(host, "info", "timeout", "peer %u sent no HELLO within 5 s", (unsigned)p);
     }
@@ -470,7 +472,7 @@ static void drain_in(cradle_server_host *host) {
 
 /* ---- reload ------------------------------------------------------------------------ */
 
-static void after_reload(cradle_server_host *host, const cradle_reload_result *r) {
+void cradle__server_after_reload(cradle_server_host *host, const cradle_reload_result *r) {
     if (r->kind == CRADLE_RELOAD_SWAPPED) {
         char why[CRADLE_RELOAD_MESSAGE_MAX];
         int rc = cradle_sim_swap(&host->sim, r->contract, why, sizeof why);
@@ -481,7 +483,7 @@ static void after_reload(cradle_server_host *host, const cradle_reload_result *r
         cradle_server_net_set_build(host->net, host->sim.contract->build_id); /* tokens name the build */
         snprintf(host->last_reload, sizeof host->last_reload, "swapped to build %s at step %" PRIu64,
                  host->sim.contract->build_id, host->sim.next_step);
-        flush_steps(host); /* the steps so far ran the old build: its epoch */
+        cradle__server_flush_steps(host); /* the steps so far ran the old build: its epoch */
         host->epoch++;
         if (host->log_open)
             report_log_error(host, cradle_log_writer_append_reload(&host->log, host->sim.next_step,
@@ -506,7 +508,7 @@ static void after_reload(cradle_server_host *host, const cradle_reload_result *r
 void cradle_server_host_poll(cradle_server_host *host) {
     drain_in(host);
     stream_join(host);
-    flush_steps(host);
+    cradle__server_flush_steps(host);
 }
 
 void cradle_server_host_advance(cradle_server_host *host, uint64_t count) {
@@ -515,249 +517,7 @@ void cradle_server_host_advance(cradle_server_host *host, uint64_t count) {
         (void)cradle_clock_command_step(&host->clock);
         run_step(host);
     }
-    flush_steps(host);
-}
-
-/* ---- dev protocol ------------------------------------------------------------------- */
-
-static void write_hash_field(cradle_writer *reply, const char *key, uint64_t hash) {
-    char hex[17];
-    snprintf(hex, sizeof hex, "%016" PRIx64, hash);
-    cradle_dev_field_string(reply, key, hex);
-}
-
-static void dev_status(cradle_server_host *host, const cradle_dev_request *req, cradle_writer *reply) {
-    cradle_dev_reply_begin(reply, req);
-    cradle_dev_field_u64(reply, "step", host->sim.next_step);
-    cradle_dev_field_string(reply, "mode",
-                            host->options->mode == CRADLE_SERVER_PACED ? "paced" : "commanded");
-    cradle_dev_field_bool(reply, "paused", host->paused);
-    cradle_writer_text(reply, ",\"players\":[");
-    bool first = true;
-    for (uint32_t s = 0; s < host->players; s++) {
-        const cradle_server_slot *slot = &host->slots[s];
-        if (!slot->occupied) continue;
-        const cradle_server_peer *peer = &host->peers[slot->peer];
-        cradle_writer_format(reply,
-                             "%s{\"slot\":%u,\"peer\":%u,\"rtt_ms\":%u,\"late\":%" PRIu64
-                             ",\"on_time\":%" PRIu64 ",\"desyncs\":%" PRIu64 ",\"joined\":%s}",
-                             first ? "" : ",", s, (unsigned)slot->peer, peer->rtt_ms, slot->late,
-                             slot->on_time, peer->desyncs,
-                             slot->joined_step == UINT64_MAX ? "false" : "true");
-        first = false;
-    }
-    cradle_writer_text(reply, "]");
-    cradle_dev_field_u64(reply, "player_limit", host->players);
-    cradle_dev_field_u64(reply, "spectators", host->spectator_count);
-    cradle_dev_field_u64(reply, "bytes_in", atomic_load(&host->net->stats.bytes_in));
-    cradle_dev_field_u64(reply, "bytes_out", atomic_load(&host->net->stats.bytes_out));
-    cradle_dev_field_u64(reply, "packets_in", atomic_load(&host->net->stats.packets_in));
-    cradle_dev_field_u64(reply, "packets_out", atomic_load(&host->net->stats.packets_out));
-    cradle_dev_field_u64(reply, "dropped_malformed", atomic_load(&host->net->stats.dropped_malformed));
-    cradle_dev_field_u64(reply, "steps_repeated", atomic_load(&host->net->stats.steps_repeated));
-    cradle_dev_field_u64(reply, "repairs", atomic_load(&host->net->stats.repairs));
-    cradle_dev_field_u64(reply, "fell_behind", atomic_load(&host->net->stats.fell_behind));
-    {
-        const cradle_server_net_stats *ns = &host->net->stats;
-        cradle_dev_field_bool(reply, "secure", host->net->secure);
-        cradle_dev_field_u64(reply, "rate_limited", atomic_load(&ns->rate_limited));
-        cradle_dev_field_u64(reply, "auth_failed", atomic_load(&ns->auth_failed));
-        cradle_dev_field_u64(reply, "replayed", atomic_load(&ns->replayed));
-        cradle_dev_field_u64(reply, "unauthenticated", atomic_load(&ns->unauthenticated));
-        cradle_dev_field_u64(reply, "auth_timeouts", atomic_load(&ns->auth_timeouts));
-        cradle_dev_field_u64(reply, "bad_credential", atomic_load(&ns->bad_credential));
-        cradle_dev_field_u64(reply, "tokens_accepted", atomic_load(&ns->tokens_accepted));
-        /* Tokens refused, per reason. */
-        cradle_dev_field_u64(reply, "token_malformed", atomic_load(&ns->token_malformed));
-        cradle_dev_field_u64(reply, "token_signature", atomic_load(&ns->token_signature));
-        cradle_dev_field_u64(reply, "token_server", atomic_load(&ns->token_server));
-        cradle_dev_field_u64(reply, "token_build", atomic_load(&ns->token_build));
-        cradle_dev_field_u64(reply, "token_future", atomic_load(&ns->token_future));
-        cradle_dev_field_u64(reply, "token_lifetime", atomic_load(&ns->token_lifetime));
-        cradle_dev_field_u64(reply, "token_expired", atomic_load(&ns->token_expired));
-        cradle_dev_field_u64(reply, "token_reused", atomic_load(&ns->token_reused));
-        cradle_dev_field_u64(reply, "token_cache_full", atomic_load(&ns->token_cache_full));
-    }
-    cradle_dev_field_string(reply, "game", host->sim.contract->name);
-    cradle_dev_field_string(reply, "build", host->sim.contract->build_id);
-    if (host->log_open)
-        cradle_dev_field_string(reply, "log", host->options->log);
-    else
-        cradle_dev_field_raw(reply, "log", "null");
-    cradle_dev_field_u64(reply, "uptime_ms", (cradle_mono_ns() - host->started_ns) / 1000000u);
-    cradle_dev_field_string(reply, "last_reload", host->last_reload[0] ? host->last_reload : "none");
-    cradle_dev_field_u64(reply, "joins", host->joins);
-    cradle_dev_field_u64(reply, "refusals", host->refusals);
-    cradle_dev_field_u64(reply, "takeovers", host->takeovers);
-    cradle_dev_field_u64(reply, "desyncs", host->desyncs);
-    cradle_dev_field_u64(reply, "dropped_steps", host->dropped_steps);
-    cradle_dev_field_u64(reply, "leaves", host->leaves);
-    cradle_dev_field_u64(reply, "reloads", host->reloads);
-    cradle_dev_field_u64(reply, "reload_refusals", host->reload_refusals);
-    /* Library changes whose bytes were the build in use (a touch): no reload. */
-    cradle_dev_field_u64(reply, "reload_unchanged", host->reload.unchanged);
-    cradle_dev_field_u64(reply, "events", host->sim.events.appended_total);
-    cradle_dev_field_u64(reply, "events_dropped", cradle_events_dropped_total(&host->sim.events));
-    /* Messages to clients dropped because the outbound ring stayed full for 2 s. */
-    cradle_dev_field_u64(reply, "dropped_out", host->dropped_out);
-    /* The network thread's drops: inbound messages with the ring to this thread full;
-     * outbound messages for a connection that had gone before they were sent. */
-    cradle_dev_field_u64(reply, "dropped_in_full", atomic_load(&host->net->stats.dropped_in_full));
-    cradle_dev_field_u64(reply, "dropped_stale", atomic_load(&host->net->stats.dropped_stale));
-    /* Steps on disk after an fdatasync: a crash from now on keeps at least these. */
-    cradle_dev_field_u64(reply, "durable_steps", host->log_open ? cradle_log_writer_durable_steps(&host->log) : 0);
-    cradle_dev_reply_end(reply);
-}
-
-static bool dev_players(void *context, cradle_dev_request *req, cradle_writer *reply) {
-    cradle_server_host *host = context;
-    cradle_dev_reply_begin(reply, req);
-    cradle_writer_text(reply, ",\"players\":[");
-    bool first = true;
-    for (uint32_t s = 0; s < host->players; s++) {
-        const cradle_server_slot *slot = &host->slots[s];
-        if (!slot->occupied) continue;
-        const cradle_server_peer *peer = &host->peers[slot->peer];
-        cradle_writer_format(
-            reply, "%s{\"slot\":%u,\"address\":\"%u.%u.%u.%u:%u\",\"rtt_ms\":%u,\"late\":%" PRIu64 "}",
-            first ? "" : ",", s, peer->address & 0xffu, (peer->address >> 8) & 0xffu,
-            (peer->address >> 16) & 0xffu, peer->address >> 24, (unsigned)peer->port, peer->rtt_ms,
-            slot->late);
-        first = false;
-    }
-    cradle_writer_text(reply, "]");
-    cradle_dev_field_u64(reply, "spectators", host->spectator_count);
-    cradle_dev_reply_end(reply);
-    return false;
-}
-
-static bool dev_kick(void *context, cradle_dev_request *req, cradle_writer *reply) {
-    cradle_server_host *host = context;
-    int64_t slot = 0;
-    int rc = cradle_dev_arg_integer(req, "slot", true, 0, CRADLE_GAME_MAX_PLAYERS - 1, 0, &slot);
-    if (rc != 0) {
-        cradle_dev_reply_error(reply, req, rc, req->message);
-        return false;
-    }
-    if ((uint32_t)slot >= host->players || !host->slots[slot].occupied) {
-        cradle_dev_reply_error(reply, req, CRADLE_EDEV_ARGUMENT, "no player in that slot");
-        return false;
-    }
-    uint16_t p = host->slots[slot].peer;
-    cradle_wire_message m = {.type = CRADLE_WIRE_BYE};
-    m.as.bye.reason = CRADLE_WIRE_BYE_KICKED;
-    cradle_wire_set_text(m.as.bye.text, sizeof m.as.bye.text, "kicked by the operator");
-    flush_steps(host);
-    send_to_peer(host, p, &m, CRADLE_SERVER_OUT_RELIABLE | CRADLE_SERVER_OUT_DISCONNECT);
-    release_peer(host, p, "kicked");
-    cradle_dev_reply_ok(reply, req);
-    return false;
-}
-
-static bool dev_pause(void *context, cradle_dev_request *req, cradle_writer *reply) {
-    cradle_server_host *host = context;
-    host->paused = true;
-    cradle_dev_reply_ok(reply, req);
-    return false;
-}
-
-static bool dev_resume(void *context, cradle_dev_request *req, cradle_writer *reply) {
-    cradle_server_host *host = context;
-    host->paused = false;
-    host->last_offer_ns = cradle_mono_ns(); /* no burst of owed steps */
-    cradle_dev_reply_ok(reply, req);
-    return false;
-}
-
-static bool dev_hash(void *context, cradle_dev_request *req, cradle_writer *reply) {
-    cradle_server_host *host = context;
-    cradle_dev_reply_begin(reply, req);
-    cradle_dev_field_u64(reply, "step", host->sim.next_step);
-    write_hash_field(reply, "hash", cradle_hash64(host->sim.state, host->sim.contract->state_size));
-    if (host->last_hash_step != UINT64_MAX) {
-        cradle_dev_field_u64(reply, "last_hash_step", host->last_hash_step);
-        write_hash_field(reply, "last_hash", host->last_hash);
-    }
-    cradle_dev_reply_end(reply);
-    return false;
-}
-
-static bool dev_reload(void *context, cradle_dev_request *req, cradle_writer *reply) {
-    cradle_server_host *host = context;
-    cradle_reload_result r = cradle_reload_now(&host->reload);
-    after_reload(host, &r);
-    if (r.kind == CRADLE_RELOAD_REFUSED) {
-        cradle_dev_reply_error(reply, req, r.error, r.message);
-        return false;
-    }
-    cradle_dev_reply_begin(reply, req);
-    cradle_dev_field_bool(reply, "swapped", r.kind == CRADLE_RELOAD_SWAPPED);
-    cradle_dev_field_string(reply, "build", host->sim.contract->build_id);
-    cradle_dev_reply_end(reply);
-    return false;
-}
-
-static bool dev_flush(void *context, cradle_dev_request *req, cradle_writer *reply) {
-    cradle_server_host *host = context;
-    if (!host->log_open) {
-        cradle_dev_reply_error(reply, req, CRADLE_EDEV_STATE, "no session log (start with --log PATH)");
-        return false;
-    }
-    int rc = cradle_log_writer_flush(&host->log, cradle_mono_ns());
-    if (rc != 0) {
-        cradle_dev_reply_error(reply, req, rc, host->log.message);
-        return false;
-    }
-    cradle_dev_reply_begin(reply, req);
-    cradle_dev_field_u64(reply, "durable_steps", cradle_log_writer_durable_steps(&host->log));
-    cradle_dev_reply_end(reply);
-    return false;
-}
-
-static const cradle_dev_entry dev_table[] = {
-    {"players", dev_players}, {"kick", dev_kick},     {"pause", dev_pause}, {"resume", dev_resume},
-    {"hash", dev_hash},       {"reload", dev_reload}, {"flush", dev_flush},
-};
-
-static bool dev_line(void *context, const char *line, size_t length, cradle_writer *reply,
-                     cradle_arena *scratch) {
-    (void)scratch;
-    cradle_server_host *host = context;
-    cradle_dev_request req;
-    int rc = cradle_dev_parse(&req, line, length, CRADLE_SERVER_MAX_STEP_COMMAND);
-    bool quit = false;
-    const cradle_dev_command *common = cradle_dev_common(&req);
-    if (common) {
-        switch (common->kind) {
-        case CRADLE_DEV_STATUS: dev_status(host, &req, reply); break;
-        case CRADLE_DEV_QUIT:
-            cradle_dev_reply_ok(reply, &req);
-            host->quit = true;
-            quit = true;
-            break;
-        case CRADLE_DEV_STEP:
-            if (host->options->mode != CRADLE_SERVER_COMMANDED) {
-                cradle_dev_reply_error(reply, &req, CRADLE_EDEV_STATE, "step needs --mode commanded");
-                break;
-            }
-            cradle_server_host_advance(host, common->count);
-            cradle_dev_reply_begin(reply, &req);
-            cradle_dev_field_u64(reply, "step", host->sim.next_step);
-            cradle_dev_reply_end(reply);
-            break;
-        }
-    } else if (rc == CRADLE_EDEV_UNKNOWN) {
-        const cradle_dev_entry *e =
-            cradle_dev_find(dev_table, sizeof dev_table / sizeof dev_table[0], req.cmd);
-        if (e)
-            quit = e->handle(host, &req, reply);
-        else
-            cradle_dev_reply_parse_error(reply, &req);
-    } else {
-        cradle_dev_reply_parse_error(reply, &req);
-    }
-    cradle_dev_request_deinit(&req);
-    return quit;
+    cradle__server_flush_steps(host);
 }
 
 /* ---- life cycle -------------------------------------------------------------------------- */
@@ -828,7 +588,7 @@ int cradle_server_host_init(cradle_server_host *host, const cradle_server_option
         cradle_transport_config tc = {
             .socket_path = options->dev_socket[0] ? options->dev_socket : NULL,
             .stdio = options->dev_stdin,
-            .handler = dev_line,
+            .handler = cradle_server_dev_line,
             .context = host,
             .peer_group = options->dev_group_set,
             .peer_gid = options->dev_group,
@@ -901,7 +661,7 @@ int cradle_server_host_run(cradle_server_host *host) {
         if (now - host->last_reload_poll_ns >= RELOAD_POLL_NS) {
             host->last_reload_poll_ns = now;
             cradle_reload_result r = cradle_reload_poll(&host->reload, now);
-            after_reload(host, &r);
+            cradle__server_after_reload(host, &r);
             expire_silent_peers(host, now);
         }
         if (host->options->mode == CRADLE_SERVER_PACED && !host->paused) {
@@ -916,7 +676,7 @@ int cradle_server_host_run(cradle_server_host *host) {
             host->last_offer_ns = now;
         }
         stream_join(host);
-        flush_steps(host);
+        cradle__server_flush_steps(host);
         if (host->log_open) report_log_error(host, cradle_log_writer_maybe_sync(&host->log, now));
         /* Nothing to do before the next step, reload check or dev line. */
         uint64_t wait = host->last_reload_poll_ns + RELOAD_POLL_NS - now;
@@ -931,7 +691,7 @@ int cradle_server_host_run(cradle_server_host *host) {
 }
 
 int cradle_server_host_finish(cradle_server_host *host) {
-    flush_steps(host);
+    cradle__server_flush_steps(host);
     cradle_wire_message m = {.type = CRADLE_WIRE_BYE};
     m.as.bye.reason = CRADLE_WIRE_BYE_SHUTDOWN;
     cradle_wire_set_text(m.as.bye.text, sizeof m.as.bye.text, "the server is stopping");
