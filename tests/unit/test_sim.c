@@ -248,15 +248,21 @@ static void test_swap_refuses_another_game_or_a_state_too_large(void **unused) {
     assert_int_equal(f.sim.swaps, 0);
 }
 
+#ifndef NDEBUG /* only a build with assert() calls it */
 static fixture unstarted;
 static void output_before_any_step(void) {
     open_probe(&unstarted, &probe);
     if (cradle_sim_output(&unstarted.sim) == 0) return;
 }
+#endif
 
 static void test_output_before_a_step_asserts(void **unused) {
     (void)unused;
+#ifdef NDEBUG
+    skip();
+#else
     assert_int_equal(cradle_test_signal_of(output_before_any_step), SIGABRT);
+#endif
 }
 
 int main(void) {
