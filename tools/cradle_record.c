@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "cradle/cradle.h"
+#include "cradle/os.h"
 
 #define MAX_RELOADS 16
 #define STATE_MIN_CAPACITY 65536u
@@ -214,9 +215,8 @@ static script_entry *load_script(const char *path, uint32_t max_players, uint32_
 }
 
 static int open_library(cradle_reload *r, const char *path, uint32_t capacity) {
-    const char *tmp = getenv("TMPDIR");
     cradle_reload_config cfg = {.path = path,
-                                .copy_dir = tmp && *tmp ? tmp : "/tmp",
+                                .copy_dir = cradle_os_tmpdir(),
                                 .state_capacity = capacity};
     char msg[CRADLE_RELOAD_MESSAGE_MAX];
     int rc = cradle_reload_open(r, &cfg, cradle_mono_ns(), msg, sizeof msg);

@@ -52,14 +52,14 @@ int cradle_script_parse(cradle_script *script, const char *text, const char *nam
         }
         if (script->count == capacity) {
             capacity = capacity ? capacity * 2 : 64;
-            cradle_input_change *bigger = realloc(script->changes, capacity * sizeof *bigger);
+            cradle_input_script_change *bigger = realloc(script->changes, capacity * sizeof *bigger);
             if (!bigger) {
                 snprintf(message, message_size, "%s: out of memory", name);
                 goto out_error;
             }
             script->changes = bigger;
         }
-        script->changes[script->count++] = (cradle_input_change){.step = step, .bits = bits};
+        script->changes[script->count++] = (cradle_input_script_change){.step = step, .bits = bits};
         continue;
     out_bad:
         snprintf(message, message_size, "%s line %u: expected \"<step> <hex bits>\"", name, line);
@@ -95,7 +95,7 @@ int cradle_script_load(cradle_script *script, const char *path, char *message, s
 
 uint64_t cradle_script_bits(const cradle_script *script, uint64_t step) {
     uint64_t bits = 0;
-    if (cradle_input_at(script->changes, script->count, 0, step, &bits) != 0) return 0;
+    if (cradle_input_script_at(script->changes, script->count, 0, step, &bits) != 0) return 0;
     return bits;
 }
 

@@ -16,10 +16,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cradle/session.h"
+#include "cradle/input_script.h"
 
 typedef struct cradle_script {
-    cradle_input_change *changes; /* malloc'd at load */
+    cradle_input_script_change *changes; /* malloc'd at load */
     size_t count;
 } cradle_script;
 

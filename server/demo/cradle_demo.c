@@ -48,8 +48,8 @@ static void demo_world_step(demo_world *w, const uint8_t *snapshot) {
 
 static void demo_world_output(const demo_world *w, uint8_t out[DEMO_OUTPUT_BYTES]) {
     cradle_cursor c = cradle_cursor_writer(out, DEMO_OUTPUT_BYTES);
-    cradle_put_u64(&c, w->steps);
-    for (uint32_t p = 0; p < DEMO_PLAYERS; p++) cradle_put_u16(&c, (uint16_t)w->position[p]);
+    cradle_cursor_put_u64(&c, w->steps);
+    for (uint32_t p = 0; p < DEMO_PLAYERS; p++) cradle_cursor_put_u16(&c, (uint16_t)w->position[p]);
 }
 
 /* Fills a step's snapshot from the seeded bots: each moves -3..3. */

@@ -168,8 +168,8 @@ void demo_game_output(cradle_sim *sim, uint8_t out[16]) {
     } else {
         digest = cradle_sim_hash(sim);
     }
-    cradle_store_u64(out, sim->next_step - 1);
-    cradle_store_u64(out + 8, digest);
+    cradle_cursor_store_u64(out, sim->next_step - 1);
+    cradle_cursor_store_u64(out + 8, digest);
 }
 
 bool demo_game_replay(demo_game *g, const cradle_session *session, uint8_t *out) {

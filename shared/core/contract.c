@@ -1,28 +1,12 @@
 #include "cradle/contract.h"
 
+#include "cradle/internal.h"
+
 #include <assert.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 
-#if defined(__GNUC__)
-#define CONTRACT_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
-#else
-#define CONTRACT_PRINTF(fmt, args)
-#endif
-
-/* Writes the message (when there is room) and returns code, so every check
- * reads `return refuse(...)`. */
-CONTRACT_PRINTF(4, 5)
-static int refuse(int code, char *message, size_t message_size, const char *format, ...) {
-    if (message && message_size > 0) {
-        va_list args;
-        va_start(args, format);
-        (void)vsnprintf(message, message_size, format, args);
-        va_end(args);
-    }
-    return code;
-}
 
 cradle_contract_limits cradle_contract_host_limits(void) {
     return (cradle_contract_limits){
@@ -44,20 +28,20 @@ size_t cradle_contract_strnlen(const char *s, size_t max) {
  * Printable because it ends up in messages, logs and file headers. */
 static int check_string(const char *field, const char *s, size_t max, char *message,
                         size_t message_size) {
-    if (!s) return refuse(CRADLE_ERELOAD_CONTRACT, message, message_size, "%s is NULL", field);
+    if (!s) return cradle__say(CRADLE_ERELOAD_CONTRACT, message, message_size, "%s is NULL", field);
     size_t n = cradle_contract_strnlen(s, max);
     if (n == 0) {
-        return refuse(CRADLE_ERELOAD_CONTRACT, message, message_size,
+        return cradle__say(CRADLE_ERELOAD_CONTRACT, message, message_size,
                       "%s length 0 < minimum 1", field);
     }
     if (n > max) {
-        return refuse(CRADLE_ERELOAD_CONTRACT, message, message_size,
+        return cradle__say(CRADLE_ERELOAD_CONTRACT, message, message_size,
                       "%s length > maximum %zu (no NUL within %zu bytes)", field, max, max + 1);
     }
     for (size_t i = 0; i < n; i++) {
         unsigned char ch = (unsigned char)s[i];
         if (ch < 0x20u || ch > 0x7eu) {
-            return refuse(CRADLE_ERELOAD_CONTRACT, message, message_size,
+            return cradle__say(CRADLE_ERELOAD_CONTRACT, message, message_size,
                           "%s byte %zu is 0x%02x, not printable ASCII 0x20..0x7e", field, i,
                           (unsigned)ch);
         }
@@ -70,59 +54,59 @@ int cradle_contract_check(const cradle_game_contract *c, const cradle_contract_l
     assert(limits && "limits are the host's, never NULL");
     assert((message || message_size == 0) && "a message size needs a buffer");
     if (message && message_size > 0) message[0] = '\0';
-    if (!c) return refuse(CRADLE_ERELOAD_CONTRACT, message, message_size, "contract is NULL");
+    if (!c) return cradle__say(CRADLE_ERELOAD_CONTRACT, message, message_size, "contract is NULL");
 
     if (c->abi_major != limits->abi_major) {
-        return refuse(CRADLE_ERELOAD_MAJOR, message, message_size,
+        return cradle__say(CRADLE_ERELOAD_MAJOR, message, message_size,
                       "abi major %u != host abi major %u", (unsigned)c->abi_major,
                       (unsigned)limits->abi_major);
     }
     if (c->abi_minor > limits->abi_minor) {
-        return refuse(CRADLE_ERELOAD_MINOR, message, message_size,
+        return cradle__say(CRADLE_ERELOAD_MINOR, message, message_size,
                       "abi minor %u > host abi minor %u", (unsigned)c->abi_minor,
                       (unsigned)limits->abi_minor);
     }
     uint32_t max_align =
         limits->max_state_align ? limits->max_state_align : CRADLE_CONTRACT_DEFAULT_MAX_ALIGN;
     if (c->state_align == 0 || (c->state_align & (c->state_align - 1u)) != 0) {
-        return refuse(CRADLE_ERELOAD_ALIGN, message, message_size,
+        return cradle__say(CRADLE_ERELOAD_ALIGN, message, message_size,
                       "state alignment %u is not a power of two (maximum %u)",
                       (unsigned)c->state_align, (unsigned)max_align);
     }
     if (c->state_align > max_align) {
-        return refuse(CRADLE_ERELOAD_ALIGN, message, message_size,
+        return cradle__say(CRADLE_ERELOAD_ALIGN, message, message_size,
                       "state alignment %u > maximum %u", (unsigned)c->state_align,
                       (unsigned)max_align);
     }
     if (c->state_size == 0) {
-        return refuse(CRADLE_ERELOAD_CONTRACT, message, message_size,
+        return cradle__say(CRADLE_ERELOAD_CONTRACT, message, message_size,
                       "state size 0 < minimum 1");
     }
     if (limits->state_capacity != 0 && c->state_size > limits->state_capacity) {
-        return refuse(CRADLE_ERELOAD_SIZE, message, message_size, "state size %u > capacity %u",
+        return cradle__say(CRADLE_ERELOAD_SIZE, message, message_size, "state size %u > capacity %u",
                       (unsigned)c->state_size, (unsigned)limits->state_capacity);
     }
     if (c->input_bytes < 1 || c->input_bytes > CRADLE_GAME_MAX_INPUT_BYTES) {
-        return refuse(CRADLE_ERELOAD_CONTRACT, message, message_size,
+        return cradle__say(CRADLE_ERELOAD_CONTRACT, message, message_size,
                       "input bytes %u not in 1..%u", (unsigned)c->input_bytes,
                       (unsigned)CRADLE_GAME_MAX_INPUT_BYTES);
     }
     if (c->max_players < 1 || c->max_players > CRADLE_GAME_MAX_PLAYERS) {
-        return refuse(CRADLE_ERELOAD_CONTRACT, message, message_size,
+        return cradle__say(CRADLE_ERELOAD_CONTRACT, message, message_size,
                       "max players %u not in 1..%u", (unsigned)c->max_players,
                       (unsigned)CRADLE_GAME_MAX_PLAYERS);
     }
     if (c->steps_per_second < 1) {
-        return refuse(CRADLE_ERELOAD_CONTRACT, message, message_size,
+        return cradle__say(CRADLE_ERELOAD_CONTRACT, message, message_size,
                       "steps per second %u < minimum 1", (unsigned)c->steps_per_second);
     }
     if (c->source_frames_per_second < 1) {
-        return refuse(CRADLE_ERELOAD_CONTRACT, message, message_size,
+        return cradle__say(CRADLE_ERELOAD_CONTRACT, message, message_size,
                       "source frames per second %u < minimum 1",
                       (unsigned)c->source_frames_per_second);
     }
     if (c->steps_per_second % c->source_frames_per_second != 0) {
-        return refuse(CRADLE_ERELOAD_CONTRACT, message, message_size,
+        return cradle__say(CRADLE_ERELOAD_CONTRACT, message, message_size,
                       "source frames per second %u does not divide steps per second %u",
                       (unsigned)c->source_frames_per_second, (unsigned)c->steps_per_second);
     }
@@ -130,7 +114,7 @@ int cradle_contract_check(const cradle_game_contract *c, const cradle_contract_l
     if (rc != CRADLE_OK) return rc;
     rc = check_string("build id", c->build_id, CRADLE_GAME_BUILD_ID_MAX, message, message_size);
     if (rc != CRADLE_OK) return rc;
-    if (!c->init) return refuse(CRADLE_ERELOAD_CONTRACT, message, message_size, "init is NULL");
-    if (!c->step) return refuse(CRADLE_ERELOAD_CONTRACT, message, message_size, "step is NULL");
+    if (!c->init) return cradle__say(CRADLE_ERELOAD_CONTRACT, message, message_size, "init is NULL");
+    if (!c->step) return cradle__say(CRADLE_ERELOAD_CONTRACT, message, message_size, "step is NULL");
     return CRADLE_OK;
 }

@@ -1,31 +1,18 @@
 #include "cradle/sim.h"
 
-#include <assert.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <string.h>
+#include "cradle/internal.h"
 
-#if defined(__GNUC__)
-__attribute__((format(printf, 4, 5)))
-#endif
-static int say(int code, char *message, size_t message_size, const char *format, ...) {
-    if (message && message_size > 0) {
-        va_list args;
-        va_start(args, format);
-        (void)vsnprintf(message, message_size, format, args);
-        va_end(args);
-    }
-    return code;
-}
+#include <assert.h>
+#include <string.h>
 
 /* Whether the storage can hold the contract's state block. */
 static int check_fit(const cradle_sim *sim, const cradle_game_contract *c, char *message,
                      size_t message_size) {
     if (c->state_size > sim->state_capacity)
-        return say(CRADLE_ERELOAD_SIZE, message, message_size, "state size %u > capacity %u",
+        return cradle__say(CRADLE_ERELOAD_SIZE, message, message_size, "state size %u > capacity %u",
                    (unsigned)c->state_size, (unsigned)sim->state_capacity);
     if (c->state_align > sim->state_align)
-        return say(CRADLE_ERELOAD_ALIGN, message, message_size, "state alignment %u > the storage's %u",
+        return cradle__say(CRADLE_ERELOAD_ALIGN, message, message_size, "state alignment %u > the storage's %u",
                    (unsigned)c->state_align, (unsigned)sim->state_align);
     return CRADLE_OK;
 }
@@ -132,7 +119,7 @@ static int check_takeover(const cradle_sim *sim, const cradle_game_contract *con
     if (strcmp(contract->name, sim->game_name) != 0 || contract->input_bytes != sim->input_bytes ||
         contract->max_players != sim->max_players || contract->steps_per_second != sim->steps_per_second ||
         contract->source_frames_per_second != sim->source_frames_per_second)
-        return say(CRADLE_ERELOAD_MISMATCH, message, message_size,
+        return cradle__say(CRADLE_ERELOAD_MISMATCH, message, message_size,
                    "build '%s' of game '%s' (%u players, %u input bytes, %u/%u steps/frames a second) "
                    "cannot take over from '%s' (%u, %u, %u/%u)",
                    contract->build_id, contract->name, (unsigned)contract->max_players,

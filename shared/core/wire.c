@@ -187,8 +187,8 @@ static const char *check_fields(const cradle_wire_message *m) {
 
 static void put_text(cradle_cursor *c, const char *s, size_t max) {
     size_t n = text_length(s, max); /* checked <= max by check_fields */
-    cradle_put_u8(c, (uint8_t)n);
-    cradle_put_bytes(c, s, n);
+    cradle_cursor_put_u8(c, (uint8_t)n);
+    cradle_cursor_put_bytes(c, s, n);
 }
 
 int cradle_wire_encode(void *out, size_t capacity, size_t *written, const cradle_wire_message *m) {
@@ -196,88 +196,88 @@ int cradle_wire_encode(void *out, size_t capacity, size_t *written, const cradle
     *written = 0;
     if (check_fields(m) != NULL) return CRADLE_EINVAL;
     cradle_cursor c = cradle_cursor_writer(out, capacity);
-    cradle_put_u8(&c, m->type);
-    cradle_put_u8(&c, (uint8_t)CRADLE_WIRE_VERSION);
+    cradle_cursor_put_u8(&c, m->type);
+    cradle_cursor_put_u8(&c, (uint8_t)CRADLE_WIRE_VERSION);
     switch (m->type) {
     case CRADLE_WIRE_HELLO: {
         const cradle_wire_hello *h = &m->as.hello;
-        cradle_put_u8(&c, h->spectator ? CRADLE_WIRE_HELLO_SPECTATOR : 0u);
-        cradle_put_u8(&c, h->requested_slot);
+        cradle_cursor_put_u8(&c, h->spectator ? CRADLE_WIRE_HELLO_SPECTATOR : 0u);
+        cradle_cursor_put_u8(&c, h->requested_slot);
         put_text(&c, h->game, CRADLE_GAME_NAME_MAX);
         put_text(&c, h->build_id, CRADLE_GAME_BUILD_ID_MAX);
-        cradle_put_u16(&c, h->credential_size);
-        cradle_put_bytes(&c, h->credential, h->credential_size);
+        cradle_cursor_put_u16(&c, h->credential_size);
+        cradle_cursor_put_bytes(&c, h->credential, h->credential_size);
         break;
     }
     case CRADLE_WIRE_WELCOME: {
         const cradle_wire_welcome *w = &m->as.welcome;
-        cradle_put_u8(&c, w->slot);
-        cradle_put_u8(&c, w->players);
-        cradle_put_u8(&c, w->max_players);
-        cradle_put_u8(&c, w->input_bytes);
-        cradle_put_u32(&c, w->state_size);
-        cradle_put_u32(&c, w->steps_per_second);
-        cradle_put_u32(&c, w->source_frames_per_second);
-        cradle_put_u64(&c, w->seed);
-        cradle_put_u16(&c, w->input_delay);
-        cradle_put_u32(&c, w->hash_interval);
-        cradle_put_u64(&c, w->start_step);
-        cradle_put_u8(&c, w->epoch);
-        cradle_put_u8(&c, w->state_follows ? CRADLE_WIRE_WELCOME_STATE_FOLLOWS : 0u);
+        cradle_cursor_put_u8(&c, w->slot);
+        cradle_cursor_put_u8(&c, w->players);
+        cradle_cursor_put_u8(&c, w->max_players);
+        cradle_cursor_put_u8(&c, w->input_bytes);
+        cradle_cursor_put_u32(&c, w->state_size);
+        cradle_cursor_put_u32(&c, w->steps_per_second);
+        cradle_cursor_put_u32(&c, w->source_frames_per_second);
+        cradle_cursor_put_u64(&c, w->seed);
+        cradle_cursor_put_u16(&c, w->input_delay);
+        cradle_cursor_put_u32(&c, w->hash_interval);
+        cradle_cursor_put_u64(&c, w->start_step);
+        cradle_cursor_put_u8(&c, w->epoch);
+        cradle_cursor_put_u8(&c, w->state_follows ? CRADLE_WIRE_WELCOME_STATE_FOLLOWS : 0u);
         put_text(&c, w->game, CRADLE_GAME_NAME_MAX);
         put_text(&c, w->build_id, CRADLE_GAME_BUILD_ID_MAX);
         break;
     }
     case CRADLE_WIRE_REFUSE:
-        cradle_put_u8(&c, m->as.refuse.reason);
+        cradle_cursor_put_u8(&c, m->as.refuse.reason);
         put_text(&c, m->as.refuse.text, CRADLE_WIRE_TEXT_MAX);
         break;
     case CRADLE_WIRE_INPUT: {
         const cradle_wire_input *in = &m->as.input;
-        cradle_put_u64(&c, in->ack);
-        cradle_put_u64(&c, in->first_step);
-        cradle_put_u8(&c, in->count);
-        cradle_put_u8(&c, in->input_bytes);
-        cradle_put_bytes(&c, in->inputs, (size_t)in->count * in->input_bytes);
+        cradle_cursor_put_u64(&c, in->ack);
+        cradle_cursor_put_u64(&c, in->first_step);
+        cradle_cursor_put_u8(&c, in->count);
+        cradle_cursor_put_u8(&c, in->input_bytes);
+        cradle_cursor_put_bytes(&c, in->inputs, (size_t)in->count * in->input_bytes);
         break;
     }
     case CRADLE_WIRE_STEPS: {
         const cradle_wire_steps *s = &m->as.steps;
-        cradle_put_u32(&c, (uint32_t)s->first_step);
-        cradle_put_u8(&c, s->epoch);
-        cradle_put_u8(&c, s->count);
-        cradle_put_u8(&c, s->hash_count);
+        cradle_cursor_put_u32(&c, (uint32_t)s->first_step);
+        cradle_cursor_put_u8(&c, s->epoch);
+        cradle_cursor_put_u8(&c, s->count);
+        cradle_cursor_put_u8(&c, s->hash_count);
         for (uint32_t i = 0; i < s->hash_count; i++) {
-            cradle_put_u8(&c, s->hashes[i].offset);
-            cradle_put_u64(&c, s->hashes[i].hash);
+            cradle_cursor_put_u8(&c, s->hashes[i].offset);
+            cradle_cursor_put_u64(&c, s->hashes[i].hash);
         }
-        cradle_put_bytes(&c, s->snapshots, (size_t)s->count * s->snapshot_size);
+        cradle_cursor_put_bytes(&c, s->snapshots, (size_t)s->count * s->snapshot_size);
         break;
     }
     case CRADLE_WIRE_STATE: {
         const cradle_wire_state *st = &m->as.state;
-        cradle_put_u64(&c, st->step);
-        cradle_put_u64(&c, st->hash);
-        cradle_put_u32(&c, st->total);
-        cradle_put_u32(&c, st->offset);
-        cradle_put_u16(&c, st->length);
-        cradle_put_bytes(&c, st->bytes, st->length);
+        cradle_cursor_put_u64(&c, st->step);
+        cradle_cursor_put_u64(&c, st->hash);
+        cradle_cursor_put_u32(&c, st->total);
+        cradle_cursor_put_u32(&c, st->offset);
+        cradle_cursor_put_u16(&c, st->length);
+        cradle_cursor_put_bytes(&c, st->bytes, st->length);
         break;
     }
     case CRADLE_WIRE_RELOAD:
-        cradle_put_u64(&c, m->as.reload.at_step);
+        cradle_cursor_put_u64(&c, m->as.reload.at_step);
         put_text(&c, m->as.reload.build_id, CRADLE_GAME_BUILD_ID_MAX);
         break;
     case CRADLE_WIRE_PING:
-    case CRADLE_WIRE_PONG: cradle_put_u64(&c, m->as.ping.echo); break;
+    case CRADLE_WIRE_PONG: cradle_cursor_put_u64(&c, m->as.ping.echo); break;
     case CRADLE_WIRE_BYE:
-        cradle_put_u8(&c, m->as.bye.reason);
+        cradle_cursor_put_u8(&c, m->as.bye.reason);
         put_text(&c, m->as.bye.text, CRADLE_WIRE_TEXT_MAX);
         break;
     case CRADLE_WIRE_DESYNC:
-        cradle_put_u64(&c, m->as.desync.step);
-        cradle_put_u64(&c, m->as.desync.hash);
-        cradle_put_u64(&c, m->as.desync.expected);
+        cradle_cursor_put_u64(&c, m->as.desync.step);
+        cradle_cursor_put_u64(&c, m->as.desync.hash);
+        cradle_cursor_put_u64(&c, m->as.desync.expected);
         break;
     default: return CRADLE_EINVAL; /* unreachable: check_fields refused it */
     }
@@ -302,7 +302,7 @@ static const uint8_t *take(cradle_cursor *c, size_t n) {
 /* Reads a str8 into field (capacity max + 1). Returns false for a length
  * above max or a byte outside 0x20..0x7e; a short read sets c->failed. */
 static bool get_text(cradle_cursor *c, char *field, size_t max) {
-    uint8_t n = cradle_get_u8(c);
+    uint8_t n = cradle_cursor_get_u8(c);
     field[0] = '\0';
     if (c->failed) return true; /* reported as truncation */
     if (n > max) return false;
@@ -327,8 +327,8 @@ int cradle_wire_decode(cradle_wire_message *m, const void *data, size_t size) {
     if (size < CRADLE_WIRE_HEADER_BYTES) return refuse(m, "message is shorter than its header");
     if (size > CRADLE_WIRE_MESSAGE_MAX) return refuse(m, "message is longer than the maximum");
     cradle_cursor c = cradle_cursor_reader(data, size);
-    m->type = cradle_get_u8(&c);
-    m->version = cradle_get_u8(&c);
+    m->type = cradle_cursor_get_u8(&c);
+    m->version = cradle_cursor_get_u8(&c);
     if (m->type < CRADLE_WIRE_TYPE_FIRST || m->type > CRADLE_WIRE_TYPE_LAST)
         return refuse(m, "unknown message type");
     if (m->version != CRADLE_WIRE_VERSION) {
@@ -339,35 +339,35 @@ int cradle_wire_decode(cradle_wire_message *m, const void *data, size_t size) {
     switch (m->type) {
     case CRADLE_WIRE_HELLO: {
         cradle_wire_hello *h = &m->as.hello;
-        uint8_t flags = cradle_get_u8(&c);
+        uint8_t flags = cradle_cursor_get_u8(&c);
         if (!c.failed && (flags & ~CRADLE_WIRE_HELLO_SPECTATOR) != 0)
             return refuse(m, "hello: unknown flag bits are set");
         h->spectator = (flags & CRADLE_WIRE_HELLO_SPECTATOR) != 0;
-        h->requested_slot = cradle_get_u8(&c);
+        h->requested_slot = cradle_cursor_get_u8(&c);
         text_ok = text_ok && get_text(&c, h->game, CRADLE_GAME_NAME_MAX);
         text_ok = text_ok && get_text(&c, h->build_id, CRADLE_GAME_BUILD_ID_MAX);
         if (!text_ok) return refuse(m, "hello: game name or build id is too long or not printable");
-        h->credential_size = cradle_get_u16(&c);
+        h->credential_size = cradle_cursor_get_u16(&c);
         if (!c.failed && h->credential_size > CRADLE_WIRE_CREDENTIAL_MAX)
             return refuse(m, "hello: credential is too long");
-        cradle_get_bytes(&c, h->credential, c.failed ? 0 : h->credential_size);
+        cradle_cursor_get_bytes(&c, h->credential, c.failed ? 0 : h->credential_size);
         break;
     }
     case CRADLE_WIRE_WELCOME: {
         cradle_wire_welcome *w = &m->as.welcome;
-        w->slot = cradle_get_u8(&c);
-        w->players = cradle_get_u8(&c);
-        w->max_players = cradle_get_u8(&c);
-        w->input_bytes = cradle_get_u8(&c);
-        w->state_size = cradle_get_u32(&c);
-        w->steps_per_second = cradle_get_u32(&c);
-        w->source_frames_per_second = cradle_get_u32(&c);
-        w->seed = cradle_get_u64(&c);
-        w->input_delay = cradle_get_u16(&c);
-        w->hash_interval = cradle_get_u32(&c);
-        w->start_step = cradle_get_u64(&c);
-        w->epoch = cradle_get_u8(&c);
-        uint8_t flags = cradle_get_u8(&c);
+        w->slot = cradle_cursor_get_u8(&c);
+        w->players = cradle_cursor_get_u8(&c);
+        w->max_players = cradle_cursor_get_u8(&c);
+        w->input_bytes = cradle_cursor_get_u8(&c);
+        w->state_size = cradle_cursor_get_u32(&c);
+        w->steps_per_second = cradle_cursor_get_u32(&c);
+        w->source_frames_per_second = cradle_cursor_get_u32(&c);
+        w->seed = cradle_cursor_get_u64(&c);
+        w->input_delay = cradle_cursor_get_u16(&c);
+        w->hash_interval = cradle_cursor_get_u32(&c);
+        w->start_step = cradle_cursor_get_u64(&c);
+        w->epoch = cradle_cursor_get_u8(&c);
+        uint8_t flags = cradle_cursor_get_u8(&c);
         if (!c.failed && (flags & ~CRADLE_WIRE_WELCOME_STATE_FOLLOWS) != 0)
             return refuse(m, "welcome: unknown flag bits are set");
         w->state_follows = (flags & CRADLE_WIRE_WELCOME_STATE_FOLLOWS) != 0;
@@ -377,16 +377,16 @@ int cradle_wire_decode(cradle_wire_message *m, const void *data, size_t size) {
         break;
     }
     case CRADLE_WIRE_REFUSE:
-        m->as.refuse.reason = cradle_get_u8(&c);
+        m->as.refuse.reason = cradle_cursor_get_u8(&c);
         if (!get_text(&c, m->as.refuse.text, CRADLE_WIRE_TEXT_MAX))
             return refuse(m, "refuse: text is too long or not printable");
         break;
     case CRADLE_WIRE_INPUT: {
         cradle_wire_input *in = &m->as.input;
-        in->ack = cradle_get_u64(&c);
-        in->first_step = cradle_get_u64(&c);
-        in->count = cradle_get_u8(&c);
-        in->input_bytes = cradle_get_u8(&c);
+        in->ack = cradle_cursor_get_u64(&c);
+        in->first_step = cradle_cursor_get_u64(&c);
+        in->count = cradle_cursor_get_u8(&c);
+        in->input_bytes = cradle_cursor_get_u8(&c);
         if (c.failed) break;
         if (in->count > CRADLE_WIRE_INPUT_STEPS_MAX) return refuse(m, "input: count is outside 0..16");
         if (in->input_bytes < 1 || in->input_bytes > CRADLE_GAME_MAX_INPUT_BYTES)
@@ -396,17 +396,17 @@ int cradle_wire_decode(cradle_wire_message *m, const void *data, size_t size) {
     }
     case CRADLE_WIRE_STEPS: {
         cradle_wire_steps *s = &m->as.steps;
-        s->first_step = cradle_get_u32(&c);
-        s->epoch = cradle_get_u8(&c);
-        s->count = cradle_get_u8(&c);
-        s->hash_count = cradle_get_u8(&c);
+        s->first_step = cradle_cursor_get_u32(&c);
+        s->epoch = cradle_cursor_get_u8(&c);
+        s->count = cradle_cursor_get_u8(&c);
+        s->hash_count = cradle_cursor_get_u8(&c);
         if (c.failed) break;
         if (s->count < 1 || s->count > CRADLE_WIRE_STEPS_MAX)
             return refuse(m, "steps: count is outside 1..64");
         if (s->hash_count > s->count) return refuse(m, "steps: more hashes than steps");
         for (uint32_t i = 0; i < s->hash_count; i++) {
-            s->hashes[i].offset = cradle_get_u8(&c);
-            s->hashes[i].hash = cradle_get_u64(&c);
+            s->hashes[i].offset = cradle_cursor_get_u8(&c);
+            s->hashes[i].hash = cradle_cursor_get_u64(&c);
         }
         if (c.failed) break;
         size_t rest = size - c.pos;
@@ -420,11 +420,11 @@ int cradle_wire_decode(cradle_wire_message *m, const void *data, size_t size) {
     }
     case CRADLE_WIRE_STATE: {
         cradle_wire_state *st = &m->as.state;
-        st->step = cradle_get_u64(&c);
-        st->hash = cradle_get_u64(&c);
-        st->total = cradle_get_u32(&c);
-        st->offset = cradle_get_u32(&c);
-        st->length = cradle_get_u16(&c);
+        st->step = cradle_cursor_get_u64(&c);
+        st->hash = cradle_cursor_get_u64(&c);
+        st->total = cradle_cursor_get_u32(&c);
+        st->offset = cradle_cursor_get_u32(&c);
+        st->length = cradle_cursor_get_u16(&c);
         if (c.failed) break;
         if (st->length < 1 || st->length > CRADLE_WIRE_STATE_CHUNK_MAX)
             return refuse(m, "state: length is outside 1..1024");
@@ -432,21 +432,21 @@ int cradle_wire_decode(cradle_wire_message *m, const void *data, size_t size) {
         break;
     }
     case CRADLE_WIRE_RELOAD:
-        m->as.reload.at_step = cradle_get_u64(&c);
+        m->as.reload.at_step = cradle_cursor_get_u64(&c);
         if (!get_text(&c, m->as.reload.build_id, CRADLE_GAME_BUILD_ID_MAX))
             return refuse(m, "reload: build id is too long or not printable");
         break;
     case CRADLE_WIRE_PING:
-    case CRADLE_WIRE_PONG: m->as.ping.echo = cradle_get_u64(&c); break;
+    case CRADLE_WIRE_PONG: m->as.ping.echo = cradle_cursor_get_u64(&c); break;
     case CRADLE_WIRE_BYE:
-        m->as.bye.reason = cradle_get_u8(&c);
+        m->as.bye.reason = cradle_cursor_get_u8(&c);
         if (!get_text(&c, m->as.bye.text, CRADLE_WIRE_TEXT_MAX))
             return refuse(m, "bye: text is too long or not printable");
         break;
     case CRADLE_WIRE_DESYNC:
-        m->as.desync.step = cradle_get_u64(&c);
-        m->as.desync.hash = cradle_get_u64(&c);
-        m->as.desync.expected = cradle_get_u64(&c);
+        m->as.desync.step = cradle_cursor_get_u64(&c);
+        m->as.desync.hash = cradle_cursor_get_u64(&c);
+        m->as.desync.expected = cradle_cursor_get_u64(&c);
         break;
     default: return refuse(m, "unknown message type"); /* unreachable: range checked above */
     }

@@ -8,5 +8,5 @@ uint64_t cradle_hash64(const void *data, size_t size) {
     static const unsigned char zero_key[crypto_shorthash_KEYBYTES] = {0};
     unsigned char out[crypto_shorthash_BYTES];
     crypto_shorthash(out, data, size, zero_key);
-    return cradle_load_u64(out);
+    return cradle_cursor_load_u64(out);
 }

@@ -74,7 +74,7 @@ int cradle_keys_save(const cradle_keys *keys, const char *path, char *message,
     if (sodium_init() < 0) return CRADLE_EIO;
     uint8_t file[CRADLE_KEYS_FILE_BYTES] = {0};
     memcpy(file, MAGIC, sizeof MAGIC);
-    cradle_store_u32(file + OFF_VERSION, CRADLE_KEYS_FILE_VERSION);
+    cradle_cursor_store_u32(file + OFF_VERSION, CRADLE_KEYS_FILE_VERSION);
     memcpy(file + OFF_KX, keys->kx_secret, CRADLE_KEYS_KX_SECRET_BYTES);
     memcpy(file + OFF_SIGN, keys->sign_secret, CRADLE_KEYS_SEED_BYTES); /* the seed half */
     checksum(file + OFF_CHECK, file);
@@ -186,8 +186,8 @@ int cradle_keys_load(cradle_keys *keys, const char *path, char *message, size_t 
         say(message, message_size, "%s is not a Cradle key file (bad magic)", path);
         goto out_close;
     }
-    uint32_t version = cradle_load_u32(file + OFF_VERSION);
-    if (version != CRADLE_KEYS_FILE_VERSION || cradle_load_u32(file + OFF_RESERVED) != 0) {
+    uint32_t version = cradle_cursor_load_u32(file + OFF_VERSION);
+    if (version != CRADLE_KEYS_FILE_VERSION || cradle_cursor_load_u32(file + OFF_RESERVED) != 0) {
         say(message, message_size, "key file %s has unknown version %u", path, (unsigned)version);
         goto out_close;
     }

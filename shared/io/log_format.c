@@ -90,6 +90,7 @@
 
 #include "cradle/contract.h"
 #include "cradle/input.h"
+#include "cradle/internal.h"
 #include "log_internal.h"
 
 static const uint8_t file_magic[8] = {0x89, 'C', 'R', 'D', 'L', 'O', 'G', 0x0A};
@@ -138,7 +139,7 @@ static void blake128(uint8_t out[16], const uint8_t *a, size_t an, const uint8_t
 static uint32_t block_header_check(const uint8_t *h) {
     uint8_t sum[16];
     blake128(sum, h, CRADLE__LOG_BLOCK_CHECK, NULL, 0);
-    return cradle_load_u32(sum);
+    return cradle_cursor_load_u32(sum);
 }
 
 /* ---- header ------------------------------------------------------------- */
@@ -155,7 +156,6 @@ bool cradle__log_printable_field(const uint8_t *p, size_t field, size_t *length)
     return true;
 }
 
-static bool power_of_two(uint32_t v) { return v && !(v & (v - 1)); }
 
 static uint32_t block_min_for(uint32_t snapshot_size) {
     return snapshot_size + 1 > CRADLE_LOG_BLOCK_MIN ? snapshot_size + 1 : CRADLE_LOG_BLOCK_MIN;
@@ -164,7 +164,7 @@ static uint32_t block_min_for(uint32_t snapshot_size) {
 int cradle__log_check_header(const cradle_log_header *h, char *msg, size_t n) {
     if (h->state_size < 1) {
         cradle__log_message(msg, n, "log header: state size is 0");
-    } else if (!power_of_two(h->state_align)) {
+    } else if (!cradle__power_of_two(h->state_align)) {
         cradle__log_message(msg, n, "log header: state align %" PRIu32 " is not a power of two",
                             h->state_align);
     } else if (h->input_bytes < 1 || h->input_bytes > CRADLE_GAME_MAX_INPUT_BYTES) {
@@ -201,26 +201,26 @@ int cradle__log_check_header(const cradle_log_header *h, char *msg, size_t n) {
 void cradle__log_encode_header(const cradle_log_header *h, uint8_t out[CRADLE_LOG_HEADER_BYTES]) {
     memset(out, 0, CRADLE_LOG_HEADER_BYTES);
     cradle_cursor c = cradle_cursor_writer(out, CRADLE_LOG_HEADER_BYTES);
-    cradle_put_bytes(&c, file_magic, sizeof file_magic);
-    cradle_put_u32(&c, CRADLE_LOG_FORMAT_VERSION);
-    cradle_put_u32(&c, CRADLE_LOG_HEADER_BYTES);
-    cradle_put_bytes(&c, h->game_name, sizeof h->game_name);
-    cradle_put_bytes(&c, h->build_id, sizeof h->build_id);
-    cradle_put_u32(&c, h->abi_major);
-    cradle_put_u32(&c, h->abi_minor);
-    cradle_put_u32(&c, h->state_size);
-    cradle_put_u32(&c, h->state_align);
-    cradle_put_u32(&c, h->input_bytes);
-    cradle_put_u32(&c, h->max_players);
-    cradle_put_u32(&c, h->steps_per_second);
-    cradle_put_u32(&c, h->source_frames_per_second);
-    cradle_put_u64(&c, h->seed);
-    cradle_put_u32(&c, h->player_count);
-    cradle_put_u32(&c, h->snapshot_size);
-    cradle_put_u64(&c, h->created_unix_ns);
-    cradle_put_u32(&c, h->hash_interval);
-    cradle_put_u32(&c, h->block_max);
-    cradle_put_bytes(&c, h->build_file_hash, sizeof h->build_file_hash);
+    cradle_cursor_put_bytes(&c, file_magic, sizeof file_magic);
+    cradle_cursor_put_u32(&c, CRADLE_LOG_FORMAT_VERSION);
+    cradle_cursor_put_u32(&c, CRADLE_LOG_HEADER_BYTES);
+    cradle_cursor_put_bytes(&c, h->game_name, sizeof h->game_name);
+    cradle_cursor_put_bytes(&c, h->build_id, sizeof h->build_id);
+    cradle_cursor_put_u32(&c, h->abi_major);
+    cradle_cursor_put_u32(&c, h->abi_minor);
+    cradle_cursor_put_u32(&c, h->state_size);
+    cradle_cursor_put_u32(&c, h->state_align);
+    cradle_cursor_put_u32(&c, h->input_bytes);
+    cradle_cursor_put_u32(&c, h->max_players);
+    cradle_cursor_put_u32(&c, h->steps_per_second);
+    cradle_cursor_put_u32(&c, h->source_frames_per_second);
+    cradle_cursor_put_u64(&c, h->seed);
+    cradle_cursor_put_u32(&c, h->player_count);
+    cradle_cursor_put_u32(&c, h->snapshot_size);
+    cradle_cursor_put_u64(&c, h->created_unix_ns);
+    cradle_cursor_put_u32(&c, h->hash_interval);
+    cradle_cursor_put_u32(&c, h->block_max);
+    cradle_cursor_put_bytes(&c, h->build_file_hash, sizeof h->build_file_hash);
     assert(!c.failed && c.pos == H_RESERVED);
     blake128(out + H_CHECKSUM, out, H_CHECKSUM, NULL, 0);
 }
@@ -239,10 +239,10 @@ int cradle__log_decode_header(const uint8_t *p, uint64_t size, cradle_log_header
             m > 1 ? p[1] : 0, m > 2 ? p[2] : 0, m > 3 ? p[3] : 0);
         return CRADLE_ELOG_MAGIC;
     }
-    if (avail >= 12 && cradle_load_u32(p + 8) != CRADLE_LOG_FORMAT_VERSION) {
+    if (avail >= 12 && cradle_cursor_load_u32(p + 8) != CRADLE_LOG_FORMAT_VERSION) {
         cradle__log_message(msg, n,
                             "log header: unknown format version %" PRIu32 " (this reader knows %u)",
-                            cradle_load_u32(p + 8), CRADLE_LOG_FORMAT_VERSION);
+                            cradle_cursor_load_u32(p + 8), CRADLE_LOG_FORMAT_VERSION);
         return CRADLE_ELOG_VERSION;
     }
     if (avail < CRADLE_LOG_HEADER_BYTES) {
@@ -250,9 +250,9 @@ int cradle__log_decode_header(const uint8_t *p, uint64_t size, cradle_log_header
                             avail, CRADLE_LOG_HEADER_BYTES);
         return CRADLE_ETRUNCATED;
     }
-    if (cradle_load_u32(p + 12) != CRADLE_LOG_HEADER_BYTES) {
+    if (cradle_cursor_load_u32(p + 12) != CRADLE_LOG_HEADER_BYTES) {
         cradle__log_message(msg, n, "log header: header bytes %" PRIu32 " != %u",
-                            cradle_load_u32(p + 12), CRADLE_LOG_HEADER_BYTES);
+                            cradle_cursor_load_u32(p + 12), CRADLE_LOG_HEADER_BYTES);
         return CRADLE_ELOG_HEADER;
     }
     uint8_t sum[16];
@@ -277,21 +277,21 @@ int cradle__log_decode_header(const uint8_t *p, uint64_t size, cradle_log_header
     cradle_cursor c = cradle_cursor_reader(p, CRADLE_LOG_HEADER_BYTES);
     c.pos = 112;
     h->format_version = CRADLE_LOG_FORMAT_VERSION;
-    h->abi_major = cradle_get_u32(&c);
-    h->abi_minor = cradle_get_u32(&c);
-    h->state_size = cradle_get_u32(&c);
-    h->state_align = cradle_get_u32(&c);
-    h->input_bytes = cradle_get_u32(&c);
-    h->max_players = cradle_get_u32(&c);
-    h->steps_per_second = cradle_get_u32(&c);
-    h->source_frames_per_second = cradle_get_u32(&c);
-    h->seed = cradle_get_u64(&c);
-    h->player_count = cradle_get_u32(&c);
-    h->snapshot_size = cradle_get_u32(&c);
-    h->created_unix_ns = cradle_get_u64(&c);
-    h->hash_interval = cradle_get_u32(&c);
-    h->block_max = cradle_get_u32(&c);
-    cradle_get_bytes(&c, h->build_file_hash, sizeof h->build_file_hash);
+    h->abi_major = cradle_cursor_get_u32(&c);
+    h->abi_minor = cradle_cursor_get_u32(&c);
+    h->state_size = cradle_cursor_get_u32(&c);
+    h->state_align = cradle_cursor_get_u32(&c);
+    h->input_bytes = cradle_cursor_get_u32(&c);
+    h->max_players = cradle_cursor_get_u32(&c);
+    h->steps_per_second = cradle_cursor_get_u32(&c);
+    h->source_frames_per_second = cradle_cursor_get_u32(&c);
+    h->seed = cradle_cursor_get_u64(&c);
+    h->player_count = cradle_cursor_get_u32(&c);
+    h->snapshot_size = cradle_cursor_get_u32(&c);
+    h->created_unix_ns = cradle_cursor_get_u64(&c);
+    h->hash_interval = cradle_cursor_get_u32(&c);
+    h->block_max = cradle_cursor_get_u32(&c);
+    cradle_cursor_get_bytes(&c, h->build_file_hash, sizeof h->build_file_hash);
     assert(!c.failed);
     return cradle__log_check_header(h, msg, n);
 }
@@ -362,21 +362,21 @@ int cradle_log_check_library(const cradle_log_header *h, const char *build_id,
 void cradle__log_seal_block(uint8_t *b, uint32_t sequence, uint64_t first_step, uint32_t records,
                             uint32_t payload) {
     memcpy(b, cradle__log_block_magic, sizeof cradle__log_block_magic);
-    cradle_store_u32(b + CRADLE__LOG_BLOCK_SEQUENCE, sequence);
-    cradle_store_u64(b + CRADLE__LOG_BLOCK_FIRST_STEP, first_step);
-    cradle_store_u32(b + CRADLE__LOG_BLOCK_RECORDS, records);
-    cradle_store_u32(b + CRADLE__LOG_BLOCK_PAYLOAD, payload);
-    cradle_store_u32(b + CRADLE__LOG_BLOCK_RESERVED, 0);
-    cradle_store_u32(b + CRADLE__LOG_BLOCK_CHECK, block_header_check(b));
+    cradle_cursor_store_u32(b + CRADLE__LOG_BLOCK_SEQUENCE, sequence);
+    cradle_cursor_store_u64(b + CRADLE__LOG_BLOCK_FIRST_STEP, first_step);
+    cradle_cursor_store_u32(b + CRADLE__LOG_BLOCK_RECORDS, records);
+    cradle_cursor_store_u32(b + CRADLE__LOG_BLOCK_PAYLOAD, payload);
+    cradle_cursor_store_u32(b + CRADLE__LOG_BLOCK_RESERVED, 0);
+    cradle_cursor_store_u32(b + CRADLE__LOG_BLOCK_CHECK, block_header_check(b));
     blake128(b + CRADLE__LOG_BLOCK_CHECKSUM, b, CRADLE__LOG_BLOCK_CHECKSUM,
              b + CRADLE_LOG_BLOCK_HEADER_BYTES, payload);
 }
 
 bool cradle__log_block_header_ok(const uint8_t *h, uint32_t block_max) {
     return memcmp(h, cradle__log_block_magic, sizeof cradle__log_block_magic) == 0 &&
-           cradle_load_u32(h + CRADLE__LOG_BLOCK_CHECK) == block_header_check(h) &&
-           cradle_load_u32(h + CRADLE__LOG_BLOCK_RESERVED) == 0 &&
-           cradle_load_u32(h + CRADLE__LOG_BLOCK_PAYLOAD) <= block_max;
+           cradle_cursor_load_u32(h + CRADLE__LOG_BLOCK_CHECK) == block_header_check(h) &&
+           cradle_cursor_load_u32(h + CRADLE__LOG_BLOCK_RESERVED) == 0 &&
+           cradle_cursor_load_u32(h + CRADLE__LOG_BLOCK_PAYLOAD) <= block_max;
 }
 
 bool cradle__log_block_checksum_ok(const uint8_t *h, const uint8_t *payload, uint32_t n) {
@@ -393,16 +393,16 @@ static void signed_message(uint8_t out[SIGNED_BYTES], const uint8_t *digest, uin
                            uint64_t final_hash) {
     memcpy(out, "cradle-log-v1", 14);
     memcpy(out + 14, digest, CRADLE_LOG_DIGEST_BYTES);
-    cradle_store_u64(out + 14 + CRADLE_LOG_DIGEST_BYTES, steps);
-    cradle_store_u64(out + 22 + CRADLE_LOG_DIGEST_BYTES, final_hash);
+    cradle_cursor_store_u64(out + 14 + CRADLE_LOG_DIGEST_BYTES, steps);
+    cradle_cursor_store_u64(out + 22 + CRADLE_LOG_DIGEST_BYTES, final_hash);
 }
 
 uint32_t cradle__log_encode_trailer(uint8_t *p, uint64_t steps, uint64_t final_hash,
                                     const uint8_t digest[CRADLE_LOG_DIGEST_BYTES],
                                     const uint8_t *sign_secret) {
     p[0] = CRADLE_LOG_RECORD_TRAILER;
-    cradle_store_u64(p + 1, steps);
-    cradle_store_u64(p + 9, final_hash);
+    cradle_cursor_store_u64(p + 1, steps);
+    cradle_cursor_store_u64(p + 9, final_hash);
     memcpy(p + 17, digest, CRADLE_LOG_DIGEST_BYTES);
     uint16_t sig = 0;
     if (sign_secret) {
@@ -411,7 +411,7 @@ uint32_t cradle__log_encode_trailer(uint8_t *p, uint64_t steps, uint64_t final_h
         crypto_sign_detached(p + REC_TRAILER_FIXED, NULL, m, sizeof m, sign_secret);
         sig = crypto_sign_BYTES;
     }
-    cradle_store_u16(p + REC_TRAILER_FIXED - 2, sig);
+    cradle_cursor_store_u16(p + REC_TRAILER_FIXED - 2, sig);
     return REC_TRAILER_FIXED + sig;
 }
 

@@ -176,7 +176,7 @@ static bool valid_block_at(cradle_log_reader *r, uint64_t at) {
     uint8_t h[CRADLE_LOG_BLOCK_HEADER_BYTES];
     if (r->size - at < sizeof h || src_read(r, at, h, sizeof h)) return false;
     if (!block_header_ok(r, h)) return false;
-    uint32_t payload = cradle_load_u32(h + CRADLE__LOG_BLOCK_PAYLOAD);
+    uint32_t payload = cradle_cursor_load_u32(h + CRADLE__LOG_BLOCK_PAYLOAD);
     if (r->size - at - sizeof h < payload) return false;
     crypto_generichash_state st;
     crypto_generichash_init(&st, NULL, 0, CRADLE_LOG_CHECKSUM_BYTES);
@@ -247,7 +247,7 @@ static int load_block(cradle_log_reader *r) {
     if (src_read(r, at, b, CRADLE_LOG_BLOCK_HEADER_BYTES))
         return reader_fail(r, CRADLE_EIO, at, "cannot read the log at byte %" PRIu64, at);
     bool intact = block_header_ok(r, b);
-    uint32_t payload = cradle_load_u32(b + CRADLE__LOG_BLOCK_PAYLOAD);
+    uint32_t payload = cradle_cursor_load_u32(b + CRADLE__LOG_BLOCK_PAYLOAD);
     if (intact && left - CRADLE_LOG_BLOCK_HEADER_BYTES < payload)
         return reach_end(r, CRADLE_LOG_END_TORN); /* a truthful length past the end */
     bool good = false;
@@ -269,9 +269,9 @@ static int load_block(cradle_log_reader *r) {
                            at, r->sequence, r->steps,
                            intact ? "checksum mismatch" : "block header damaged", next);
     }
-    uint32_t sequence = cradle_load_u32(b + CRADLE__LOG_BLOCK_SEQUENCE);
-    uint64_t first = cradle_load_u64(b + CRADLE__LOG_BLOCK_FIRST_STEP);
-    uint32_t records = cradle_load_u32(b + CRADLE__LOG_BLOCK_RECORDS);
+    uint32_t sequence = cradle_cursor_load_u32(b + CRADLE__LOG_BLOCK_SEQUENCE);
+    uint64_t first = cradle_cursor_load_u64(b + CRADLE__LOG_BLOCK_FIRST_STEP);
+    uint32_t records = cradle_cursor_load_u32(b + CRADLE__LOG_BLOCK_RECORDS);
     if (sequence != r->sequence)
         return reader_fail(r, CRADLE_ELOG_CORRUPT, at,
                            "block at byte %" PRIu64 " has sequence %" PRIu32 ", expected %" PRIu32,
@@ -315,7 +315,7 @@ static int trailer_misplaced(cradle_log_reader *r, uint64_t at) {
 static int parse_hash(cradle_log_reader *r, cradle_log_record *rec, const uint8_t *p,
                       uint32_t left, uint64_t at) {
     if (left < CRADLE__LOG_HASH_RECORD_BYTES) return record_short(r, CRADLE_LOG_RECORD_HASH, at);
-    uint64_t step = cradle_load_u64(p + 1);
+    uint64_t step = cradle_cursor_load_u64(p + 1);
     if (r->steps == 0 || step != r->steps - 1 ||
         (r->last_hash_step != UINT64_MAX && step <= r->last_hash_step))
         return reader_fail(r, CRADLE_ELOG_CORRUPT, at,
@@ -323,7 +323,7 @@ static int parse_hash(cradle_log_reader *r, cradle_log_record *rec, const uint8_
                            " after %" PRIu64 " steps", at, step, r->steps);
     rec->kind = CRADLE_LOG_RECORD_HASH;
     rec->step = step;
-    rec->hash = cradle_load_u64(p + 9);
+    rec->hash = cradle_cursor_load_u64(p + 9);
     r->last_hash_step = step;
     r->pos += CRADLE__LOG_HASH_RECORD_BYTES;
     return 1;
@@ -332,7 +332,7 @@ static int parse_hash(cradle_log_reader *r, cradle_log_record *rec, const uint8_
 static int parse_reload(cradle_log_reader *r, cradle_log_record *rec, const uint8_t *p,
                         uint32_t left, uint64_t at) {
     if (left < 10) return record_short(r, CRADLE_LOG_RECORD_RELOAD, at);
-    uint64_t step = cradle_load_u64(p + 1);
+    uint64_t step = cradle_cursor_load_u64(p + 1);
     uint32_t len = p[9];
     if (left < 10 + len + CRADLE_LOG_FILE_HASH_BYTES)
         return record_short(r, CRADLE_LOG_RECORD_RELOAD, at);
@@ -358,11 +358,11 @@ static int parse_trailer(cradle_log_reader *r, cradle_log_record *rec, const uin
                          uint32_t left, uint64_t at) {
     enum { FIXED = 1 + 8 + 8 + CRADLE_LOG_DIGEST_BYTES + 2 };
     if (left < FIXED) return record_short(r, CRADLE_LOG_RECORD_TRAILER, at);
-    uint32_t sig = cradle_load_u16(p + FIXED - 2);
+    uint32_t sig = cradle_cursor_load_u16(p + FIXED - 2);
     if (!r->trailer_block || r->records_left != 1 || sig > CRADLE_LOG_SIGNATURE_MAX ||
         left != FIXED + sig)
         return trailer_misplaced(r, at);
-    uint64_t count = cradle_load_u64(p + 1);
+    uint64_t count = cradle_cursor_load_u64(p + 1);
     if (count != r->steps)
         return reader_fail(r, CRADLE_ELOG_CORRUPT, at,
                            "trailer at byte %" PRIu64 " counts %" PRIu64
@@ -379,7 +379,7 @@ static int parse_trailer(cradle_log_reader *r, cradle_log_record *rec, const uin
                            "byte %" PRIu64, r->size - r->offset, r->offset);
     rec->kind = CRADLE_LOG_RECORD_TRAILER;
     rec->step = count;
-    rec->hash = cradle_load_u64(p + 9);
+    rec->hash = cradle_cursor_load_u64(p + 9);
     memcpy(rec->digest, digest, sizeof digest);
     rec->signature_length = sig;
     memcpy(rec->signature, p + FIXED, sig);
@@ -459,7 +459,7 @@ int cradle__log_reader_next(cradle_log_reader *r, cradle_log_record *rec) {
             return reader_fail(
                 r, CRADLE_ELOG_CORRUPT, r->block_offset,
                 "block at byte %" PRIu64 " holds more bytes than its %" PRIu32 " records",
-                r->block_offset, cradle_load_u32(r->block + CRADLE__LOG_BLOCK_RECORDS));
+                r->block_offset, cradle_cursor_load_u32(r->block + CRADLE__LOG_BLOCK_RECORDS));
         int rc = load_block(r);
         if (rc <= 0) return rc;
     }

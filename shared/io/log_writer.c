@@ -307,8 +307,8 @@ int cradle_log_writer_append_hash(cradle_log_writer *w, uint64_t step, uint64_t 
     if (rc) return rc;
     uint8_t *p = record_at(w);
     p[0] = CRADLE_LOG_RECORD_HASH;
-    cradle_store_u64(p + 1, step);
-    cradle_store_u64(p + 9, hash);
+    cradle_cursor_store_u64(p + 1, step);
+    cradle_cursor_store_u64(p + 9, hash);
     w->used += CRADLE__LOG_HASH_RECORD_BYTES;
     w->records++;
     return 0;
@@ -333,7 +333,7 @@ int cradle_log_writer_append_reload(cradle_log_writer *w, uint64_t step, const c
     if (rc) return rc;
     uint8_t *p = record_at(w);
     p[0] = CRADLE_LOG_RECORD_RELOAD;
-    cradle_store_u64(p + 1, step);
+    cradle_cursor_store_u64(p + 1, step);
     p[9] = (uint8_t)len;
     memcpy(p + 10, build_id, len);
     memcpy(p + 10 + len, hash, sizeof hash);

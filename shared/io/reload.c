@@ -15,12 +15,8 @@
 #include <sodium.h>
 
 #include "cradle/contract.h"
-
-#if defined(__GNUC__)
-#define RELOAD_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
-#else
-#define RELOAD_PRINTF(fmt, args)
-#endif
+#include "cradle/internal.h"
+#include "cradle/os.h"
 
 /* The ELF flavour this process runs: a library of another class or byte order
  * is refused before dlopen, and its headers are parsed with these types. */
@@ -63,30 +59,8 @@ typedef struct candidate {
     uint8_t digest[CRADLE_RELOAD_DIGEST_BYTES]; /* BLAKE2b of the bytes copied */
 } candidate;
 
-RELOAD_PRINTF(4, 5)
-static int say(int code, char *message, size_t message_size, const char *format, ...) {
-    if (message && message_size > 0) {
-        va_list args;
-        va_start(args, format);
-        (void)vsnprintf(message, message_size, format, args);
-        va_end(args);
-    }
-    return code;
-}
-
 static int64_t mtime_ns_of(const struct stat *st) {
     return (int64_t)st->st_mtim.tv_sec * 1000000000 + (int64_t)st->st_mtim.tv_nsec;
-}
-
-static bool write_all(int fd, const unsigned char *bytes, size_t count) {
-    while (count > 0) {
-        ssize_t n = write(fd, bytes, count);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return false;
-        bytes += (size_t)n;
-        count -= (size_t)n;
-    }
-    return true;
 }
 
 static bool read_exact_at(int fd, void *out, size_t count, uint64_t offset) {
@@ -111,34 +85,34 @@ static bool read_exact_at(int fd, void *out, size_t count, uint64_t offset) {
 static int check_elf(int fd, uint64_t size, char *message, size_t message_size) {
     elf_ehdr eh;
     if (size < sizeof eh) {
-        return say(CRADLE_ERELOAD_OPEN, message, message_size,
+        return cradle__say(CRADLE_ERELOAD_OPEN, message, message_size,
                    "file size %llu < ELF header size %zu (truncated?)", (unsigned long long)size,
                    sizeof eh);
     }
     if (!read_exact_at(fd, &eh, sizeof eh, 0)) {
-        return say(CRADLE_ERELOAD_COPY, message, message_size, "cannot read the copy's ELF header");
+        return cradle__say(CRADLE_ERELOAD_COPY, message, message_size, "cannot read the copy's ELF header");
     }
     if (memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0) {
-        return say(CRADLE_ERELOAD_OPEN, message, message_size, "not an ELF file (bad magic)");
+        return cradle__say(CRADLE_ERELOAD_OPEN, message, message_size, "not an ELF file (bad magic)");
     }
     if (eh.e_ident[EI_CLASS] != ELF_NATIVE_CLASS || eh.e_ident[EI_DATA] != ELF_NATIVE_DATA) {
-        return say(CRADLE_ERELOAD_OPEN, message, message_size,
+        return cradle__say(CRADLE_ERELOAD_OPEN, message, message_size,
                    "ELF class %u data %u != host class %u data %u", (unsigned)eh.e_ident[EI_CLASS],
                    (unsigned)eh.e_ident[EI_DATA], (unsigned)ELF_NATIVE_CLASS,
                    (unsigned)ELF_NATIVE_DATA);
     }
     if (eh.e_type != ET_DYN) {
-        return say(CRADLE_ERELOAD_OPEN, message, message_size,
+        return cradle__say(CRADLE_ERELOAD_OPEN, message, message_size,
                    "ELF type %u != shared object %u", (unsigned)eh.e_type, (unsigned)ET_DYN);
     }
     if (eh.e_phentsize != sizeof(elf_phdr) || eh.e_phnum == 0) {
-        return say(CRADLE_ERELOAD_OPEN, message, message_size,
+        return cradle__say(CRADLE_ERELOAD_OPEN, message, message_size,
                    "ELF program header size %u != %zu or count %u == 0", (unsigned)eh.e_phentsize,
                    sizeof(elf_phdr), (unsigned)eh.e_phnum);
     }
     uint64_t table_bytes = (uint64_t)eh.e_phnum * sizeof(elf_phdr);
     if (eh.e_phoff > size || table_bytes > size - eh.e_phoff) {
-        return say(CRADLE_ERELOAD_OPEN, message, message_size,
+        return cradle__say(CRADLE_ERELOAD_OPEN, message, message_size,
                    "ELF program headers end at byte %llu > file size %llu (truncated?)",
                    (unsigned long long)((uint64_t)eh.e_phoff + table_bytes),
                    (unsigned long long)size);
@@ -147,7 +121,7 @@ static int check_elf(int fd, uint64_t size, char *message, size_t message_size) 
      * it, even where every segment survived (the debug info comes after). */
     uint64_t section_bytes = (uint64_t)eh.e_shnum * eh.e_shentsize;
     if (eh.e_shoff != 0 && (eh.e_shoff > size || section_bytes > size - eh.e_shoff)) {
-        return say(CRADLE_ERELOAD_OPEN, message, message_size,
+        return cradle__say(CRADLE_ERELOAD_OPEN, message, message_size,
                    "ELF section headers end at byte %llu > file size %llu (truncated?)",
                    (unsigned long long)((uint64_t)eh.e_shoff + section_bytes),
                    (unsigned long long)size);
@@ -155,12 +129,12 @@ static int check_elf(int fd, uint64_t size, char *message, size_t message_size) 
     for (unsigned i = 0; i < eh.e_phnum; i++) {
         elf_phdr ph;
         if (!read_exact_at(fd, &ph, sizeof ph, (uint64_t)eh.e_phoff + i * sizeof ph)) {
-            return say(CRADLE_ERELOAD_COPY, message, message_size,
+            return cradle__say(CRADLE_ERELOAD_COPY, message, message_size,
                        "cannot read the copy's program header %u", i);
         }
         if (ph.p_filesz == 0) continue;
         if (ph.p_offset > size || ph.p_filesz > size - ph.p_offset) {
-            return say(CRADLE_ERELOAD_OPEN, message, message_size,
+            return cradle__say(CRADLE_ERELOAD_OPEN, message, message_size,
                        "ELF segment %u ends at byte %llu > file size %llu (truncated?)", i,
                        (unsigned long long)((uint64_t)ph.p_offset + ph.p_filesz),
                        (unsigned long long)size);
@@ -177,22 +151,22 @@ static int copy_library(cradle_reload *r, candidate *c, char *message, size_t me
     int dst = -1;
     int src = open(r->path, O_RDONLY | O_CLOEXEC);
     if (src < 0) {
-        return say(CRADLE_ERELOAD_COPY, message, message_size, "cannot open %s: %s", r->path,
+        return cradle__say(CRADLE_ERELOAD_COPY, message, message_size, "cannot open %s: %s", r->path,
                    strerror(errno));
     }
     struct stat before, after;
     if (fstat(src, &before) != 0) {
-        rc = say(CRADLE_ERELOAD_COPY, message, message_size, "cannot stat %s: %s", r->path,
+        rc = cradle__say(CRADLE_ERELOAD_COPY, message, message_size, "cannot stat %s: %s", r->path,
                  strerror(errno));
         goto out_close_src;
     }
     if (!S_ISREG(before.st_mode)) {
-        rc = say(CRADLE_ERELOAD_COPY, message, message_size, "%s is not a regular file", r->path);
+        rc = cradle__say(CRADLE_ERELOAD_COPY, message, message_size, "%s is not a regular file", r->path);
         goto out_close_src;
     }
     uint64_t size = (uint64_t)before.st_size;
     if (size >= r->file_size_bound) {
-        rc = say(CRADLE_ERELOAD_FILE_SIZE, message, message_size,
+        rc = cradle__say(CRADLE_ERELOAD_FILE_SIZE, message, message_size,
                  "file size %llu bytes >= bound %llu bytes", (unsigned long long)size,
                  (unsigned long long)r->file_size_bound);
         goto out_close_src;
@@ -207,7 +181,7 @@ static int copy_library(cradle_reload *r, candidate *c, char *message, size_t me
                          r->basename, r->pid, (unsigned long long)r->copies);
         if (n < 0 || (size_t)n >= sizeof c->copy_path) {
             c->copy_path[0] = '\0';
-            rc = say(CRADLE_ERELOAD_COPY, message, message_size,
+            rc = cradle__say(CRADLE_ERELOAD_COPY, message, message_size,
                      "copy path length %d >= maximum %u", n, (unsigned)CRADLE_RELOAD_PATH_MAX);
             goto out_close_src;
         }
@@ -215,7 +189,7 @@ static int copy_library(cradle_reload *r, candidate *c, char *message, size_t me
         if (dst >= 0 || errno != EEXIST) break;
     }
     if (dst < 0) {
-        rc = say(CRADLE_ERELOAD_COPY, message, message_size, "cannot create %s: %s",
+        rc = cradle__say(CRADLE_ERELOAD_COPY, message, message_size, "cannot create %s: %s",
                  c->copy_path, strerror(errno));
         c->copy_path[0] = '\0';
         goto out_close_src;
@@ -228,34 +202,34 @@ static int copy_library(cradle_reload *r, candidate *c, char *message, size_t me
         ssize_t got = read(src, chunk, sizeof chunk);
         if (got < 0 && errno == EINTR) continue;
         if (got < 0) {
-            rc = say(CRADLE_ERELOAD_COPY, message, message_size, "cannot read %s: %s", r->path,
+            rc = cradle__say(CRADLE_ERELOAD_COPY, message, message_size, "cannot read %s: %s", r->path,
                      strerror(errno));
             goto out_remove_copy;
         }
         if (got == 0) break;
         total += (uint64_t)got;
         if (total >= r->file_size_bound) {
-            rc = say(CRADLE_ERELOAD_FILE_SIZE, message, message_size,
+            rc = cradle__say(CRADLE_ERELOAD_FILE_SIZE, message, message_size,
                      "file size >= %llu bytes (grew while copied) >= bound %llu bytes",
                      (unsigned long long)total, (unsigned long long)r->file_size_bound);
             goto out_remove_copy;
         }
         (void)crypto_generichash_update(&digest, chunk, (unsigned long long)got);
-        if (!write_all(dst, chunk, (size_t)got)) {
-            rc = say(CRADLE_ERELOAD_COPY, message, message_size, "cannot write %s: %s",
+        if (!cradle_os_write_all(dst, chunk, (size_t)got)) {
+            rc = cradle__say(CRADLE_ERELOAD_COPY, message, message_size, "cannot write %s: %s",
                      c->copy_path, strerror(errno));
             goto out_remove_copy;
         }
     }
     if (fstat(src, &after) != 0) {
-        rc = say(CRADLE_ERELOAD_COPY, message, message_size, "cannot stat %s: %s", r->path,
+        rc = cradle__say(CRADLE_ERELOAD_COPY, message, message_size, "cannot stat %s: %s", r->path,
                  strerror(errno));
         goto out_remove_copy;
     }
     /* A build still writing the file: refuse, the next change settles again. */
     if ((uint64_t)after.st_size != size || mtime_ns_of(&after) != mtime_ns_of(&before) ||
         total != size) {
-        rc = say(CRADLE_ERELOAD_COPY, message, message_size,
+        rc = cradle__say(CRADLE_ERELOAD_COPY, message, message_size,
                  "file changed while copied (size %llu -> %llu bytes, %llu read)",
                  (unsigned long long)size, (unsigned long long)after.st_size,
                  (unsigned long long)total);
@@ -268,7 +242,7 @@ static int copy_library(cradle_reload *r, candidate *c, char *message, size_t me
     if (rc != CRADLE_OK) goto out_remove_copy;
     if (close(dst) != 0) {
         dst = -1;
-        rc = say(CRADLE_ERELOAD_COPY, message, message_size, "cannot write %s: %s",
+        rc = cradle__say(CRADLE_ERELOAD_COPY, message, message_size, "cannot write %s: %s",
                  c->copy_path, strerror(errno));
         goto out_remove_copy;
     }
@@ -298,26 +272,26 @@ static void discard(candidate *c) {
 static int check_same_game(const cradle_reload *r, const cradle_game_contract *g, char *message,
                            size_t message_size) {
     if (strcmp(g->name, r->game_name) != 0) {
-        return say(CRADLE_ERELOAD_MISMATCH, message, message_size,
+        return cradle__say(CRADLE_ERELOAD_MISMATCH, message, message_size,
                    "game name \"%s\" != \"%s\" of the first library", g->name, r->game_name);
     }
     if (g->input_bytes != r->input_bytes) {
-        return say(CRADLE_ERELOAD_MISMATCH, message, message_size,
+        return cradle__say(CRADLE_ERELOAD_MISMATCH, message, message_size,
                    "input bytes %u != %u of the first library", (unsigned)g->input_bytes,
                    (unsigned)r->input_bytes);
     }
     if (g->max_players != r->max_players) {
-        return say(CRADLE_ERELOAD_MISMATCH, message, message_size,
+        return cradle__say(CRADLE_ERELOAD_MISMATCH, message, message_size,
                    "max players %u != %u of the first library", (unsigned)g->max_players,
                    (unsigned)r->max_players);
     }
     if (g->steps_per_second != r->steps_per_second) {
-        return say(CRADLE_ERELOAD_MISMATCH, message, message_size,
+        return cradle__say(CRADLE_ERELOAD_MISMATCH, message, message_size,
                    "steps per second %u != %u of the first library",
                    (unsigned)g->steps_per_second, (unsigned)r->steps_per_second);
     }
     if (g->source_frames_per_second != r->source_frames_per_second) {
-        return say(CRADLE_ERELOAD_MISMATCH, message, message_size,
+        return cradle__say(CRADLE_ERELOAD_MISMATCH, message, message_size,
                    "source frames per second %u != %u of the first library",
                    (unsigned)g->source_frames_per_second, (unsigned)r->source_frames_per_second);
     }
@@ -338,14 +312,14 @@ static int load_candidate(cradle_reload *r, candidate *c, bool first, bool skip_
     c->handle = dlopen(c->copy_path, RTLD_NOW | RTLD_LOCAL);
     if (!c->handle) {
         const char *why = dlerror();
-        rc = say(CRADLE_ERELOAD_OPEN, message, message_size, "dlopen failed: %s",
+        rc = cradle__say(CRADLE_ERELOAD_OPEN, message, message_size, "dlopen failed: %s",
                  why ? why : "unknown reason");
         goto out_discard;
     }
     (void)dlerror();
     void *symbol = dlsym(c->handle, CRADLE_GAME_CONTRACT_SYMBOL);
     if (!symbol) {
-        rc = say(CRADLE_ERELOAD_SYMBOL, message, message_size,
+        rc = cradle__say(CRADLE_ERELOAD_SYMBOL, message, message_size,
                  "contract symbol %s not found in %s", CRADLE_GAME_CONTRACT_SYMBOL, r->basename);
         goto out_discard;
     }
@@ -382,20 +356,20 @@ int cradle_reload_open(cradle_reload *r, const cradle_reload_config *config, uin
 
     size_t path_len = strlen(config->path);
     if (path_len == 0 || path_len >= sizeof r->path) {
-        return say(CRADLE_EINVAL, message, message_size, "library path length %zu not in 1..%u",
+        return cradle__say(CRADLE_EINVAL, message, message_size, "library path length %zu not in 1..%u",
                    path_len, (unsigned)(CRADLE_RELOAD_PATH_MAX - 1u));
     }
     memcpy(r->path, config->path, path_len + 1);
     const char *slash = strrchr(r->path, '/');
     r->basename = slash ? slash + 1 : r->path;
     if (r->basename[0] == '\0') {
-        return say(CRADLE_EINVAL, message, message_size, "library path %s names a directory",
+        return cradle__say(CRADLE_EINVAL, message, message_size, "library path %s names a directory",
                    r->path);
     }
     if (config->copy_dir) {
         size_t dir_len = strlen(config->copy_dir);
         if (dir_len == 0 || dir_len >= sizeof r->copy_dir) {
-            return say(CRADLE_EINVAL, message, message_size, "copy dir length %zu not in 1..%u",
+            return cradle__say(CRADLE_EINVAL, message, message_size, "copy dir length %zu not in 1..%u",
                        dir_len, (unsigned)(CRADLE_RELOAD_PATH_MAX - 1u));
         }
         memcpy(r->copy_dir, config->copy_dir, dir_len + 1);
@@ -423,7 +397,7 @@ int cradle_reload_open(cradle_reload *r, const cradle_reload_config *config, uin
     size_t msg_size = message && message_size > 0 ? message_size : sizeof scratch;
     if (sodium_init() < 0) {
         memset(r, 0, sizeof *r);
-        return say(CRADLE_EIO, message, message_size, "libsodium failed to initialise");
+        return cradle__say(CRADLE_EIO, message, message_size, "libsodium failed to initialise");
     }
     int rc = load_candidate(r, &c, true, false, msg, msg_size);
     if (rc != CRADLE_OK) {

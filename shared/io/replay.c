@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "cradle/hash.h"
+#include "cradle/os.h"
 #include "cradle/systime.h"
 
 #define STATE_ALIGN CRADLE_RELOAD_DEFAULT_MAX_ALIGN
@@ -53,8 +54,7 @@ static bool all_zero(const uint8_t *p, size_t n) {
 /* Loads path into library slot and checks it against the log: build_id is
  * the build the log runs at this point. Returns 0 or the failure. */
 static int load_library(cradle_replay *r, int slot, const char *path, const char *build_id) {
-    const char *tmp = getenv("TMPDIR");
-    const char *copy_dir = r->config.copy_dir ? r->config.copy_dir : tmp && *tmp ? tmp : "/tmp";
+    const char *copy_dir = r->config.copy_dir ? r->config.copy_dir : cradle_os_tmpdir();
     cradle_reload_config config = {.path = path, .copy_dir = copy_dir, .state_capacity = r->capacity};
     char why[CRADLE_RELOAD_MESSAGE_MAX];
     int rc = cradle_reload_open(&r->libraries[slot], &config, cradle_mono_ns(), why, sizeof why);

@@ -66,12 +66,12 @@ void cradle_secure_wipe(cradle_secure *s) { sodium_memzero(s, sizeof *s); }
 
 static void make_nonce(uint8_t nonce[NONCE_BYTES], uint64_t counter, uint8_t sender) {
     memset(nonce, 0, NONCE_BYTES);
-    cradle_store_u64(nonce, counter);
+    cradle_cursor_store_u64(nonce, counter);
     nonce[8] = sender;
 }
 
 static void make_ad(uint8_t ad[AD_BYTES], uint64_t context, uint8_t sender) {
-    cradle_store_u64(ad, context);
+    cradle_cursor_store_u64(ad, context);
     ad[8] = CRADLE_SECURE_FORMAT;
     ad[9] = CRADLE_WIRE_VERSION;
     ad[10] = sender;
@@ -100,7 +100,7 @@ int cradle_secure_seal_lane(cradle_secure *s, cradle_secure_lane_id lane, void *
     make_nonce(nonce, counter, s->role);
     make_ad(ad, s->context, s->role);
     uint8_t *p = out;
-    cradle_store_u64(p, counter);
+    cradle_cursor_store_u64(p, counter);
     crypto_aead_chacha20poly1305_ietf_encrypt_detached(
         p + CRADLE_SECURE_COUNTER_BYTES, p + CRADLE_SECURE_COUNTER_BYTES + size, NULL, plain,
         size, ad, sizeof ad, NULL, nonce, s->tx_key);
@@ -157,7 +157,7 @@ int cradle_secure_open(cradle_secure *s, void *out, size_t capacity, size_t *pla
     size_t n = size - CRADLE_SECURE_OVERHEAD;
     if (capacity < n) return CRADLE_EFULL;
     const uint8_t *p = packet;
-    uint64_t counter = cradle_load_u64(p);
+    uint64_t counter = cradle_cursor_load_u64(p);
     uint8_t sender = peer_role(s);
     uint8_t nonce[NONCE_BYTES], ad[AD_BYTES];
     make_nonce(nonce, counter, sender);

@@ -52,14 +52,14 @@ int cradle_token_issue(void *out, size_t capacity, size_t *written, const cradle
 
     uint8_t *p = out;
     cradle_cursor c = cradle_cursor_writer(p, capacity);
-    cradle_put_u8(&c, CRADLE_TOKEN_VERSION);
-    cradle_put_bytes(&c, token->id, CRADLE_TOKEN_ID_BYTES);
-    cradle_put_u64(&c, token->client_id);
-    cradle_put_bytes(&c, token->server_id, CRADLE_TOKEN_KEY_BYTES);
-    cradle_put_u64(&c, token->issued_unix);
-    cradle_put_u64(&c, token->expires_unix);
-    cradle_put_u8(&c, (uint8_t)n);
-    cradle_put_bytes(&c, token->build_id, n);
+    cradle_cursor_put_u8(&c, CRADLE_TOKEN_VERSION);
+    cradle_cursor_put_bytes(&c, token->id, CRADLE_TOKEN_ID_BYTES);
+    cradle_cursor_put_u64(&c, token->client_id);
+    cradle_cursor_put_bytes(&c, token->server_id, CRADLE_TOKEN_KEY_BYTES);
+    cradle_cursor_put_u64(&c, token->issued_unix);
+    cradle_cursor_put_u64(&c, token->expires_unix);
+    cradle_cursor_put_u8(&c, (uint8_t)n);
+    cradle_cursor_put_bytes(&c, token->build_id, n);
     assert(!c.failed && c.pos == body);
 
     uint8_t message[sizeof CONTEXT + CRADLE_TOKEN_MAX_BYTES];
@@ -74,18 +74,18 @@ int cradle_token_decode(cradle_token *token, const void *data, size_t size) {
     if (size < CRADLE_TOKEN_MIN_BYTES || size > CRADLE_TOKEN_MAX_BYTES)
         return CRADLE_ETOKEN_MALFORMED;
     cradle_cursor c = cradle_cursor_reader(data, size);
-    uint8_t version = cradle_get_u8(&c);
-    cradle_get_bytes(&c, token->id, CRADLE_TOKEN_ID_BYTES);
-    token->client_id = cradle_get_u64(&c);
-    cradle_get_bytes(&c, token->server_id, CRADLE_TOKEN_KEY_BYTES);
-    token->issued_unix = cradle_get_u64(&c);
-    token->expires_unix = cradle_get_u64(&c);
-    size_t n = cradle_get_u8(&c);
+    uint8_t version = cradle_cursor_get_u8(&c);
+    cradle_cursor_get_bytes(&c, token->id, CRADLE_TOKEN_ID_BYTES);
+    token->client_id = cradle_cursor_get_u64(&c);
+    cradle_cursor_get_bytes(&c, token->server_id, CRADLE_TOKEN_KEY_BYTES);
+    token->issued_unix = cradle_cursor_get_u64(&c);
+    token->expires_unix = cradle_cursor_get_u64(&c);
+    size_t n = cradle_cursor_get_u8(&c);
     /* The length must account for every byte: no slack, no trailing data. */
     if (c.failed || version != CRADLE_TOKEN_VERSION ||
         size != OFF_BUILD + n + CRADLE_TOKEN_SIGNATURE_BYTES)
         goto out_malformed;
-    cradle_get_bytes(&c, token->build_id, n);
+    cradle_cursor_get_bytes(&c, token->build_id, n);
     if (c.failed || !build_id_ok(token->build_id, n) ||
         token->expires_unix <= token->issued_unix)
         goto out_malformed;

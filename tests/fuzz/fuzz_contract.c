@@ -138,9 +138,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     size_t rest_size = size > HEADER ? size - HEADER : 0;
 
     uint32_t f[14];
-    for (size_t i = 0; i < 14; i++) f[i] = cradle_load_u32(h + 4 * i);
+    for (size_t i = 0; i < 14; i++) f[i] = cradle_cursor_load_u32(h + 4 * i);
     uint8_t fn = h[56], strings = h[57];
-    size_t message_size = cradle_load_u16(h + 58) % 512u;
+    size_t message_size = cradle_cursor_load_u16(h + 58) % 512u;
     size_t name_n = h[60] < rest_size ? h[60] : rest_size;
     size_t build_n = h[61] < rest_size - name_n ? h[61] : rest_size - name_n;
     size_t strnlen_max = h[62];
@@ -223,9 +223,9 @@ static size_t make_seed(uint8_t *out, int field, uint32_t value, const char *nam
                       CRADLE_ABI_MAJOR, CRADLE_ABI_MINOR, 0, 4096};
     if (field >= 0) f[field] = value;
     memset(out, 0, HEADER);
-    for (size_t i = 0; i < 14; i++) cradle_store_u32(out + 4 * i, f[i]);
+    for (size_t i = 0; i < 14; i++) cradle_cursor_store_u32(out + 4 * i, f[i]);
     out[56] = fn;
-    cradle_store_u16(out + 58, message_size);
+    cradle_cursor_store_u16(out + 58, message_size);
     out[60] = (uint8_t)name_n;
     out[61] = (uint8_t)build_n;
     out[62] = 31;

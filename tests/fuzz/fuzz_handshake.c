@@ -190,7 +190,7 @@ static void run_session(cradle_secure *server_session, bool client_key, const ui
             if (rc == 0) {
                 /* Authentic: the client's seal of that plaintext, lane and
                  * counter (the counter's top bit names the lane). */
-                uint64_t counter = cradle_load_u64(rec);
+                uint64_t counter = cradle_cursor_load_u64(rec);
                 cradle_secure_lane_id lane = (counter >> 63) ? CRADLE_SECURE_ORDERED : CRADLE_SECURE_UNORDERED;
                 cradle_secure c = client0;
                 c.lanes[lane].tx_next = counter & ~(1ull << 63);
@@ -208,7 +208,7 @@ static void run_session(cradle_secure *server_session, bool client_key, const ui
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    size_t n = size >= 2 ? cradle_load_u16(data) : 0;
+    size_t n = size >= 2 ? cradle_cursor_load_u16(data) : 0;
     const uint8_t *hello = size >= 2 ? data + 2 : data;
     size_t avail = size >= 2 ? size - 2 : 0;
     if (n > avail) n = avail;
@@ -296,7 +296,7 @@ static void seed_write(const char *dir, const char *name, const uint8_t *hello, 
     char path[4096];
     snprintf(path, sizeof path, "%s/seed-%s", dir, name);
     uint8_t len[2];
-    cradle_store_u16(len, (uint16_t)n);
+    cradle_cursor_store_u16(len, (uint16_t)n);
     FILE *f = fopen(path, "wb");
     if (!f || fwrite(len, 1, 2, f) != 2 || fwrite(hello, 1, n, f) != n ||
         fwrite(records, 1, records_size, f) != records_size || fclose(f) != 0) {

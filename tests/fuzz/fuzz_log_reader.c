@@ -26,7 +26,7 @@ static void repair(uint8_t *p, size_t n) {
     size_t at = CRADLE_LOG_HEADER_BYTES;
     while (n - at >= CRADLE_LOG_BLOCK_HEADER_BYTES) {
         uint8_t *b = p + at;
-        uint32_t payload = cradle_load_u32(b + 20);
+        uint32_t payload = cradle_cursor_load_u32(b + 20);
         if (payload > n - at - CRADLE_LOG_BLOCK_HEADER_BYTES) break;
         uint8_t sum[16];
         crypto_generichash(sum, 16, b, 28, NULL, 0);

@@ -80,14 +80,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 /* Only a byte-exact packet the client sealed can open; none
                  * were sealed with this record's bytes unless a replay. */
                 if (server.stats.opened != opened_before + 1) abort();
-                opened[opened_count++] = cradle_load_u64(rec);
+                opened[opened_count++] = cradle_cursor_load_u64(rec);
             }
             continue;
         }
         uint8_t ctr[8] = {0};
         size_t k = len < 8 ? len : 8;
         memcpy(ctr, rec, k);
-        uint64_t c = cradle_load_u64(ctr);
+        uint64_t c = cradle_cursor_load_u64(ctr);
         if (c >= CRADLE_SECURE_COUNTER_LIMIT) c &= CRADLE_SECURE_COUNTER_LIMIT - 1;
         client.lanes[0].tx_next = c;
         size_t n = 0;

@@ -33,7 +33,7 @@ static int usage(void) {
 
 /* The script: each player's actions change every 4..35 steps; restart bits
  * are pulses (8 bits per slot, slot s at bits 8s..8s+7). */
-static size_t make_script(cradle_input_change *script, size_t cap, uint64_t steps) {
+static size_t make_script(cradle_input_script_change *script, size_t cap, uint64_t steps) {
     cradle_rng rng;
     cradle_rng_seed(&rng, 99, 3);
     size_t n = 0;
@@ -45,7 +45,7 @@ static size_t make_script(cradle_input_change *script, size_t cap, uint64_t step
             if (cradle_rng_below(&rng, 20) == 0) a |= VANGUARD_RESTART;
             bits |= (uint64_t)a << (8 * slot);
         }
-        script[n++] = (cradle_input_change){.step = step, .bits = bits};
+        script[n++] = (cradle_input_script_change){.step = step, .bits = bits};
     }
     return n;
 }
@@ -99,7 +99,7 @@ int main(int argc, char **argv) {
     size_t out_cap = (size_t)steps * CRADLE_GAME_OUTPUT_MAX;
     uint8_t *out = malloc(out_cap);
     size_t script_cap = (size_t)steps / 4 + 1;
-    cradle_input_change *script = malloc(script_cap * sizeof *script);
+    cradle_input_script_change *script = malloc(script_cap * sizeof *script);
     uint8_t *ref = NULL;
     if (!state || !snap || !out || !script) {
         fprintf(stderr, "vanguard_determinism: out of memory\n");
@@ -117,7 +117,7 @@ int main(int argc, char **argv) {
     size_t len = 0;
     for (uint64_t i = 0; i < steps; i++) {
         uint64_t bits = 0;
-        if (cradle_input_at(script, n, pulse, i, &bits) != 0) goto out_free;
+        if (cradle_input_script_at(script, n, pulse, i, &bits) != 0) goto out_free;
         memset(snap, 0, snap_size);
         for (uint32_t slot = 0; slot < PLAYERS; slot++) {
             snap[slot / 8] = (uint8_t)(snap[slot / 8] | (1u << (slot % 8)));

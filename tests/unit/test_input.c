@@ -41,15 +41,15 @@ static void test_little_endian_layout(void **state) {
     uint8_t buf[32];
     memset(buf, 0xEE, sizeof buf);
     cradle_cursor w = cradle_cursor_writer(buf, sizeof buf);
-    cradle_put_u8(&w, 0x01);
-    cradle_put_u16(&w, 0x0302);
-    cradle_put_u32(&w, 0x07060504u);
-    cradle_put_u64(&w, 0x0F0E0D0C0B0A0908ull);
-    cradle_put_i32(&w, -2); /* FE FF FF FF */
-    cradle_put_bool(&w, true);
-    cradle_put_bool(&w, false);
+    cradle_cursor_put_u8(&w, 0x01);
+    cradle_cursor_put_u16(&w, 0x0302);
+    cradle_cursor_put_u32(&w, 0x07060504u);
+    cradle_cursor_put_u64(&w, 0x0F0E0D0C0B0A0908ull);
+    cradle_cursor_put_i32(&w, -2); /* FE FF FF FF */
+    cradle_cursor_put_bool(&w, true);
+    cradle_cursor_put_bool(&w, false);
     const uint8_t tail[3] = {0xAA, 0xBB, 0xCC};
-    cradle_put_bytes(&w, tail, sizeof tail);
+    cradle_cursor_put_bytes(&w, tail, sizeof tail);
     assert_false(w.failed);
     assert_int_equal(w.pos, 1 + 2 + 4 + 8 + 4 + 1 + 1 + 3);
     assert_int_equal(cradle_cursor_remaining(&w), sizeof buf - 24);
@@ -61,15 +61,15 @@ static void test_little_endian_layout(void **state) {
     assert_memory_equal(buf, expect, sizeof buf);
 
     cradle_cursor r = cradle_cursor_reader(buf, 24);
-    assert_int_equal(cradle_get_u8(&r), 0x01);
-    assert_int_equal(cradle_get_u16(&r), 0x0302);
-    assert_int_equal(cradle_get_u32(&r), 0x07060504u);
-    assert_int_equal(cradle_get_u64(&r), 0x0F0E0D0C0B0A0908ull);
-    assert_int_equal(cradle_get_i32(&r), -2);
-    assert_true(cradle_get_bool(&r));
-    assert_false(cradle_get_bool(&r));
+    assert_int_equal(cradle_cursor_get_u8(&r), 0x01);
+    assert_int_equal(cradle_cursor_get_u16(&r), 0x0302);
+    assert_int_equal(cradle_cursor_get_u32(&r), 0x07060504u);
+    assert_int_equal(cradle_cursor_get_u64(&r), 0x0F0E0D0C0B0A0908ull);
+    assert_int_equal(cradle_cursor_get_i32(&r), -2);
+    assert_true(cradle_cursor_get_bool(&r));
+    assert_false(cradle_cursor_get_bool(&r));
     uint8_t out[3];
-    cradle_get_bytes(&r, out, sizeof out);
+    cradle_cursor_get_bytes(&r, out, sizeof out);
     assert_memory_equal(out, tail, sizeof tail);
     assert_false(r.failed);
     assert_int_equal(cradle_cursor_remaining(&r), 0);
@@ -86,55 +86,55 @@ static void test_roundtrip_extremes(void **state) {
         uint8_t buf[15];
         cradle_cursor w = cradle_cursor_writer(buf, sizeof buf);
         uint64_t v = u64s[i];
-        cradle_put_u8(&w, (uint8_t)v);
-        cradle_put_u16(&w, (uint16_t)v);
-        cradle_put_u32(&w, (uint32_t)v);
-        cradle_put_u64(&w, v);
+        cradle_cursor_put_u8(&w, (uint8_t)v);
+        cradle_cursor_put_u16(&w, (uint16_t)v);
+        cradle_cursor_put_u32(&w, (uint32_t)v);
+        cradle_cursor_put_u64(&w, v);
         assert_false(w.failed);
         /* Each byte is v's byte i at offset i of its field. */
         for (int b = 0; b < 8; b++) assert_int_equal(buf[7 + b], (uint8_t)(v >> (8 * b)));
         for (int b = 0; b < 4; b++) assert_int_equal(buf[3 + b], (uint8_t)(v >> (8 * b)));
         cradle_cursor r = cradle_cursor_reader(buf, sizeof buf);
-        assert_int_equal(cradle_get_u8(&r), (uint8_t)v);
-        assert_int_equal(cradle_get_u16(&r), (uint16_t)v);
-        assert_int_equal(cradle_get_u32(&r), (uint32_t)v);
-        assert_int_equal(cradle_get_u64(&r), v);
+        assert_int_equal(cradle_cursor_get_u8(&r), (uint8_t)v);
+        assert_int_equal(cradle_cursor_get_u16(&r), (uint16_t)v);
+        assert_int_equal(cradle_cursor_get_u32(&r), (uint32_t)v);
+        assert_int_equal(cradle_cursor_get_u64(&r), v);
         assert_false(r.failed);
         /* The fixed-offset helpers agree with the cursor. */
-        assert_int_equal(cradle_load_u64(buf + 7), v);
-        assert_int_equal(cradle_load_u32(buf + 3), (uint32_t)v);
-        assert_int_equal(cradle_load_u16(buf + 1), (uint16_t)v);
+        assert_int_equal(cradle_cursor_load_u64(buf + 7), v);
+        assert_int_equal(cradle_cursor_load_u32(buf + 3), (uint32_t)v);
+        assert_int_equal(cradle_cursor_load_u16(buf + 1), (uint16_t)v);
         uint8_t again[8];
-        cradle_store_u64(again, v);
+        cradle_cursor_store_u64(again, v);
         assert_memory_equal(again, buf + 7, 8);
-        cradle_store_u32(again, (uint32_t)v);
+        cradle_cursor_store_u32(again, (uint32_t)v);
         assert_memory_equal(again, buf + 3, 4);
-        cradle_store_u16(again, (uint16_t)v);
+        cradle_cursor_store_u16(again, (uint16_t)v);
         assert_memory_equal(again, buf + 1, 2);
     }
     for (size_t i = 0; i < sizeof i32s / sizeof i32s[0]; i++) {
         uint8_t buf[4];
         cradle_cursor w = cradle_cursor_writer(buf, sizeof buf);
-        cradle_put_i32(&w, i32s[i]);
+        cradle_cursor_put_i32(&w, i32s[i]);
         /* Two's complement, little-endian. */
         uint32_t bits = (uint32_t)i32s[i];
         for (int b = 0; b < 4; b++) assert_int_equal(buf[b], (uint8_t)(bits >> (8 * b)));
         cradle_cursor r = cradle_cursor_reader(buf, sizeof buf);
-        assert_int_equal(cradle_get_i32(&r), i32s[i]);
+        assert_int_equal(cradle_cursor_get_i32(&r), i32s[i]);
     }
     const uint8_t min_bytes[4] = {0x00, 0x00, 0x00, 0x80}, max_bytes[4] = {0xFF, 0xFF, 0xFF, 0x7F};
     cradle_cursor r = cradle_cursor_reader(min_bytes, 4);
-    assert_true(cradle_get_i32(&r) == INT32_MIN);
+    assert_true(cradle_cursor_get_i32(&r) == INT32_MIN);
     r = cradle_cursor_reader(max_bytes, 4);
-    assert_true(cradle_get_i32(&r) == INT32_MAX);
+    assert_true(cradle_cursor_get_i32(&r) == INT32_MAX);
 }
 
 static void test_bool_reads_any_nonzero(void **state) {
     (void)state;
     const uint8_t bytes[] = {0, 1, 2, 0x80, 0xFF};
     cradle_cursor r = cradle_cursor_reader(bytes, sizeof bytes);
-    assert_false(cradle_get_bool(&r));
-    for (int i = 0; i < 4; i++) assert_true(cradle_get_bool(&r));
+    assert_false(cradle_cursor_get_bool(&r));
+    for (int i = 0; i < 4; i++) assert_true(cradle_cursor_get_bool(&r));
     assert_false(r.failed);
 }
 
@@ -145,16 +145,16 @@ static void test_write_past_end(void **state) {
     uint8_t buf[8];
     memset(buf, 0xEE, sizeof buf);
     cradle_cursor w = cradle_cursor_writer(buf, 5);
-    cradle_put_u32(&w, 0x11223344u);
+    cradle_cursor_put_u32(&w, 0x11223344u);
     assert_false(w.failed);
     assert_int_equal(cradle_cursor_remaining(&w), 1);
-    cradle_put_u16(&w, 0x5566); /* needs 2, 1 left: refused */
+    cradle_cursor_put_u16(&w, 0x5566); /* needs 2, 1 left: refused */
     assert_true(w.failed);
     assert_int_equal(w.pos, 4);
     assert_int_equal(cradle_cursor_remaining(&w), 0);
-    cradle_put_u8(&w, 0x77); /* would fit, but the flag is sticky */
-    cradle_put_bool(&w, true);
-    cradle_put_bytes(&w, "z", 1);
+    cradle_cursor_put_u8(&w, 0x77); /* would fit, but the flag is sticky */
+    cradle_cursor_put_bool(&w, true);
+    cradle_cursor_put_bytes(&w, "z", 1);
     assert_true(w.failed);
     const uint8_t expect[8] = {0x44, 0x33, 0x22, 0x11, 0xEE, 0xEE, 0xEE, 0xEE};
     assert_memory_equal(buf, expect, sizeof buf);
@@ -163,34 +163,34 @@ static void test_write_past_end(void **state) {
     for (size_t size = 0; size < 8; size++) {
         memset(buf, 0xEE, sizeof buf);
         w = cradle_cursor_writer(buf, size);
-        cradle_put_u64(&w, UINT64_MAX);
+        cradle_cursor_put_u64(&w, UINT64_MAX);
         assert_true(w.failed);
         w = cradle_cursor_writer(buf, size);
         if (size < 4) {
-            cradle_put_u32(&w, 0);
+            cradle_cursor_put_u32(&w, 0);
             assert_true(w.failed);
             w = cradle_cursor_writer(buf, size);
-            cradle_put_i32(&w, -1);
+            cradle_cursor_put_i32(&w, -1);
             assert_true(w.failed);
         }
         if (size < 2) {
             w = cradle_cursor_writer(buf, size);
-            cradle_put_u16(&w, 0);
+            cradle_cursor_put_u16(&w, 0);
             assert_true(w.failed);
         }
         if (size < 1) {
             w = cradle_cursor_writer(buf, size);
-            cradle_put_u8(&w, 0);
+            cradle_cursor_put_u8(&w, 0);
             assert_true(w.failed);
         }
         w = cradle_cursor_writer(buf, size);
-        cradle_put_bytes(&w, expect, size + 1);
+        cradle_cursor_put_bytes(&w, expect, size + 1);
         assert_true(w.failed);
         for (size_t i = 0; i < sizeof buf; i++) assert_int_equal(buf[i], 0xEE);
     }
     /* A reader refuses every write. */
     cradle_cursor r = cradle_cursor_reader(buf, sizeof buf);
-    cradle_put_u8(&r, 1);
+    cradle_cursor_put_u8(&r, 1);
     assert_true(r.failed);
     for (size_t i = 0; i < sizeof buf; i++) assert_int_equal(buf[i], 0xEE);
 }
@@ -199,35 +199,35 @@ static void test_read_past_end(void **state) {
     (void)state;
     const uint8_t bytes[6] = {1, 2, 3, 4, 5, 6};
     cradle_cursor r = cradle_cursor_reader(bytes, sizeof bytes);
-    assert_int_equal(cradle_get_u32(&r), 0x04030201u);
-    assert_int_equal(cradle_get_u32(&r), 0); /* 2 left: refused, reads 0 */
+    assert_int_equal(cradle_cursor_get_u32(&r), 0x04030201u);
+    assert_int_equal(cradle_cursor_get_u32(&r), 0); /* 2 left: refused, reads 0 */
     assert_true(r.failed);
     assert_int_equal(r.pos, 4);
     assert_int_equal(cradle_cursor_remaining(&r), 0);
-    assert_int_equal(cradle_get_u8(&r), 0); /* would fit, flag is sticky */
-    assert_int_equal(cradle_get_u16(&r), 0);
-    assert_int_equal(cradle_get_u64(&r), 0);
-    assert_int_equal(cradle_get_i32(&r), 0);
-    assert_false(cradle_get_bool(&r));
+    assert_int_equal(cradle_cursor_get_u8(&r), 0); /* would fit, flag is sticky */
+    assert_int_equal(cradle_cursor_get_u16(&r), 0);
+    assert_int_equal(cradle_cursor_get_u64(&r), 0);
+    assert_int_equal(cradle_cursor_get_i32(&r), 0);
+    assert_false(cradle_cursor_get_bool(&r));
     uint8_t out[4];
     memset(out, 0xEE, sizeof out);
-    cradle_get_bytes(&r, out, sizeof out);
+    cradle_cursor_get_bytes(&r, out, sizeof out);
     for (size_t i = 0; i < sizeof out; i++) assert_int_equal(out[i], 0);
 
     for (size_t size = 0; size <= sizeof bytes; size++) {
         r = cradle_cursor_reader(bytes, size);
-        assert_int_equal(cradle_get_u64(&r), 0);
+        assert_int_equal(cradle_cursor_get_u64(&r), 0);
         assert_true(r.failed);
     }
     r = cradle_cursor_reader(bytes, 1);
-    assert_true(cradle_get_u8(&r) == 1);
-    assert_true(cradle_get_bool(&r) == false);
+    assert_true(cradle_cursor_get_u8(&r) == 1);
+    assert_true(cradle_cursor_get_bool(&r) == false);
     assert_true(r.failed);
     /* Reading on a writer works too, with the same bounds. */
     uint8_t buf[2] = {0x34, 0x12};
     cradle_cursor w = cradle_cursor_writer(buf, sizeof buf);
-    assert_int_equal(cradle_get_u16(&w), 0x1234);
-    assert_int_equal(cradle_get_u8(&w), 0);
+    assert_int_equal(cradle_cursor_get_u16(&w), 0x1234);
+    assert_int_equal(cradle_cursor_get_u8(&w), 0);
     assert_true(w.failed);
 }
 
@@ -235,25 +235,25 @@ static void test_zero_length_and_full_snapshot(void **state) {
     (void)state;
     uint8_t buf[CRADLE_SNAPSHOT_MAX];
     cradle_cursor w = cradle_cursor_writer(buf, sizeof buf);
-    cradle_put_bytes(&w, NULL, 0);
+    cradle_cursor_put_bytes(&w, NULL, 0);
     assert_false(w.failed);
-    for (uint32_t i = 0; i < CRADLE_SNAPSHOT_MAX; i++) cradle_put_u8(&w, (uint8_t)(i * 7u));
+    for (uint32_t i = 0; i < CRADLE_SNAPSHOT_MAX; i++) cradle_cursor_put_u8(&w, (uint8_t)(i * 7u));
     assert_false(w.failed);
     assert_int_equal(cradle_cursor_remaining(&w), 0);
-    cradle_put_bytes(&w, NULL, 0); /* zero bytes still fit at the end */
+    cradle_cursor_put_bytes(&w, NULL, 0); /* zero bytes still fit at the end */
     assert_false(w.failed);
-    cradle_put_u8(&w, 1);
+    cradle_cursor_put_u8(&w, 1);
     assert_true(w.failed);
     cradle_cursor r = cradle_cursor_reader(buf, sizeof buf);
     for (uint32_t i = 0; i < CRADLE_SNAPSHOT_MAX; i++) {
-        if (cradle_get_u8(&r) != (uint8_t)(i * 7u)) fail_msg("byte %u", i);
+        if (cradle_cursor_get_u8(&r) != (uint8_t)(i * 7u)) fail_msg("byte %u", i);
     }
     assert_false(r.failed);
 }
 
 /* ---- bit fields ------------------------------------------------------------ */
 
-static uint64_t load64(const uint8_t *p) { return cradle_load_u64(p); }
+static uint64_t load64(const uint8_t *p) { return cradle_cursor_load_u64(p); }
 
 static void test_bits_every_offset_and_width(void **state) {
     (void)state;
@@ -264,7 +264,7 @@ static void test_bits_every_offset_and_width(void **state) {
             for (unsigned width = 1; width <= 32; width++) {
                 for (size_t bit = 0; bit + width <= 64; bit++) {
                     uint8_t buf[8];
-                    cradle_store_u64(buf, backgrounds[g]);
+                    cradle_cursor_store_u64(buf, backgrounds[g]);
                     assert_true(cradle_bits_put(buf, sizeof buf, bit, width, values[v]));
                     uint64_t mask = (width == 64 ? UINT64_MAX : ((1ull << width) - 1u)) << bit;
                     uint64_t want = (backgrounds[g] & ~mask) |

@@ -353,7 +353,7 @@ static void test_header_errors(void **state) {
     assert_int_equal(open_bytes((const uint8_t *)"GIF89a", 6, msg, sizeof msg), CRADLE_ELOG_MAGIC);
 
     /* a field that is wrong even with a valid checksum is named */
-    cradle_store_u32(data + 152, 9); /* player count 9 > max players 4 */
+    cradle_cursor_store_u32(data + 152, 9); /* player count 9 > max players 4 */
     uint8_t sum[16];
     crypto_generichash(sum, 16, data, 240, NULL, 0);
     memcpy(data + 240, sum, 16);

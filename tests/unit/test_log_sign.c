@@ -120,7 +120,7 @@ static void reseal(uint8_t *data, size_t size) {
     size_t at = CRADLE_LOG_HEADER_BYTES;
     while (at < size) {
         uint8_t *b = data + at;
-        uint32_t payload = cradle_load_u32(b + 20);
+        uint32_t payload = cradle_cursor_load_u32(b + 20);
         uint8_t *body = b + CRADLE_LOG_BLOCK_HEADER_BYTES;
         bool trailer = body[0] == CRADLE_LOG_RECORD_TRAILER;
         if (trailer) {
@@ -193,7 +193,7 @@ static void test_resealed_tampering_is_caught(void **state) {
     data = load(&size);
     size_t at = CRADLE_LOG_HEADER_BYTES;
     while (data[at + CRADLE_LOG_BLOCK_HEADER_BYTES] != CRADLE_LOG_RECORD_TRAILER)
-        at += CRADLE_LOG_BLOCK_HEADER_BYTES + cradle_load_u32(data + at + 20);
+        at += CRADLE_LOG_BLOCK_HEADER_BYTES + cradle_cursor_load_u32(data + at + 20);
     data[at + CRADLE_LOG_BLOCK_HEADER_BYTES + 9] ^= 1;
     reseal(data, size);
     store(data, size);

@@ -57,7 +57,7 @@ static void test_round_trip_both_ways(void **state) {
         assert_int_equal(cradle_secure_open(&server, plain, sizeof plain, &got, packet, n), 0);
         assert_int_equal(got, strlen("INPUT from the client"));
         assert_memory_equal(plain, "INPUT from the client", got);
-        assert_int_equal(cradle_load_u64(packet), (uint64_t)i); /* counter in clear */
+        assert_int_equal(cradle_cursor_load_u64(packet), (uint64_t)i); /* counter in clear */
         n = seal(&server, "STEPS from the server");
         assert_int_equal(cradle_secure_open(&client, plain, sizeof plain, &got, packet, n), 0);
         assert_memory_equal(plain, "STEPS from the server", got);
@@ -280,7 +280,7 @@ static void test_new_connection_new_keys(void **state) {
     assert_int_equal(cradle_secure_open(&c2, plain, sizeof plain, &got, old, n),
                      CRADLE_ESECURE_AUTH);
     n = seal(&s2, "WELCOME, second connection");
-    assert_int_equal(cradle_load_u64(packet), 0);
+    assert_int_equal(cradle_cursor_load_u64(packet), 0);
     assert_int_equal(cradle_secure_open(&c2, plain, sizeof plain, &got, packet, n), 0);
     /* Random key pairs differ each time. */
     uint8_t r1[32], r2[32], s1k[32], s2k[32];

@@ -228,15 +228,15 @@ static void test_replay_empty(void **state) {
 #define FIRE 0x4ull
 #define RESET 0x8000000000000000ull /* a pulse bit, at the top */
 
-static uint64_t at(const cradle_input_change *c, size_t n, uint64_t pulse, uint64_t step) {
+static uint64_t at(const cradle_input_script_change *c, size_t n, uint64_t pulse, uint64_t step) {
     uint64_t bits = 0xDEAD;
-    assert_int_equal(cradle_input_at(c, n, pulse, step, &bits), CRADLE_OK);
+    assert_int_equal(cradle_input_script_at(c, n, pulse, step, &bits), CRADLE_OK);
     return bits;
 }
 
 static void test_input_at(void **state) {
     (void)state;
-    const cradle_input_change script[] = {
+    const cradle_input_script_change script[] = {
         {.step = 3, .bits = LEFT},
         {.step = 5, .bits = LEFT | FIRE | RESET},
         {.step = 9, .bits = RIGHT},
@@ -272,7 +272,7 @@ static void test_input_at(void **state) {
 
 static void test_input_at_compares_to_linear_model(void **state) {
     (void)state;
-    const cradle_input_change script[] = {
+    const cradle_input_script_change script[] = {
         {0, 1}, {1, 2}, {2, 0x83}, {7, 4}, {8, 0x80}, {100, 5}, {101, 0x86}, {1000, 7},
     };
     const size_t n = sizeof script / sizeof script[0];
@@ -287,33 +287,33 @@ static void test_input_at_compares_to_linear_model(void **state) {
         if (at(script, n, pulse, step) != want) fail_msg("step %llu", (unsigned long long)step);
     }
     /* a single entry at step 0 */
-    const cradle_input_change one[] = {{0, 0x81}};
+    const cradle_input_script_change one[] = {{0, 0x81}};
     assert_int_equal(at(one, 1, 0x80, 0), 0x81);
     assert_int_equal(at(one, 1, 0x80, 1), 0x01);
     /* an entry at the largest step */
-    const cradle_input_change late[] = {{5, 1}, {UINT64_MAX, 0x82}};
+    const cradle_input_script_change late[] = {{5, 1}, {UINT64_MAX, 0x82}};
     assert_int_equal(at(late, 2, 0x80, UINT64_MAX - 1), 1);
     assert_int_equal(at(late, 2, 0x80, UINT64_MAX), 0x82);
 }
 
 static void test_input_script_refusals(void **state) {
     (void)state;
-    const cradle_input_change unsorted[] = {{0, 1}, {5, 2}, {3, 4}};
-    const cradle_input_change duplicate[] = {{0, 1}, {4, 2}, {4, 3}};
-    const cradle_input_change reversed[] = {{9, 1}, {2, 2}};
+    const cradle_input_script_change unsorted[] = {{0, 1}, {5, 2}, {3, 4}};
+    const cradle_input_script_change duplicate[] = {{0, 1}, {4, 2}, {4, 3}};
+    const cradle_input_script_change reversed[] = {{9, 1}, {2, 2}};
     uint64_t bits;
     assert_int_equal(cradle_input_script_check(unsorted, 3), CRADLE_EUNSORTED);
     assert_int_equal(cradle_input_script_check(duplicate, 3), CRADLE_EUNSORTED);
     assert_int_equal(cradle_input_script_check(reversed, 2), CRADLE_EUNSORTED);
     for (uint64_t step = 0; step < 10; step++) {
         bits = 0xDEAD;
-        assert_int_equal(cradle_input_at(unsorted, 3, 0, step, &bits), CRADLE_EUNSORTED);
+        assert_int_equal(cradle_input_script_at(unsorted, 3, 0, step, &bits), CRADLE_EUNSORTED);
         assert_int_equal(bits, 0);
         bits = 0xDEAD;
-        assert_int_equal(cradle_input_at(duplicate, 3, 0, step, &bits), CRADLE_EUNSORTED);
+        assert_int_equal(cradle_input_script_at(duplicate, 3, 0, step, &bits), CRADLE_EUNSORTED);
         assert_int_equal(bits, 0);
         bits = 0xDEAD;
-        assert_int_equal(cradle_input_at(reversed, 2, 0, step, &bits), CRADLE_EUNSORTED);
+        assert_int_equal(cradle_input_script_at(reversed, 2, 0, step, &bits), CRADLE_EUNSORTED);
         assert_int_equal(bits, 0);
     }
     /* Only the part the caller passes is checked. */
@@ -325,12 +325,12 @@ static void test_input_script_empty(void **state) {
     (void)state;
     uint64_t bits = 0xDEAD;
     assert_int_equal(cradle_input_script_check(NULL, 0), CRADLE_OK);
-    assert_int_equal(cradle_input_at(NULL, 0, UINT64_MAX, 0, &bits), CRADLE_OK);
+    assert_int_equal(cradle_input_script_at(NULL, 0, UINT64_MAX, 0, &bits), CRADLE_OK);
     assert_int_equal(bits, 0);
     bits = 0xDEAD;
-    assert_int_equal(cradle_input_at(NULL, 0, 0, UINT64_MAX, &bits), CRADLE_OK);
+    assert_int_equal(cradle_input_script_at(NULL, 0, 0, UINT64_MAX, &bits), CRADLE_OK);
     assert_int_equal(bits, 0);
-    const cradle_input_change one[] = {{4, 1}};
+    const cradle_input_script_change one[] = {{4, 1}};
     assert_int_equal(cradle_input_script_check(one, 1), CRADLE_OK);
 }
 

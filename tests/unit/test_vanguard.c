@@ -136,17 +136,17 @@ static uint64_t script_pulse_mask(void) {
     return m;
 }
 
-static void script_snapshot(const cradle_input_change *script, size_t n, uint64_t step,
+static void script_snapshot(const cradle_input_script_change *script, size_t n, uint64_t step,
                             uint32_t presence, uint8_t snap[SNAP_SIZE]) {
     uint64_t bits = 0;
-    assert_int_equal(cradle_input_at(script, n, script_pulse_mask(), step, &bits), 0);
+    assert_int_equal(cradle_input_script_at(script, n, script_pulse_mask(), step, &bits), 0);
     uint32_t actions[VG_MAX_PLAYERS];
     for (uint32_t slot = 0; slot < VG_MAX_PLAYERS; slot++) actions[slot] = (uint32_t)(bits >> (8 * slot)) & 0xFFu;
     snapshot_build(snap, presence, actions);
 }
 
 /* A bot script: every slot changes its actions every 5..40 steps. */
-static size_t script_make(cradle_input_change *script, size_t cap, uint64_t seed, uint64_t steps) {
+static size_t script_make(cradle_input_script_change *script, size_t cap, uint64_t seed, uint64_t steps) {
     cradle_rng rng;
     cradle_rng_seed(&rng, seed, 7);
     size_t n = 0;
@@ -160,7 +160,7 @@ static size_t script_make(cradle_input_change *script, size_t cap, uint64_t seed
             if (cradle_rng_below(&rng, 50) == 0) a |= VANGUARD_RESTART;
             bits |= (uint64_t)a << (8 * slot);
         }
-        script[n++] = (cradle_input_change){.step = step, .bits = bits};
+        script[n++] = (cradle_input_script_change){.step = step, .bits = bits};
         step += 5 + cradle_rng_below(&rng, 36);
     }
     assert_int_equal(cradle_input_script_check(script, n), 0);
@@ -168,7 +168,7 @@ static size_t script_make(cradle_input_change *script, size_t cap, uint64_t seed
 }
 
 /* Runs `steps` steps from the script and appends each step's output. */
-static size_t run_script(uint64_t seed, uint32_t players, const cradle_input_change *script,
+static size_t run_script(uint64_t seed, uint32_t players, const cradle_input_script_change *script,
                          size_t n, uint64_t steps, uint8_t *out) {
     game g;
     game_open(&g, seed, players);
@@ -243,7 +243,7 @@ static void test_input_pack(void **unused) {
 static void test_same_seed_same_bytes(void **unused) {
     (void)unused;
     enum { STEPS = 1500 };
-    static cradle_input_change script[1024];
+    static cradle_input_script_change script[1024];
     size_t n = script_make(script, 1024, 42, STEPS);
     uint8_t *a = malloc(STEPS * OUT_BYTES), *b = malloc(STEPS * OUT_BYTES),
             *c = malloc(STEPS * OUT_BYTES);
@@ -266,7 +266,7 @@ static void test_same_seed_same_bytes(void **unused) {
 static void test_relocated_state_continues(void **unused) {
     (void)unused;
     enum { N = 700, M = 700 };
-    static cradle_input_change script[512];
+    static cradle_input_script_change script[512];
     size_t n = script_make(script, 512, 5, N + M);
     uint8_t *ref = malloc((N + M) * OUT_BYTES), *got = malloc((N + M) * OUT_BYTES);
     assert_non_null(ref);
@@ -337,7 +337,7 @@ static void test_missile_kills_enemy(void **unused) {
     assert_int_equal(g.s->players[0].score, 100);
     uint8_t out[CRADLE_GAME_OUTPUT_MAX];
     assert_int_equal(g.c->output(g.s, g.step - 1, out, sizeof out), OUT_BYTES);
-    assert_int_equal(cradle_load_u32(out + 8 + 8 + 4 + 4 + 1 + 4 + 2), 100); /* slot 0 score */
+    assert_int_equal(cradle_cursor_load_u32(out + 8 + 8 + 4 + 4 + 1 + 4 + 2), 100); /* slot 0 score */
     game_close(&g);
 }
 

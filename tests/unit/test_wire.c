@@ -319,12 +319,12 @@ static void test_bad_fields_are_refused(void **state) {
         assert_int_equal(cradle_wire_encode(buffer, sizeof buffer, &n, &m), CRADLE_EINVAL);
         m = sample(CRADLE_WIRE_STATE);
         n = encode_ok(&m, buffer);
-        cradle_store_u32(buffer + 2 + 16 + 4, 4097); /* offset */
+        cradle_cursor_store_u32(buffer + 2 + 16 + 4, 4097); /* offset */
         cradle_wire_message d;
         assert_int_equal(cradle_wire_decode(&d, buffer, n), CRADLE_ENET_MESSAGE);
         assert_string_equal(d.problem, "state: chunk lies outside the block");
         n = encode_ok(&m, buffer);
-        cradle_store_u32(buffer + 2 + 16, 0); /* total */
+        cradle_cursor_store_u32(buffer + 2 + 16, 0); /* total */
         assert_int_equal(cradle_wire_decode(&d, buffer, n), CRADLE_ENET_MESSAGE);
     }
     /* reload: empty build id. */
@@ -362,7 +362,7 @@ static void test_encode_limits(void **state) {
     assert_int_equal(cradle_wire_decode(&d, buffer, n), 0);
     m.as.hello.credential_size = CRADLE_WIRE_CREDENTIAL_MAX + 1;
     assert_int_equal(cradle_wire_encode(buffer, sizeof buffer, &n, &m), CRADLE_EINVAL);
-    cradle_store_u16(buffer + 2 + 2 + 1 + 7 + 1 + 16, CRADLE_WIRE_CREDENTIAL_MAX + 1);
+    cradle_cursor_store_u16(buffer + 2 + 2 + 1 + 7 + 1 + 16, CRADLE_WIRE_CREDENTIAL_MAX + 1);
     assert_int_equal(cradle_wire_decode(&d, buffer, 2 + 2 + 1 + 7 + 1 + 16 + 2 + 257), CRADLE_ENET_MESSAGE);
 }
 

@@ -235,8 +235,7 @@ static void bench_writer(bool inline_sync, uint64_t steps) {
 
 int main(int argc, char **argv) {
     if (sodium_init() < 0) return 1;
-    const char *t = getenv("TMPDIR");
-    snprintf(tmpdir, sizeof tmpdir, "%s", t && *t ? t : "/tmp");
+    snprintf(tmpdir, sizeof tmpdir, "%s", cradle_os_tmpdir());
 
     printf("checksum and reader throughput (thread CPU time, best of 3; BLAKE2b measured "
            "next to each):\n");

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "cradle/hash.h"
+#include "cradle/os.h"
 #include "cradle/reload.h"
 #include "cradle/sim.h"
 #include "cradle/systime.h"
@@ -377,8 +378,7 @@ static void remove_dir(void) {
 }
 
 int main(void) {
-    const char *tmp = getenv("TMPDIR");
-    snprintf(dir, sizeof dir, "%s/cradle-bench-reload-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    snprintf(dir, sizeof dir, "%s/cradle-bench-reload-XXXXXX", cradle_os_tmpdir());
     if (!mkdtemp(dir)) {
         perror("bench_reload: mkdtemp");
         return 1;

@@ -77,9 +77,9 @@ static void counter_step(void *state, const cradle_game_step *step,
 static size_t counter_output(const void *state, uint64_t step, uint8_t *out, size_t capacity) {
     const counter_state *s = state;
     cradle_cursor c = cradle_cursor_writer(out, capacity);
-    cradle_put_u64(&c, step);
-    cradle_put_u64(&c, (uint64_t)s->total);
-    cradle_put_u64(&c, s->presence);
+    cradle_cursor_put_u64(&c, step);
+    cradle_cursor_put_u64(&c, (uint64_t)s->total);
+    cradle_cursor_put_u64(&c, s->presence);
     return c.failed ? 0 : c.pos;
 }
 

@@ -859,17 +859,17 @@ uint64_t vanguard_checksum(const vanguard_state *s) {
 static size_t vanguard_output(const void *state, uint64_t step, uint8_t *out, size_t capacity) {
     const vanguard_state *s = state;
     cradle_cursor c = cradle_cursor_writer(out, capacity);
-    cradle_put_u64(&c, step);
-    cradle_put_u64(&c, vanguard_checksum(s));
-    cradle_put_u32(&c, s->wave);
-    cradle_put_u32(&c, s->tick);
-    cradle_put_u8(&c, (uint8_t)s->game_over);
-    cradle_put_u32(&c, cradle_ecs_live_count(vg_world_const(s)));
+    cradle_cursor_put_u64(&c, step);
+    cradle_cursor_put_u64(&c, vanguard_checksum(s));
+    cradle_cursor_put_u32(&c, s->wave);
+    cradle_cursor_put_u32(&c, s->tick);
+    cradle_cursor_put_u8(&c, (uint8_t)s->game_over);
+    cradle_cursor_put_u32(&c, cradle_ecs_live_count(vg_world_const(s)));
     for (uint32_t slot = 0; slot < VG_MAX_PLAYERS; slot++) {
         const vg_player *p = &s->players[slot];
-        cradle_put_u8(&c, (uint8_t)(p->joined && p->present));
-        cradle_put_u8(&c, p->lives);
-        cradle_put_u32(&c, p->score);
+        cradle_cursor_put_u8(&c, (uint8_t)(p->joined && p->present));
+        cradle_cursor_put_u8(&c, p->lives);
+        cradle_cursor_put_u32(&c, p->score);
     }
     assert(c.failed || c.pos == VG_OUTPUT_BYTES);
     return c.failed ? 0 : c.pos;

@@ -8,11 +8,7 @@
  * append (out of order, storage full) changes nothing already recorded.
  * Replay hands the caller's update only the caller's context and each recorded
  * step with its snapshot; it reads no clock.
- *
- * Input scripts: a list of input changes sorted by step, each holding until
- * the next. Input is a set of up to 64 named bits (a game maps its actions to
- * bits); the bits in pulse_mask (a restart, say) are true only on their own
- * entry's step.
+
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -49,22 +45,5 @@ void cradle_session_replay(const cradle_session *session, cradle_session_update_
 
 /* Forgets every recorded step (the storage is kept). */
 void cradle_session_clear(cradle_session *session);
-
-/* One entry of an input script: from `step` on, `bits` is the input. */
-typedef struct cradle_input_change {
-    uint64_t step;
-    uint64_t bits;
-} cradle_input_change;
-
-/* Checks that the script is sorted by step (equal steps are not allowed:
- * one entry per step). Returns 0 or CRADLE_EUNSORTED. */
-CRADLE_MUST_CHECK int cradle_input_script_check(const cradle_input_change *changes, size_t count);
-
-/* The input in force at `step`: the bits of the last entry whose step is <=
- * `step`, with the pulse bits cleared unless that entry's step is `step`
- * itself; 0 before the first entry. Returns 0 or CRADLE_EUNSORTED (then
- * *bits is 0). Checks the order each call: O(count). */
-CRADLE_MUST_CHECK int cradle_input_at(const cradle_input_change *changes, size_t count,
-                                      uint64_t pulse_mask, uint64_t step, uint64_t *bits);
 
 #endif

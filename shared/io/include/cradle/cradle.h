@@ -16,9 +16,11 @@
 #include "cradle/golden.h"
 #include "cradle/hash.h"
 #include "cradle/input.h"
+#include "cradle/cursor.h"
 #include "cradle/pool.h"
 #include "cradle/rng.h"
 #include "cradle/session.h"
+#include "cradle/input_script.h"
 #include "cradle/game_abi.h"
 /* CRADLE_UMBRELLA_MODULES: helpers append their module headers below. */
 #include "cradle/keys.h"
@@ -39,7 +41,9 @@
 #include "cradle/log.h"
 #include "cradle/systime.h"
 #include "cradle/parse.h"
+#include "cradle/writer.h"
 #include "cradle/sim.h"
 #include "cradle/replay.h"
+#include "cradle/os.h"
 
 #endif

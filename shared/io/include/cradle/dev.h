@@ -33,36 +33,13 @@
 #include <stdint.h>
 
 #include "cradle/errors.h"
+#include "cradle/writer.h"
 
 struct cJSON;
 
 /* The largest count a host may allow: every integer below 2^53 is exact in
  * the double a JSON number is read into. */
 #define CRADLE_DEV_COUNT_LIMIT ((UINT64_C(1) << 53) - 1)
-
-/* ---- writer: a bounded byte buffer a reply is appended to ---- */
-
-/* Appends are all-or-nothing: one that does not fit sets overflow, leaves
- * length unchanged, and every later append is ignored. The writer does not
- * own its buffer. */
-typedef struct cradle_writer {
-    char *data;
-    size_t capacity;
-    size_t length;
-    bool overflow;
-} cradle_writer;
-
-void cradle_writer_init(cradle_writer *writer, void *buffer, size_t capacity);
-void cradle_writer_bytes(cradle_writer *writer, const void *bytes, size_t count);
-void cradle_writer_text(cradle_writer *writer, const char *text);
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
-#endif
-void cradle_writer_format(cradle_writer *writer, const char *format, ...);
-/* Appends bytes as a quoted JSON string: '"' and '\\' escaped, control
- * characters and DEL as \n, \t ... or \u00XX, each byte of an invalid UTF-8
- * sequence (overlong, surrogate, above U+10FFFF, truncated) as \ufffd. */
-void cradle_writer_json_string(cradle_writer *writer, const void *bytes, size_t count);
 
 /* ---- requests ---- */
 

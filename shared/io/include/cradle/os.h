@@ -1,0 +1,17 @@
+#ifndef CRADLE_OS_H
+#define CRADLE_OS_H
+/*
+ * os: the few POSIX chores the I/O modules and the programs share.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Writes all count bytes to fd, resuming after EINTR and short writes.
+ * Returns false on the first failure (errno says why). */
+bool cradle_os_write_all(int fd, const void *bytes, size_t count);
+
+/* The directory for temporary files: $TMPDIR when set and not empty,
+ * else "/tmp". The string stays valid while the environment is unchanged. */
+const char *cradle_os_tmpdir(void);
+
+#endif
