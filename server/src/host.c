@@ -608,20 +608,25 @@ int cradle_server_host_init(cradle_server_host *host, const cradle_server_option
 /* The log is opened after everything else that can fail at start-up (the
  * dev socket, the UDP port): a start that fails leaves no log behind, and
  * the log's O_EXCL create would otherwise refuse the retry. */
-int cradle_server_host_open_log(cradle_server_host *host) {
+int cradle_server_host_open_log(cradle_server_host *host, const cradle_game_contract *first,
+                                const char *first_library) {
     const cradle_server_options *options = host->options;
     if (!options->log[0]) return 0;
+    if (!first) {
+        first = cradle_reload_contract(&host->reload);
+        first_library = cradle_reload_copy_path(&host->reload);
+    }
     cradle_log_header header;
-    int rc = cradle_log_header_from_contract(&header, cradle_reload_contract(&host->reload), options->seed,
-                                             host->players, cradle_wall_ns(), options->hash_interval);
+    int rc = cradle_log_header_from_contract(&header, first, options->seed, host->players, cradle_wall_ns(),
+                                             options->hash_interval);
     if (rc != 0) {
         fprintf(stderr, "cradle-server: --log '%s': %s\n", options->log, cradle_strerror(rc));
         return rc;
     }
     cradle_log_writer_config lc = {0};
     char log_message[CRADLE_LOG_MESSAGE_MAX] = "";
-    rc = cradle_log_writer_open(&host->log, options->log, &header, &lc, cradle_reload_copy_path(&host->reload),
-                                log_message, sizeof log_message);
+    rc = cradle_log_writer_open(&host->log, options->log, &header, &lc, first_library, log_message,
+                                sizeof log_message);
     if (rc != 0) {
         fprintf(stderr, "cradle-server: --log '%s': %s: %s\n", options->log, cradle_strerror(rc), log_message);
         return rc;

@@ -158,12 +158,14 @@ typedef struct cradle_server_host {
 int cradle_server_host_init(cradle_server_host *host, const cradle_server_options *options,
                             cradle_server_net *net, volatile const int *signalled);
 
-/* Creates the session log of --log (nothing without it), archiving the
- * running build. Call after init, once every other start-up step that can
- * fail has succeeded: the log is never overwritten, so one left by a failed
- * start would refuse the retry. Prints what failed; returns 0 or a
- * negative code. */
-int cradle_server_host_open_log(cradle_server_host *host);
+/* Creates the session log of --log (nothing without it), naming and
+ * archiving the build that ran step 0: first and its library file, or NULL
+ * for the running build (a resumed session names the old log's first build).
+ * Call after init, once every other start-up step that can fail has
+ * succeeded: the log is never overwritten, so one left by a failed start
+ * would refuse the retry. Prints what failed; returns 0 or a negative code. */
+int cradle_server_host_open_log(cradle_server_host *host, const cradle_game_contract *first,
+                                const char *first_library);
 
 /* Handles what the network thread delivered (connects, HELLO, INPUT, ...),
  * streams a pending join and sends the steps packed so far. One iteration of

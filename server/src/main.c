@@ -233,8 +233,9 @@ int main(int argc, char **argv) {
         status = 3; /* documented (--help, README): a script may retry another port */
         goto out_host;
     }
-    if (cradle_server_host_open_log(host) != 0) goto out_net;
-    if (options.resume[0] && cradle_server_resume_replay(host) != 0) goto out_net;
+    /* --resume opens the new log itself: it starts with the old log's first build. */
+    if (options.resume[0] ? cradle_server_resume_replay(host) != 0 : cradle_server_host_open_log(host, NULL, NULL) != 0)
+        goto out_net;
     if (cradle_server_net_start(net) != 0) {
         cradle_server_say(host, "error", "thread", "cannot start the network thread");
         goto out_net;

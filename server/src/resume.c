@@ -58,13 +58,23 @@ static int record(cradle_server_host *host, const cradle_replay *r, const cradle
 int cradle_server_resume_replay(cradle_server_host *host) {
     const char *path = host->options->resume;
     static cradle_replay r; /* large */
-    cradle_replay_config config = {.log_path = path, .game_path = host->options->game, .warn = warn,
-                                   .warn_context = host};
+    /* The builds archived beside the log replay it (a session that reloaded
+     * ran several); a log without an archive replays with --game. Either way
+     * the session must end on --game's build (checked below). */
+    cradle_replay_config config = {.log_path = path, .warn = warn, .warn_context = host};
     int rc = cradle_replay_open(&r, &config);
+    if (rc != 0) {
+        config.game_path = host->options->game;
+        rc = cradle_replay_open(&r, &config);
+    }
     if (rc != 0) {
         fprintf(stderr, "cradle-server: --resume '%s': %s\n", path, r.message);
         goto out_close;
     }
+    /* The new log starts as the old one did: the same first build. */
+    rc = cradle_server_host_open_log(host, cradle_reload_contract(&r.libraries[0]),
+                                     cradle_reload_copy_path(&r.libraries[0]));
+    if (rc != 0) goto out_close;
     cradle_replay_item item;
     while ((rc = cradle_replay_next(&r, &item)) == 1) {
         if (item.kind == CRADLE_REPLAY_HASH && !item.matches) {
@@ -113,7 +123,7 @@ int cradle_server_resume_replay(cradle_server_host *host) {
     rc = 0;
 out_close:
     cradle_replay_close(&r);
-    if (rc != 0) {
+    if (rc != 0 && host->log_open) {
         /* Leave no half-made new log behind (its archived build may stay: content-addressed). */
         cradle_log_writer_abandon(&host->log);
         host->log_open = false;
