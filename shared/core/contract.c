@@ -49,6 +49,15 @@ static int check_string(const char *field, const char *s, size_t max, char *mess
     return CRADLE_OK;
 }
 
+/* The one place a host reads a field past minor 0 (game_abi.h's minor rule):
+ * the abi_minor test comes first, so an older library's shorter contract is
+ * never read past its end. */
+cradle_game_bot_fn *cradle_contract_bot(const cradle_game_contract *c) {
+    assert(c && "a checked contract, never NULL");
+    if (c->abi_minor < CRADLE_ABI_MINOR_BOT) return NULL;
+    return c->bot;
+}
+
 int cradle_contract_check(const cradle_game_contract *c, const cradle_contract_limits *limits,
                           char *message, size_t message_size) {
     assert(limits && "limits are the host's, never NULL");

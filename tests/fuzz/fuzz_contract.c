@@ -9,16 +9,19 @@
  *    56   1  bits 0..5: init, step, output, render, on_reload, react set;
  *            bit 6: the contract pointer is NULL; bit 7: message NULL when
  *            the message size is 0
- *    57   1  bit 0: name NULL; bit 1: build id NULL
+ *    57   1  bit 0: name NULL; bit 1: build id NULL; bit 2: bot set (minor 1)
  *    58   2  message size (u16 LE, mod 512)
  *    60   1  name byte count; 61: build id byte count; 62: strnlen's max
  *    63      name bytes, build id bytes, then the strnlen test bytes
  * Strings are copied into heap buffers of exactly the size a correct check
  * may read (up to the first NUL, or max + 1 bytes when there is none), so an
- * overread is an ASan finding. The check's result must equal an independent
- * evaluation of the rules documented in contract.h, in their order; the
- * message must be NUL-terminated within its size, printable, "" on success
- * and non-empty on failure. The entry points abort if called.
+ * overread is an ASan finding; so is the contract itself, sized as the
+ * library its abi_minor names would have built it (a minor-0 object ends
+ * before the bot field: game_abi.h's minor rule). The check's result must
+ * equal an independent evaluation of the rules documented in contract.h, in
+ * their order, and cradle_contract_bot() must give the bot only from minor 1
+ * on; the message must be NUL-terminated within its size, printable, "" on
+ * success and non-empty on failure. The entry points abort if called.
  *
  * Seeds: CRADLE_FUZZ_WRITE_SEEDS=DIR fuzz_contract writes the seed corpus
  * (tests/fuzz/corpus/contract) into DIR and exits.
@@ -62,6 +65,17 @@ static void never_reload(void *s) {
 static void never_react(const void *s, const cradle_event *e, uint32_t n, const cradle_fx *fx) {
     (void)s, (void)e, (void)n, (void)fx;
     abort();
+}
+static void never_bot(const void *s, uint64_t step, uint32_t slot, uint64_t random, uint8_t *in,
+                      uint32_t n) {
+    (void)s, (void)step, (void)slot, (void)random, (void)in, (void)n;
+    abort();
+}
+
+/* The bytes a library built against abi_minor has of the contract: minor 0
+ * ends where minor 1's bot field begins. */
+static size_t ref_contract_size(uint32_t abi_minor) {
+    return abi_minor >= 1u ? sizeof(cradle_game_contract) : offsetof(cradle_game_contract, bot);
 }
 
 /* A heap copy of the n bytes at src sized to what a reader bounded by max
@@ -116,7 +130,7 @@ static int ref_check(const cradle_game_contract *c, const cradle_contract_limits
     if (!ref_string_ok(c->name, name_size, CRADLE_GAME_NAME_MAX)) return CRADLE_ERELOAD_CONTRACT;
     if (!ref_string_ok(c->build_id, build_size, CRADLE_GAME_BUILD_ID_MAX)) return CRADLE_ERELOAD_CONTRACT;
     if (!c->init || !c->step) return CRADLE_ERELOAD_CONTRACT;
-    return CRADLE_OK;
+    return CRADLE_OK; /* optional entries (bot, minor 1) need no check */
 }
 
 static void fuzz_strnlen(const uint8_t *bytes, size_t n, size_t max) {
@@ -169,12 +183,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         .render = (fn & 0x08u) ? never_render : NULL,
         .on_reload = (fn & 0x10u) ? never_reload : NULL,
         .react = (fn & 0x20u) ? never_react : NULL,
+        .bot = (strings & 4u) ? never_bot : NULL,
     };
-    const cradle_game_contract copy = c;
     cradle_contract_limits limits = {
         .abi_major = f[10], .abi_minor = f[11], .max_state_align = f[12], .state_capacity = f[13],
     };
-    const cradle_game_contract *cp = (fn & 0x40u) ? NULL : &c;
+    size_t object_size = ref_contract_size(c.abi_minor);
+    cradle_game_contract *object = malloc(object_size);
+    if (!object) abort();
+    memcpy(object, &c, object_size);
+    const cradle_game_contract *cp = (fn & 0x40u) ? NULL : object;
 
     char *message = NULL;
     if (message_size > 0 || !(fn & 0x80u)) {
@@ -185,7 +203,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     int rc = cradle_contract_check(cp, &limits, message, message_size);
     int expect = ref_check(cp, &limits, name_size, build_size);
     if (rc != expect) abort();
-    if (memcmp(&copy, &c, sizeof c) != 0) abort();
+    if (memcmp(object, &c, object_size) != 0) abort();
+    if (cp && cradle_contract_bot(cp) != (c.abi_minor >= 1u ? c.bot : NULL)) abort();
     if (message_size > 0) {
         const char *nul = memchr(message, 0, message_size);
         if (!nul) abort();
@@ -196,6 +215,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             if ((unsigned char)message[i] < 0x20u || (unsigned char)message[i] > 0x7eu) abort();
     }
     free(message);
+    free(object);
     free(name);
     free(build);
 
@@ -254,7 +274,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
         {-1, 0, "counter", "b1", 8, 3, 0x03, 256},                    /* accepted, init + step only */
         {-1, 0, "g", "b", 1, 1, 0x03, 8},                             /* accepted, short message */
         {0, 2, "game", "b", 5, 2, 0x03, 256},                         /* abi major */
-        {1, 1, "game", "b", 5, 2, 0x03, 256},                         /* abi minor */
+        {1, CRADLE_ABI_MINOR + 1u, "game", "b", 5, 2, 0x03, 256},     /* abi minor */
         {3, 24, "game", "b", 5, 2, 0x03, 256},                        /* alignment */
         {3, 128, "game", "b", 5, 2, 0x03, 256},                       /* alignment above 64 */
         {2, 0, "game", "b", 5, 2, 0x03, 256},                         /* state size 0 */
@@ -275,6 +295,12 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
         size_t n = make_seed(b, seeds[i].field, seeds[i].value, seeds[i].name, seeds[i].build,
                              seeds[i].name_n, seeds[i].build_n, seeds[i].fn, seeds[i].message_size);
         write_seed(dir, (int)i, b, n);
+    }
+    /* The bot entry set on a minor-0 contract (never read) and a minor-1 one. */
+    for (uint32_t minor = 0; minor <= 1u; minor++) {
+        size_t n = make_seed(b, 1, minor, "game", "b", 5, 2, 0x03, 256);
+        b[57] = 4u;
+        write_seed(dir, (int)(sizeof seeds / sizeof seeds[0] + minor), b, n);
     }
     exit(0);
 }

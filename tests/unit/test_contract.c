@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cradle/contract.h"
@@ -125,6 +126,46 @@ static void test_abi_versions(void **unused) {
     l.abi_minor = 5;
     c.abi_minor = 3;
     assert_int_equal(cradle_contract_check(&c, &l, NULL, 0), CRADLE_OK);
+}
+
+static void fake_bot(const void *state, uint64_t step, uint32_t slot, uint64_t random,
+                     uint8_t *input, uint32_t input_bytes) {
+    (void)state, (void)step, (void)slot, (void)random, (void)input, (void)input_bytes;
+}
+
+/* Minor 1 added the optional bot entry: present or NULL, a minor-1 contract
+ * passes; the accessor answers it only for minor >= 1, and the check never
+ * reads past a minor-0 contract's end. */
+static void test_minor_1_bot_entry(void **unused) {
+    (void)unused;
+    cradle_contract_limits l = limits();
+    cradle_game_contract c = good();
+    c.abi_minor = CRADLE_ABI_MINOR_BOT;
+    assert_int_equal(cradle_contract_check(&c, &l, NULL, 0), CRADLE_OK);
+    assert_null(cradle_contract_bot(&c));
+    c.bot = fake_bot;
+    assert_int_equal(cradle_contract_check(&c, &l, NULL, 0), CRADLE_OK);
+    assert_ptr_equal(cradle_contract_bot(&c), fake_bot);
+    /* A host of minor 0 refuses it. */
+    l.abi_minor = 0;
+    char message[64] = "junk";
+    assert_int_equal(cradle_contract_check(&c, &l, message, sizeof message), CRADLE_ERELOAD_MINOR);
+    assert_string_equal(message, "abi minor 1 > host abi minor 0");
+    /* Minor 0: whatever the bytes where the field would be, no bot. */
+    l = limits();
+    c.abi_minor = 0;
+    assert_int_equal(cradle_contract_check(&c, &l, NULL, 0), CRADLE_OK);
+    assert_null(cradle_contract_bot(&c));
+    /* ... and on an object that ends before the field (an older library's),
+     * neither reads it: an overread is an ASan finding. */
+    size_t v0_size = offsetof(cradle_game_contract, bot);
+    cradle_game_contract *old = malloc(v0_size);
+    assert_non_null(old);
+    memcpy(old, &c, v0_size);
+    assert_int_equal(cradle_contract_check(old, &l, message, sizeof message), CRADLE_OK);
+    assert_string_equal(message, "");
+    assert_null(cradle_contract_bot(old));
+    free(old);
 }
 
 static void test_alignment(void **unused) {
@@ -270,6 +311,7 @@ int main(void) {
         cmocka_unit_test(test_good_contract_passes),
         cmocka_unit_test(test_host_limits),
         cmocka_unit_test(test_abi_versions),
+        cmocka_unit_test(test_minor_1_bot_entry),
         cmocka_unit_test(test_alignment),
         cmocka_unit_test(test_state_size),
         cmocka_unit_test(test_input_players_rates),

@@ -42,12 +42,21 @@ cradle_contract_limits cradle_contract_host_limits(void);
  *   name: 1..CRADLE_GAME_NAME_MAX printable ASCII bytes and a NUL,
  *   build_id: 1..CRADLE_GAME_BUILD_ID_MAX printable ASCII bytes and a NUL,
  *   init and step non-NULL                             CRADLE_ERELOAD_CONTRACT
+ * Optional entries need no check (NULL means absent). The check reads only
+ * the fields of minor 0, so it is safe on a contract of any accepted minor,
+ * and it reads abi_minor before anything that depends on it.
  * Returns 0 or that code; on failure writes a NUL-terminated message naming
  * the field and both values into message (message_size bytes; message may be
  * NULL when message_size is 0). On success message is set to "". */
 CRADLE_MUST_CHECK int cradle_contract_check(const cradle_game_contract *c,
                                             const cradle_contract_limits *limits, char *message,
                                             size_t message_size);
+
+/* The game's bot entry, or NULL when it has none: always NULL for a
+ * contract older than CRADLE_ABI_MINOR_BOT, whose object ends before the
+ * field (game_abi.h, the minor rule), so the field is read only when
+ * abi_minor says it exists. c must be non-NULL and checked. */
+cradle_game_bot_fn *cradle_contract_bot(const cradle_game_contract *c);
 
 /* The length of s if a NUL occurs within its first max + 1 bytes, else
  * max + 1; reads no byte past the first NUL. s may be NULL (returns 0). */

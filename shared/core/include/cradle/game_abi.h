@@ -31,13 +31,26 @@
  * Versioning: a host accepts a library whose abi_major equals the host's
  * CRADLE_ABI_MAJOR and whose abi_minor is not newer than the host's
  * CRADLE_ABI_MINOR. Minor versions only add to the end of the contract.
+ *
+ * The minor rule, for hosts: a library built against an older minor has a
+ * shorter contract object (the struct as its compiler saw it), so a field
+ * added in minor N exists only when abi_minor >= N. A host reads such a
+ * field only through its accessor in contract.h (cradle_contract_bot()),
+ * which answers "absent" for an older library and never touches the bytes
+ * past its end; nor does a host copy a contract by value (sizeof is the
+ * host's, not the library's). Minor history:
+ *   0  everything up to react
+ *   1  bot (CRADLE_ABI_MINOR_BOT)
  */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #define CRADLE_ABI_MAJOR 1u
-#define CRADLE_ABI_MINOR 0u
+#define CRADLE_ABI_MINOR 1u
+
+/* The minor version that added each optional entry (see the minor rule). */
+#define CRADLE_ABI_MINOR_BOT 1u
 
 /* The name of the one symbol a game library exports. */
 #define CRADLE_GAME_CONTRACT_SYMBOL "cradle_game_get_contract"
@@ -151,6 +164,31 @@ typedef struct cradle_fx {
     void (*sound)(void *context, cradle_sound cue, float volume, float pitch);
 } cradle_fx;
 
+/* ---- bots: what bot() may do (minor 1) -------------------------------------
+ *
+ * A bot plays one slot for load tests, demos and empty seats: it writes the
+ * input a player in `slot` would send for step `step`, as the game encodes it
+ * (the same bytes a client packs from its key bindings).
+ *
+ *   state        the host's latest state, read only. It may be some steps
+ *                behind `step` (a client asks for input ahead of the steps
+ *                it has run), so a bot must not assume it is the state just
+ *                before `step`.
+ *   random       64 bits the host drew for this call from a generator it
+ *                seeded (one per bot, from the bot's seed): the bot's only
+ *                source of chance. Derive more from it (cradle_rng_seed() on
+ *                a local generator) when 64 bits are not enough.
+ *   input        input_bytes (== the contract's input_bytes) bytes, zeroed
+ *                by the host; the bot writes the slot's input there.
+ *
+ * Deterministic in (state, step, slot, random): the same seed gives the same
+ * inputs on every host, which is what tests rely on. Like step(), a bot
+ * allocates nothing, does no I/O and keeps nothing between calls (whatever it
+ * must remember is in the state, which it cannot write). slot is below
+ * max_players. */
+typedef void cradle_game_bot_fn(const void *state, uint64_t step, uint32_t slot, uint64_t random,
+                                uint8_t *input, uint32_t input_bytes);
+
 /* ---- the contract -------------------------------------------------------- */
 
 typedef struct cradle_game_contract {
@@ -191,6 +229,13 @@ typedef struct cradle_game_contract {
     /* Turns one step's events into particles, shake and sound. May be NULL. */
     void (*react)(const void *state, const cradle_event *events, uint32_t count,
                   const cradle_fx *fx);
+
+    /* ---- minor 1 (CRADLE_ABI_MINOR_BOT) ---- */
+
+    /* Plays one slot (see "bots" above). May be NULL: hosts then use their
+     * generic bot, which flips random input bits. Hosts read this field
+     * only through cradle_contract_bot() (the minor rule). */
+    cradle_game_bot_fn *bot;
 } cradle_game_contract;
 
 typedef const cradle_game_contract *(*cradle_game_contract_fn)(void);
