@@ -155,6 +155,130 @@ static void install_signals(void) {
     signal(SIGPIPE, SIG_IGN); /* a vanished dev client must not kill the server */
 }
 
+/* Checks that need no resources: Agones support, --resume's old log. Returns
+ * 0 or the exit status. */
+static int check_options(cradle_server_options *options) {
+    if (options->agones && !cradle_agones_available()) {
+        fprintf(stderr, "cradle-server: --agones: this build has no Agones support (configure with "
+                        "-DCRADLE_AGONES=ON and libcurl)\n");
+        return 2;
+    }
+    if (options->resume[0]) return cradle_server_resume_prepare(options);
+    return 0;
+}
+
+/* Large and cache-line aligned (their rings); zeroed. NULL when out of memory. */
+static void *alloc_aligned_zeroed(size_t size) {
+    size_t rounded = (size + CRADLE_RING_CACHE_LINE - 1) / CRADLE_RING_CACHE_LINE * CRADLE_RING_CACHE_LINE;
+    void *p = aligned_alloc(CRADLE_RING_CACHE_LINE, rounded);
+    if (p) memset(p, 0, rounded);
+    return p;
+}
+
+/* Binds the UDP port with the network thread's settings. Returns 0 or the
+ * exit status (2 a bad --bind, 3 the port is taken). */
+static int open_network(cradle_server_net *net, cradle_server_host *host, const cradle_server_options *options,
+                        security *sec) {
+    uint32_t max_peers = host->players + options->spectators + 8u; /* room to refuse politely */
+    if (max_peers > CRADLE_SERVER_MAX_PEERS) max_peers = CRADLE_SERVER_MAX_PEERS;
+    cradle_server_net_config nc = {.bind_address = options->bind,
+                                   .port = options->port,
+                                   .max_peers = max_peers,
+                                   .timeout_ms = options->timeout_ms,
+                                   .keys = sec->secure ? &sec->keys : NULL,
+                                   .issuers = (const uint8_t(*)[CRADLE_TOKEN_KEY_BYTES])sec->issuers,
+                                   .issuer_count = sec->issuer_count,
+                                   .build_id = host->sim.contract->build_id,
+                                   .auth_timeout_ms = options->auth_timeout_ms,
+                                   .connect_rate = options->connect_rate,
+                                   .connect_burst = options->connect_burst,
+                                   .snapshot_size = host->snapshot_size};
+    int rc = cradle_server_net_open(net, &nc);
+    cradle_keys_wipe(&sec->keys); /* the network thread holds its copy */
+    if (rc == CRADLE_EINVAL) {
+        fprintf(stderr, "cradle-server: --bind must be an IPv4 address, got '%s'\n", options->bind);
+        return 2;
+    }
+    if (rc != 0) {
+        cradle_server_say(host, "error", "bind", "cannot listen on UDP %s:%u: %s",
+                          options->bind[0] ? options->bind : "*", (unsigned)options->port,
+                          rc == CRADLE_ENET_INIT ? "the port is taken, or the address is not one of this machine's"
+                                                 : cradle_strerror(rc));
+        return 3; /* documented (--help, README): a script may retry another port */
+    }
+    return 0;
+}
+
+/* The "listening" and "serving" lines on stdout, for scripts and people. */
+static void print_serving(const cradle_server_host *host, const cradle_server_options *options,
+                          const security *sec) {
+    char line[512];
+    cradle_writer w;
+    cradle_writer_init(&w, line, sizeof line);
+    if (host->transport_open) cradle_transport_listening_event(&host->transport, &w);
+    cradle_writer_text(&w, "{\"event\":\"serving\",\"address\":");
+    const char *shown = options->bind[0] ? options->bind : "0.0.0.0";
+    cradle_writer_json_string(&w, shown, strlen(shown));
+    cradle_writer_format(&w, ",\"port\":%u,\"game\":", (unsigned)options->port);
+    cradle_writer_json_string(&w, host->sim.contract->name, strlen(host->sim.contract->name));
+    cradle_writer_text(&w, ",\"build\":");
+    cradle_writer_json_string(&w, host->sim.contract->build_id, strlen(host->sim.contract->build_id));
+    cradle_writer_format(&w, ",\"players\":%u", host->players);
+    cradle_writer_text(&w, ",\"server_id\":");
+    if (sec->secure)
+        cradle_writer_json_string(&w, sec->server_id, strlen(sec->server_id));
+    else
+        cradle_writer_text(&w, "null");
+    cradle_writer_text(&w, "}\n");
+    fwrite(line, 1, w.length, stdout);
+    fflush(stdout);
+}
+
+/* Agones: health pings from now on, Ready now that the port listens.
+ * Returns false when the client could not start (the session then stops
+ * cleanly: the log still gets its trailer). */
+static bool start_agones(cradle_agones *agones, cradle_server_host *host) {
+    int rc = cradle_agones_start(agones, &(cradle_agones_config){0});
+    if (rc != 0) {
+        cradle_server_say(host, "error", "agones", "cannot start the Agones client: %s%s", cradle_strerror(rc),
+                          rc == CRADLE_ERANGE ? " (AGONES_SDK_HTTP_PORT must be 1..65535)" : "");
+        host->quit = true;
+        return false;
+    }
+    cradle_agones_ready(agones);
+    cradle_server_say(host, "info", "agones", "reporting to the Agones SDK at %s", agones->base_url);
+    return true;
+}
+
+/* The session ended (quit or SIGTERM) and the log is closed: tell Agones. */
+static void stop_agones(cradle_agones *agones, const cradle_server_host *host) {
+    if (!agones->started) return;
+    cradle_agones_shutdown(agones);
+    cradle_server_say(host, "info", "agones", "shutdown %s (health %llu, ready %llu, failed calls %llu)",
+                      atomic_load(&agones->shutdown_ok) ? "reported" : "NOT reported",
+                      (unsigned long long)atomic_load(&agones->health_ok),
+                      (unsigned long long)atomic_load(&agones->ready_ok),
+                      (unsigned long long)atomic_load(&agones->failures));
+}
+
+/* Runs the session until quit or a signal, then closes it. Returns the exit status. */
+static int serve(cradle_server_net *net, cradle_server_host *host, const cradle_server_options *options,
+                 const security *sec) {
+    print_serving(host, options, sec);
+    static cradle_agones agones;
+    bool agones_failed = options->agones && !start_agones(&agones, host);
+    cradle_server_say(host, "info", "start", "hosting '%s' build %s for %u players on UDP port %u (%s mode)",
+                      host->sim.contract->name, host->sim.contract->build_id, host->players, (unsigned)options->port,
+                      options->mode == CRADLE_SERVER_PACED ? "paced" : "commanded");
+    (void)cradle_server_host_run(host);
+    if (signalled) cradle_server_say(host, "info", "signal", "signal %d: stopping", (int)signalled);
+    int status = cradle_server_host_finish(host) == 0 && !agones_failed ? 0 : 1;
+    stop_agones(&agones, host);
+    cradle_server_net_stop(net, 500);
+    cradle_server_say(host, "info", "stop", "stopped at step %llu", (unsigned long long)host->sim.next_step);
+    return status;
+}
+
 int main(int argc, char **argv) {
     static cradle_server_options options;
     static security sec;
@@ -163,74 +287,37 @@ int main(int argc, char **argv) {
     case CRADLE_SERVER_EXIT_OK: return 0;
     case CRADLE_SERVER_EXIT_USAGE: return 2;
     }
-    if (options.agones && !cradle_agones_available()) {
-        fprintf(stderr, "cradle-server: --agones: this build has no Agones support (configure with "
-                        "-DCRADLE_AGONES=ON and libcurl)\n");
-        return 2;
-    }
-    if (options.resume[0]) {
-        int prc = cradle_server_resume_prepare(&options);
-        if (prc != 0) return prc;
-    }
+    int status = check_options(&options);
+    if (status != 0) return status;
     install_signals();
     if (cradle_enet_pool_initialize() != 0) { /* ENet's memory: the net thread's pool */
         fprintf(stderr, "cradle-server: ENet failed to initialise\n");
         return 1;
     }
-    int status = 1;
-    /* Both are large and need cache-line alignment for their rings. */
-    cradle_server_net *net =
-        aligned_alloc(CRADLE_RING_CACHE_LINE, (sizeof *net + CRADLE_RING_CACHE_LINE - 1) /
-                                                  CRADLE_RING_CACHE_LINE * CRADLE_RING_CACHE_LINE);
-    cradle_server_host *host =
-        aligned_alloc(CRADLE_RING_CACHE_LINE, (sizeof *host + CRADLE_RING_CACHE_LINE - 1) /
-                                                  CRADLE_RING_CACHE_LINE * CRADLE_RING_CACHE_LINE);
+    status = 1;
+    cradle_server_net *net = alloc_aligned_zeroed(sizeof *net);
+    cradle_server_host *host = alloc_aligned_zeroed(sizeof *host);
     if (!net || !host) {
         fprintf(stderr, "cradle-server: out of memory\n");
         goto out_free;
     }
-    memset(net, 0, sizeof *net);
     /* Every step that can refuse the start runs before the log is created
-     * (cradle_server_host_open_log, after the UDP port): a failed start
-     * leaves no log behind to refuse the retry (a log is never overwritten). */
+     * (after the UDP port): a failed start leaves no log behind to refuse the
+     * retry (a log is never overwritten). */
     int rc = cradle_server_host_init(host, &options, net, (volatile const int *)&signalled);
-    if (rc == CRADLE_ERANGE) status = 2; /* --players beyond the game's maximum */
-    if (rc != 0) goto out_host;
+    if (rc != 0) {
+        if (rc == CRADLE_ERANGE) status = 2; /* --players beyond the game's maximum */
+        goto out_host;
+    }
     rc = setup_security(&options, &sec);
     if (rc != 0) {
         status = rc;
         goto out_host;
     }
     report_security(host, &options, &sec);
-
-    uint32_t max_peers = host->players + options.spectators + 8u; /* room to refuse politely */
-    if (max_peers > CRADLE_SERVER_MAX_PEERS) max_peers = CRADLE_SERVER_MAX_PEERS;
-    cradle_server_net_config nc = {.bind_address = options.bind,
-                                   .port = options.port,
-                                   .max_peers = max_peers,
-                                   .timeout_ms = options.timeout_ms,
-                                   .keys = sec.secure ? &sec.keys : NULL,
-                                   .issuers = (const uint8_t(*)[CRADLE_TOKEN_KEY_BYTES])sec.issuers,
-                                   .issuer_count = sec.issuer_count,
-                                   .build_id = host->sim.contract->build_id,
-                                   .auth_timeout_ms = options.auth_timeout_ms,
-                                   .connect_rate = options.connect_rate,
-                                   .connect_burst = options.connect_burst,
-                                   .snapshot_size = host->snapshot_size};
-    rc = cradle_server_net_open(net, &nc);
-    cradle_keys_wipe(&sec.keys); /* the network thread holds its copy */
-    if (rc == CRADLE_EINVAL) {
-        fprintf(stderr, "cradle-server: --bind must be an IPv4 address, got '%s'\n", options.bind);
-        cradle_server_host_deinit(host);
-        status = 2;
-        goto out_free;
-    }
+    rc = open_network(net, host, &options, &sec);
     if (rc != 0) {
-        cradle_server_say(host, "error", "bind", "cannot listen on UDP %s:%u: %s",
-                          options.bind[0] ? options.bind : "*", (unsigned)options.port,
-                          rc == CRADLE_ENET_INIT ? "the port is taken, or the address is not one of this machine's"
-                                                 : cradle_strerror(rc));
-        status = 3; /* documented (--help, README): a script may retry another port */
+        status = rc;
         goto out_host;
     }
     /* --resume opens the new log itself: it starts with the old log's first build. */
@@ -240,60 +327,7 @@ int main(int argc, char **argv) {
         cradle_server_say(host, "error", "thread", "cannot start the network thread");
         goto out_net;
     }
-
-    char line[512];
-    cradle_writer w;
-    cradle_writer_init(&w, line, sizeof line);
-    if (host->transport_open) cradle_transport_listening_event(&host->transport, &w);
-    cradle_writer_text(&w, "{\"event\":\"serving\",\"address\":");
-    const char *shown = options.bind[0] ? options.bind : "0.0.0.0";
-    cradle_writer_json_string(&w, shown, strlen(shown));
-    cradle_writer_format(&w, ",\"port\":%u,\"game\":", (unsigned)options.port);
-    cradle_writer_json_string(&w, host->sim.contract->name, strlen(host->sim.contract->name));
-    cradle_writer_text(&w, ",\"build\":");
-    cradle_writer_json_string(&w, host->sim.contract->build_id, strlen(host->sim.contract->build_id));
-    cradle_writer_format(&w, ",\"players\":%u", host->players);
-    cradle_writer_text(&w, ",\"server_id\":");
-    if (sec.secure)
-        cradle_writer_json_string(&w, sec.server_id, strlen(sec.server_id));
-    else
-        cradle_writer_text(&w, "null");
-    cradle_writer_text(&w, "}\n");
-    fwrite(line, 1, w.length, stdout);
-    fflush(stdout);
-    /* Agones: health pings from now on, Ready now that the port listens. */
-    static cradle_agones agones;
-    bool agones_failed = false;
-    if (options.agones) {
-        rc = cradle_agones_start(&agones, &(cradle_agones_config){0});
-        if (rc != 0) {
-            cradle_server_say(host, "error", "agones", "cannot start the Agones client: %s%s", cradle_strerror(rc),
-                              rc == CRADLE_ERANGE ? " (AGONES_SDK_HTTP_PORT must be 1..65535)" : "");
-            host->quit = true; /* stop cleanly: the log still gets its trailer */
-            agones_failed = true;
-        } else {
-            cradle_agones_ready(&agones);
-            cradle_server_say(host, "info", "agones", "reporting to the Agones SDK at %s", agones.base_url);
-        }
-    }
-    cradle_server_say(host, "info", "start", "hosting '%s' build %s for %u players on UDP port %u (%s mode)",
-                      host->sim.contract->name, host->sim.contract->build_id, host->players, (unsigned)options.port,
-                      options.mode == CRADLE_SERVER_PACED ? "paced" : "commanded");
-
-    (void)cradle_server_host_run(host);
-    if (signalled) cradle_server_say(host, "info", "signal", "signal %d: stopping", (int)signalled);
-    status = cradle_server_host_finish(host) == 0 && !agones_failed ? 0 : 1;
-    if (agones.started) {
-        /* The session ended (quit or SIGTERM): the log is closed, tell Agones. */
-        cradle_agones_shutdown(&agones);
-        cradle_server_say(host, "info", "agones", "shutdown %s (health %llu, ready %llu, failed calls %llu)",
-                          atomic_load(&agones.shutdown_ok) ? "reported" : "NOT reported",
-                          (unsigned long long)atomic_load(&agones.health_ok),
-                          (unsigned long long)atomic_load(&agones.ready_ok),
-                          (unsigned long long)atomic_load(&agones.failures));
-    }
-    cradle_server_net_stop(net, 500);
-    cradle_server_say(host, "info", "stop", "stopped at step %llu", (unsigned long long)host->sim.next_step);
+    status = serve(net, host, &options, &sec);
 out_net:
     cradle_server_net_stop(net, 0);
     cradle_server_net_close(net);
