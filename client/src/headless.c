@@ -20,9 +20,16 @@ uint64_t cradle_client_now_ns(void) {
 
 void cradle_input_source_fill(void *context, uint64_t step, uint8_t *out, uint32_t input_bytes) {
     cradle_input_source *src = context;
+    if (!src->script && src->use_bot) {
+        /* Before the state block is in (a late join), the game's bot has
+         * nothing to read: cradle_bot_fill gives zeros for a NULL state. */
+        const cradle_netclient *net = src->net;
+        const void *state = cradle_netclient_playing(net) ? net->sim.state : NULL;
+        cradle_bot_fill(&src->bot, net->sim.contract, state, step, net->welcome.slot, out, input_bytes);
+        return;
+    }
     uint64_t bits = src->held;
     if (src->script) bits = cradle_script_bits(src->script, step);
-    else if (src->use_bot) bits = cradle_bot_next(&src->bot);
     cradle_pack_bits(out, input_bytes, bits);
 }
 
@@ -132,6 +139,8 @@ int cradle_client_run_headless(const cradle_client_options *o) {
         }
         b->input.script = o->script ? &script : NULL;
         b->input.use_bot = o->bot || o->bots;
+        b->input.net = &b->net;
+        cradle_bot_init(&b->input.bot, o->seed + i);
         config.input = cradle_input_source_fill;
         config.input_context = &b->input;
         if (i == 0) {
@@ -147,7 +156,6 @@ int cradle_client_run_headless(const cradle_client_options *o) {
             fprintf(stderr, "cradle-client: %s\n", b->net.message);
             goto out;
         }
-        cradle_bot_init(&b->input.bot, o->seed + i, b->net.sim.contract->name, b->net.sim.contract->input_bytes);
     }
     uint32_t running = count;
     status = 0;

@@ -9,15 +9,16 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "bot.h"
+#include "cradle/bot.h"
 #include "netclient.h"
 #include "options.h"
 #include "script.h"
 
 typedef struct cradle_input_source {
     const cradle_script *script; /* or NULL */
-    cradle_bot bot;
+    cradle_bot bot;              /* plays the game's bot entry, or the generic one */
     bool use_bot;
+    const cradle_netclient *net; /* the bot's connection: contract, state, slot */
     uint32_t held;               /* the window's held bits (bindings) */
 } cradle_input_source;
 

@@ -191,6 +191,8 @@ int cradle_client_run_window(const cradle_client_options *o) {
     }
     input.script = o->script ? &script : NULL;
     input.use_bot = o->bot;
+    input.net = &net;
+    cradle_bot_init(&input.bot, o->seed);
     cradle_netclient_config config = cradle_client_net_config(o);
     char report[64];
     snprintf(report, sizeof report, "cradle-desync-%ld.bin", (long)getpid());
@@ -204,7 +206,6 @@ int cradle_client_run_window(const cradle_client_options *o) {
         goto out;
     }
     const cradle_game_contract *k = net.sim.contract;
-    cradle_bot_init(&input.bot, o->seed, k->name, k->input_bytes);
     char title[128];
     snprintf(title, sizeof title, "%s - cradle-client %s:%u", k->name, o->host, (unsigned)o->port);
     if (open_window(o, k, &window, &renderer, title) != 0) {

@@ -183,7 +183,7 @@ static int demo_host_game_step(demo_host *h, cradle_step step, const uint8_t *sn
 static int demo_host_step(demo_host *h, cradle_step step) {
     uint8_t snapshot[CRADLE_SNAPSHOT_MAX];
     if (h->game_mode) {
-        demo_game_bots(&h->game, &h->bots, snapshot);
+        demo_game_bots(&h->game, step.index, snapshot);
     } else {
         demo_bots(&h->bots, snapshot);
     }

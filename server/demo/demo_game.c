@@ -45,6 +45,7 @@ int demo_game_open(demo_game *g, const char *path, uint64_t seed, uint32_t playe
         goto out_close_reload;
     }
     g->seed = seed;
+    for (uint32_t slot = 0; slot < g->players; slot++) cradle_bot_init(&g->bots[slot], seed + slot);
     g->snapshot_size = cradle_snapshot_size(c->max_players, c->input_bytes);
     g->hash_interval = DEMO_GAME_HASH_INTERVAL;
     g->state = alloc_state(g->state_capacity);
@@ -94,23 +95,13 @@ out_close_reload:
     return rc;
 }
 
-void demo_game_bots(demo_game *g, cradle_rng *rng, uint8_t *snapshot) {
+void demo_game_bots(demo_game *g, uint64_t index, uint8_t *snapshot) {
     const cradle_game_contract *c = g->sim.contract;
     memset(snapshot, 0, g->snapshot_size);
     for (uint32_t slot = 0; slot < g->players; slot++) {
         snapshot[slot / 8u] = (uint8_t)(snapshot[slot / 8u] | (1u << (slot % 8u)));
-        /* About four times a second a bot lets go of everything and picks a
-         * new handful of the first five input bits (the four moves and fire
-         * of the client's default bindings), now and then with the sixth
-         * (restart) as well. Input bits are the game's actions, bit i of the
-         * player's input bytes, as the client packs them. */
-        if (cradle_rng_below(rng, 15) == 0) {
-            uint32_t held = cradle_rng_next(rng) & 0x1fu;
-            if (cradle_rng_below(rng, 20) == 0) held |= 0x20u;
-            g->bot_bits[slot] = (uint8_t)held;
-        }
         uint8_t *in = snapshot + CRADLE_PRESENCE_BYTES(c->max_players) + slot * c->input_bytes;
-        (void)cradle_bits_put(in, c->input_bytes, 0, 6, g->bot_bits[slot]);
+        cradle_bot_fill(&g->bots[slot], c, g->sim.state, index, slot, in, c->input_bytes);
     }
 }
 

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cradle/bot.h"
 #include "cradle/cradle.h"
 
 #define DEMO_GAME_EVENTS 1024u
@@ -35,7 +36,7 @@ typedef struct demo_game {
     cradle_event event_storage[DEMO_GAME_EVENTS];
     cradle_log_writer log;
     bool logging;
-    uint8_t bot_bits[CRADLE_GAME_MAX_PLAYERS]; /* each bot's held input bits */
+    cradle_bot bots[CRADLE_GAME_MAX_PLAYERS]; /* slot s's bot, seeded with seed + s */
 } demo_game;
 
 /* Loads the library at path, allocates and initialises the state with seed
@@ -46,10 +47,11 @@ int demo_game_open(demo_game *g, const char *path, uint64_t seed, uint32_t playe
                    const char *log_path, uint64_t now_unix_ns, uint64_t now_ns, char *message,
                    size_t message_size);
 
-/* Fills snapshot (snapshot_size bytes) with every slot's presence and the
- * seeded bots' input: each bot holds a few random input bits and changes
- * them now and then, like a player mashing keys. */
-void demo_game_bots(demo_game *g, cradle_rng *rng, uint8_t *snapshot);
+/* Fills snapshot (snapshot_size bytes) for step `index` with every slot's
+ * presence and the seeded bots' input (bot.h): the game's bot entry reading
+ * the state before that step when the game has one, else random input bits
+ * with persistence. */
+void demo_game_bots(demo_game *g, uint64_t index, uint8_t *snapshot);
 
 /* Polls the loader (a rebuilt library swaps in here, between two steps),
  * then records and runs step `index` with `snapshot`. Returns 0 or the log's

@@ -1,8 +1,8 @@
 /*
  * Tests for cradle-client's SDL-free input sources and presentation:
- * input scripts (client/src/script.c), seeded bots (bot.c) and the particle
- * pool, shake and sound forwarding (present.c), and the client's rasterizer
- * (softdraw.c).
+ * input scripts (client/src/script.c), the particle pool, shake and sound
+ * forwarding (present.c), and the client's rasterizer (softdraw.c). The
+ * bots are shared/core's (tests/unit/test_bot.c).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,7 +12,6 @@
 
 #include <string.h>
 
-#include "bot.h"
 #include "present.h"
 #include "script.h"
 #include "softdraw.h"
@@ -46,35 +45,6 @@ static void test_script_errors_name_the_line(void **state) {
     assert_non_null(strstr(message, "t.txt line 2: expected"));
     assert_int_not_equal(cradle_script_parse(&s, "0 zz\n", "t.txt", message, sizeof message), 0);
     assert_int_not_equal(cradle_script_parse(&s, "0 1 2\n", "t.txt", message, sizeof message), 0);
-}
-
-static void test_bot_is_seeded(void **state) {
-    (void)state;
-    cradle_bot a, b, c;
-    cradle_bot_init(&a, 42, "vanguard", 1);
-    cradle_bot_init(&b, 42, "vanguard", 1);
-    cradle_bot_init(&c, 43, "vanguard", 1);
-    bool differs = false, fired = false, moved = false;
-    for (int i = 0; i < 600; i++) {
-        uint32_t x = cradle_bot_next(&a), y = cradle_bot_next(&b), z = cradle_bot_next(&c);
-        assert_int_equal(x, y);
-        assert_int_equal(x & ~0x3Fu, 0);
-        differs |= x != z;
-        fired |= (x & 0x10u) != 0;
-        moved |= (x & 0x0Fu) != 0;
-    }
-    assert_true(differs && fired && moved);
-    /* Generic: random bits with persistence, inside the input's bits. */
-    cradle_bot g;
-    cradle_bot_init(&g, 7, "counter", 1);
-    uint32_t changes = 0, last = 0;
-    for (int i = 0; i < 1000; i++) {
-        uint32_t x = cradle_bot_next(&g);
-        assert_int_equal(x & ~0xFFu, 0);
-        changes += x != last;
-        last = x;
-    }
-    assert_true(changes > 50 && changes < 900);
 }
 
 typedef struct sound_log {
@@ -161,7 +131,6 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_script_parse_and_lookup),
         cmocka_unit_test(test_script_errors_name_the_line),
-        cmocka_unit_test(test_bot_is_seeded),
         cmocka_unit_test(test_present_pool_shake_sound),
         cmocka_unit_test(test_softdraw_pixels),
     };

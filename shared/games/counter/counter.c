@@ -113,6 +113,18 @@ static void counter_on_reload(void *state) {
     s->reloads++;
 }
 
+/* The bot entry (game_abi.h, minor 1). The counter's input is a signed
+ * delta, not a set of buttons: a generic bot flipping bits would often send
+ * large negative deltas. This one adds a random 0..63 each step, so the
+ * total only climbs and a test can tell a state reset (a drop) from play. */
+static void counter_bot(const void *state, uint64_t step, uint32_t slot, uint64_t random,
+                        uint8_t *input, uint32_t input_bytes) {
+    (void)state;
+    (void)step;
+    (void)slot;
+    if (input_bytes >= 1) input[0] = (uint8_t)(random & 0x3Fu);
+}
+
 static const cradle_game_contract contract = {
     .abi_major = COUNTER_ABI_MAJOR,
     .abi_minor = COUNTER_ABI_MINOR,
@@ -132,6 +144,7 @@ static const cradle_game_contract contract = {
     .render = counter_render,
     .on_reload = counter_on_reload,
     .react = NULL,
+    .bot = counter_bot,
 };
 
 #ifndef COUNTER_NO_CONTRACT

@@ -902,6 +902,7 @@ static const cradle_game_contract vg_contract = {
     .render = vanguard_render,
     .on_reload = vanguard_on_reload,
     .react = vanguard_react,
+    .bot = vanguard_bot,
 };
 
 const cradle_game_contract *vanguard_contract(void) { return &vg_contract; }

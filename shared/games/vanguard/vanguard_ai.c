@@ -362,3 +362,14 @@ uint32_t vanguard_bot_actions(const vanguard_state *s, uint32_t slot, uint64_t s
     if (ship->x > goal_x + PX(4)) a |= VANGUARD_LEFT;
     return a;
 }
+
+/* The contract's bot entry (game_abi.h, minor 1): vanguard_bot_actions()
+ * packed as a client packs its keys. The AI is a function of (state, slot,
+ * step), so the host's random bits go unused: two bots differ by their slot,
+ * and a test's inputs do not depend on the bot's seed. */
+void vanguard_bot(const void *state, uint64_t step, uint32_t slot, uint64_t random, uint8_t *input,
+                  uint32_t input_bytes) {
+    (void)random;
+    if (slot >= VG_MAX_PLAYERS) return; /* the host passes slot < max_players */
+    (void)vanguard_input_pack(input, input_bytes, vanguard_bot_actions(state, slot, step));
+}

@@ -249,6 +249,10 @@ void vanguard_ai_think(vanguard_state *s, const cradle_event_sink *events);
 /* A bot's actions (VANGUARD_* bits) for `slot` in state s at `step`. */
 uint32_t vanguard_bot_actions(const vanguard_state *s, uint32_t slot, uint64_t step);
 
+/* The contract's bot entry: those actions packed into input (game_abi.h). */
+void vanguard_bot(const void *state, uint64_t step, uint32_t slot, uint64_t random, uint8_t *input,
+                  uint32_t input_bytes);
+
 /* The gameplay checksum output() writes: players, the wave machine and every
  * live entity's components in ECS dense order. */
 uint64_t vanguard_checksum(const vanguard_state *s);
