@@ -164,7 +164,8 @@ static void send_hello(cradle_netclient *net) {
     m.as.hello.spectator = net->config.spectator;
     m.as.hello.requested_slot = net->config.requested_slot < 0 ? CRADLE_WIRE_ANY_SLOT
                                                                : (uint8_t)net->config.requested_slot;
-    cradle_wire_set_text(m.as.hello.game, sizeof m.as.hello.game, net->sim.contract->name);
+    cradle_wire_set_text(m.as.hello.game, sizeof m.as.hello.game,
+                         net->config.game_name ? net->config.game_name : net->sim.contract->name);
     cradle_wire_set_text(m.as.hello.build_id, sizeof m.as.hello.build_id,
                          net->config.build_id ? net->config.build_id : net->sim.contract->build_id);
     send_message(net, &m, ENET_PACKET_FLAG_RELIABLE);
@@ -324,6 +325,7 @@ static int on_packet(cradle_netclient *net, const uint8_t *data, size_t size, ui
             if (!net->proven && cradle_wire_decode(&m, data, size) == 0 && m.type == CRADLE_WIRE_REFUSE &&
                 (m.as.refuse.reason == CRADLE_WIRE_REFUSE_PROTOCOL || m.as.refuse.reason == CRADLE_WIRE_REFUSE_AUTH)) {
                 net->refusal = m.as.refuse.reason;
+                memcpy(net->refusal_text, m.as.refuse.text, sizeof net->refusal_text);
                 return fail(net, CRADLE_ENET_REFUSED,
                             "the server refused the connection (%s, unsealed: its identity is not proven): %s",
                             cradle_wire_refusal_name(m.as.refuse.reason), m.as.refuse.text);
@@ -345,6 +347,7 @@ static int on_packet(cradle_netclient *net, const uint8_t *data, size_t size, ui
         return rc;
     case CRADLE_WIRE_REFUSE:
         net->refusal = m.as.refuse.reason;
+        memcpy(net->refusal_text, m.as.refuse.text, sizeof net->refusal_text);
         return fail(net, CRADLE_ENET_REFUSED, "the server refused the connection (%s): %s",
                     cradle_wire_refusal_name(m.as.refuse.reason), m.as.refuse.text);
     case CRADLE_WIRE_STATE: return on_state(net, &m.as.state);
@@ -378,6 +381,11 @@ static int on_packet(cradle_netclient *net, const uint8_t *data, size_t size, ui
 }
 
 int cradle_netclient_service(cradle_netclient *net, uint64_t now_ns, uint32_t wait_ms) {
+    int rc = cradle_netclient_receive(net, now_ns, wait_ms);
+    return rc != 0 ? rc : cradle_netclient_send(net, now_ns);
+}
+
+int cradle_netclient_receive(cradle_netclient *net, uint64_t now_ns, uint32_t wait_ms) {
     if (net->error) return net->error;
     ENetEvent event;
     int rc = enet_host_service(net->enet, &event, wait_ms);
@@ -410,6 +418,10 @@ int cradle_netclient_service(cradle_netclient *net, uint64_t now_ns, uint32_t wa
         }
         if (!net->error) rc = enet_host_check_events(net->enet, &event);
     }
+    return net->error;
+}
+
+int cradle_netclient_send(cradle_netclient *net, uint64_t now_ns) {
     if (net->error) return net->error;
     if (net->phase == CRADLE_NETCLIENT_PLAYING && cradle_ackpace_due(&net->ackpace, net->received_next, now_ns))
         net->ack_due = true; /* a spectator's held ack waited long enough */

@@ -112,7 +112,12 @@ typedef struct cradle_netclient_config {
                                       the library (two netclients in one process need two) */
     bool spectator;
     int requested_slot;            /* -1 = any slot (0 is slot 0: set it explicitly) */
-    const char *build_id;          /* test hook: claim another build in HELLO; NULL = the library's */
+    /* What HELLO claims, NULL = the loaded library's name and build id. A
+     * client claiming another game or build is refused by the server (game,
+     * build): cradle-client --build-id and the test client use these to see
+     * the server's checks and its reasons from a real client. */
+    const char *game_name;
+    const char *build_id;
     uint32_t connect_timeout_ms;   /* 0 = 5000 */
     uint32_t silence_timeout_ms;   /* 0 = 5000 */
     uint32_t reload_timeout_ms;    /* 0 = 10000 */
@@ -149,6 +154,7 @@ typedef struct cradle_netclient {
     cradle_netclient_phase phase;
     int error;                          /* 0 or the code that ended the session */
     int refusal;                        /* cradle_wire_refusal when error == CRADLE_ENET_REFUSED */
+    char refusal_text[CRADLE_WIRE_TEXT_MAX + 1]; /* ... and the server's text with it */
     char message[CRADLE_NETCLIENT_MESSAGE_MAX];
 
     cradle_reload reload;
@@ -222,9 +228,19 @@ CRADLE_MUST_CHECK int cradle_netclient_open(cradle_netclient *net,
                                             const cradle_netclient_config *config,
                                             uint64_t now_ns);
 
-/* Services the connection without blocking longer than wait_ms. Returns 0, or
- * the session's error once it failed. */
+/* Services the connection without blocking longer than wait_ms: receive,
+ * then send. Returns 0, or the session's error once it failed. */
 int cradle_netclient_service(cradle_netclient *net, uint64_t now_ns, uint32_t wait_ms);
+
+/* The two halves of service, for a program that runs many sessions on one
+ * thread: it can receive on every session first and send after, so one
+ * session's sending does not hold up another's reading (tools/bench's bots).
+ * receive reads and handles what arrived within wait_ms (a player's INPUT
+ * after WELCOME goes out at once); send sends the INPUT (ack and inputs) that
+ * is due and the PING, checks the timeouts and flushes ENet. Both return 0
+ * or the session's error. */
+int cradle_netclient_receive(cradle_netclient *net, uint64_t now_ns, uint32_t wait_ms);
+int cradle_netclient_send(cradle_netclient *net, uint64_t now_ns);
 
 /* Runs the next received step. Returns 1 when a step ran, 0 when none is
  * ready (or a reload is waiting for its build), or the session's error. */
