@@ -106,11 +106,6 @@ void cradle__server_flush_steps(cradle_server_host *host) {
     m.as.steps.snapshots = host->pending;
     m.as.steps.hash_count = (uint8_t)host->pending_hash_count;
     memcpy(m.as.steps.hashes, host->pending_hashes, host->pending_hash_count * sizeof(cradle_wire_hash));
-    if (host->sent_ns) {
-        uint64_t t = cradle_mono_ns();
-        for (uint32_t i = 0; i < host->pending_count; i++)
-            atomic_store(&host->sent_ns[(host->pending_first + i) & host->sent_mask], t);
-    }
     send_message(host, CRADLE_SERVER_BROADCAST, 0, &m, CRADLE_SERVER_OUT_RELIABLE);
     host->pending_count = 0;
     host->pending_hash_count = 0;

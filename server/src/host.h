@@ -140,12 +140,6 @@ typedef struct cradle_server_host {
     uint8_t epoch; /* reloads mod 256: STEPS and WELCOME carry it (wire.h) */
     char last_reload[CRADLE_RELOAD_MESSAGE_MAX + 64];
 
-    /* Benchmark hook (NULL in the server): when set, flushing a STEPS message
-     * stores the time (CLOCK_MONOTONIC ns) into sent_ns[step & sent_mask] for
-     * each of its steps, so a bot can measure delivery latency. */
-    _Atomic uint64_t *sent_ns;
-    uint64_t sent_mask;
-
     cradle_event events[CRADLE_SERVER_EVENTS]; /* a step's events (the server only counts them) */
     cradle_server_in in_scratch;
     cradle_server_out out_scratch;
