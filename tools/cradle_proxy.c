@@ -228,121 +228,227 @@ static void receive(proxy *p, int fd, int index, uint64_t now) {
     }
 }
 
-int main(int argc, char **argv) {
-    enum { O_LISTEN = 1, O_SERVER, O_PROFILE, O_LATENCY, O_JITTER, O_LOSS, O_DUP, O_REORDER, O_SEED, O_CAP, O_HELP,
-           O_VERSION };
-    static const struct option options[] = {
-        {"listen", required_argument, NULL, O_LISTEN},   {"server", required_argument, NULL, O_SERVER},
-        {"profile", required_argument, NULL, O_PROFILE}, {"latency", required_argument, NULL, O_LATENCY},
-        {"jitter", required_argument, NULL, O_JITTER},   {"loss", required_argument, NULL, O_LOSS},
-        {"duplicate", required_argument, NULL, O_DUP},   {"reorder", required_argument, NULL, O_REORDER},
-        {"seed", required_argument, NULL, O_SEED},       {"capacity", required_argument, NULL, O_CAP},
-        {"help", no_argument, NULL, O_HELP},             {"version", no_argument, NULL, O_VERSION},
-        {NULL, 0, NULL, 0},
-    };
-    static proxy p;
-    cradle_proxy_impairment config = {0};
-    const char *profile = "none";
-    /* Explicit flags override the profile whatever their order: keep them aside. */
-    int64_t latency = -1, jitter = -1, loss = -1, dup = -1, reorder = -1;
-    bool have_listen = false, have_server = false, have_seed = false;
-    uint64_t v = 0, seed = 0, capacity = DEFAULT_CAPACITY;
+/* What the command line asked for; explicit flags override the profile
+ * whatever their order, so they are kept aside until the end (-1: not set). */
+typedef struct settings {
+    const char *profile;
+    int64_t latency, jitter, loss, dup, reorder;
+    bool have_listen, have_server, have_seed;
+    uint64_t seed, capacity;
+} settings;
+
+enum { O_LISTEN = 1, O_SERVER, O_PROFILE, O_LATENCY, O_JITTER, O_LOSS, O_DUP, O_REORDER, O_SEED, O_CAP, O_HELP,
+       O_VERSION };
+static const struct option long_options[] = {
+    {"listen", required_argument, NULL, O_LISTEN},   {"server", required_argument, NULL, O_SERVER},
+    {"profile", required_argument, NULL, O_PROFILE}, {"latency", required_argument, NULL, O_LATENCY},
+    {"jitter", required_argument, NULL, O_JITTER},   {"loss", required_argument, NULL, O_LOSS},
+    {"duplicate", required_argument, NULL, O_DUP},   {"reorder", required_argument, NULL, O_REORDER},
+    {"seed", required_argument, NULL, O_SEED},       {"capacity", required_argument, NULL, O_CAP},
+    {"help", no_argument, NULL, O_HELP},             {"version", no_argument, NULL, O_VERSION},
+    {NULL, 0, NULL, 0},
+};
+
+/* One option. Returns -1 to go on, or the exit status (0 after --help or
+ * --version, 2 on a usage error, named). */
+static int take_option(proxy *p, settings *st, int opt, const char *value) {
+    char name[32];
+    snprintf(name, sizeof name, "--%s", opt > 0 && opt <= O_VERSION ? long_options[opt - 1].name : "?");
+    uint64_t v = 0;
+    switch (opt) {
+    case O_LISTEN:
+    case O_SERVER:
+        if (!parse_address(value, opt == O_LISTEN ? 0 : 1, opt == O_LISTEN ? &p->listen_addr : &p->server_addr)) {
+            fprintf(stderr, "cradle-proxy: %s must be IPV4:PORT (port %s..65535), got '%s'\n", name,
+                    opt == O_LISTEN ? "0" : "1", value);
+            return 2;
+        }
+        *(opt == O_LISTEN ? &st->have_listen : &st->have_server) = true;
+        return -1;
+    case O_PROFILE:
+        if (strcmp(value, "netcode") && strcmp(value, "yojimbo") && strcmp(value, "none")) {
+            fprintf(stderr, "cradle-proxy: --profile must be netcode, yojimbo or none, got '%s'\n", value);
+            return 2;
+        }
+        st->profile = value;
+        return -1;
+    case O_LATENCY:
+    case O_JITTER:
+        if (!cradle_parse_u64(value, 0, CRADLE_PROXY_DELAY_MAX_MS, &v)) {
+            fprintf(stderr, "cradle-proxy: %s must be milliseconds from 0 to %u, got '%s'\n", name,
+                    CRADLE_PROXY_DELAY_MAX_MS, value);
+            return 2;
+        }
+        *(opt == O_LATENCY ? &st->latency : &st->jitter) = (int64_t)v;
+        return -1;
+    case O_LOSS:
+    case O_DUP:
+    case O_REORDER:
+        if (!cradle_parse_u64(value, 0, 100, &v)) {
+            fprintf(stderr, "cradle-proxy: %s must be a whole percentage from 0 to 100, got '%s'\n", name, value);
+            return 2;
+        }
+        *(opt == O_LOSS ? &st->loss : opt == O_DUP ? &st->dup : &st->reorder) = (int64_t)v;
+        return -1;
+    case O_SEED:
+        if (!cradle_parse_u64(value, 0, UINT64_MAX, &st->seed)) {
+            fprintf(stderr, "cradle-proxy: --seed must be an integer from 0 to 18446744073709551615, got '%s'\n",
+                    value);
+            return 2;
+        }
+        st->have_seed = true;
+        return -1;
+    case O_CAP:
+        if (!cradle_parse_u64(value, 1, MAX_CAPACITY, &st->capacity)) {
+            fprintf(stderr, "cradle-proxy: --capacity must be an integer from 1 to %u, got '%s'\n", MAX_CAPACITY,
+                    value);
+            return 2;
+        }
+        return -1;
+    case O_HELP: usage(stdout); return 0;
+    case O_VERSION: {
+        char version[CRADLE_VERSION_TEXT_MAX];
+        cradle_version_text(version, sizeof version, "cradle-proxy", NULL);
+        printf("%s\n", version);
+        return 0;
+    }
+    }
+    return 2;
+}
+
+/* The command line into p's addresses and st. Returns -1 to run, or the exit status. */
+static int parse_args(int argc, char **argv, proxy *p, settings *st) {
+    *st = (settings){.profile = "none", .latency = -1, .jitter = -1, .loss = -1, .dup = -1, .reorder = -1,
+                     .capacity = DEFAULT_CAPACITY};
     int opt;
     opterr = 0;
-    int which = 0;
-    while ((opt = getopt_long(argc, argv, "", options, &which)) != -1) {
-        char name[32];
-        snprintf(name, sizeof name, "--%s", opt > 0 && opt <= O_HELP ? options[opt - 1].name : "?");
-        int64_t *pct = opt == O_LOSS ? &loss : opt == O_DUP ? &dup : opt == O_REORDER ? &reorder : NULL;
-        switch (opt) {
-        case O_LISTEN:
-        case O_SERVER:
-            if (!parse_address(optarg, opt == O_LISTEN ? 0 : 1, opt == O_LISTEN ? &p.listen_addr : &p.server_addr)) {
-                fprintf(stderr, "cradle-proxy: --%s must be IPV4:PORT (port %s..65535), got '%s'\n",
-                        opt == O_LISTEN ? "listen" : "server", opt == O_LISTEN ? "0" : "1", optarg);
-                return 2;
-            }
-            if (opt == O_LISTEN) have_listen = true;
-            else have_server = true;
-            break;
-        case O_PROFILE:
-            if (strcmp(optarg, "netcode") && strcmp(optarg, "yojimbo") && strcmp(optarg, "none")) {
-                fprintf(stderr, "cradle-proxy: --profile must be netcode, yojimbo or none, got '%s'\n", optarg);
-                return 2;
-            }
-            profile = optarg;
-            break;
-        case O_LATENCY:
-        case O_JITTER:
-            if (!cradle_parse_u64(optarg, 0, CRADLE_PROXY_DELAY_MAX_MS, &v)) {
-                fprintf(stderr, "cradle-proxy: %s must be milliseconds from 0 to %u, got '%s'\n", name,
-                        CRADLE_PROXY_DELAY_MAX_MS, optarg);
-                return 2;
-            }
-            *(opt == O_LATENCY ? &latency : &jitter) = (int64_t)v;
-            break;
-        case O_LOSS:
-        case O_DUP:
-        case O_REORDER:
-            if (!cradle_parse_u64(optarg, 0, 100, &v)) {
-                fprintf(stderr, "cradle-proxy: %s must be a whole percentage from 0 to 100, got '%s'\n", name,
-                        optarg);
-                return 2;
-            }
-            *pct = (int64_t)v;
-            break;
-        case O_SEED:
-            if (!cradle_parse_u64(optarg, 0, UINT64_MAX, &seed)) {
-                fprintf(stderr, "cradle-proxy: --seed must be an integer from 0 to 18446744073709551615, got '%s'\n",
-                        optarg);
-                return 2;
-            }
-            have_seed = true;
-            break;
-        case O_CAP:
-            if (!cradle_parse_u64(optarg, 1, MAX_CAPACITY, &capacity)) {
-                fprintf(stderr, "cradle-proxy: --capacity must be an integer from 1 to %u, got '%s'\n",
-                        MAX_CAPACITY, optarg);
-                return 2;
-            }
-            break;
-        case O_HELP: usage(stdout); return 0;
-        case O_VERSION: {
-            char version[CRADLE_VERSION_TEXT_MAX];
-            cradle_version_text(version, sizeof version, "cradle-proxy", NULL);
-            printf("%s\n", version);
-            return 0;
-        }
-        default:
+    while ((opt = getopt_long(argc, argv, "", long_options, NULL)) != -1) {
+        if (opt == '?' || opt == ':') {
             fprintf(stderr, "cradle-proxy: unknown option or missing value in '%s'\n", argv[optind - 1]);
             usage(stderr);
             return 2;
         }
+        int rc = take_option(p, st, opt, optarg);
+        if (rc >= 0) return rc;
     }
     if (optind != argc) {
         fprintf(stderr, "cradle-proxy: unexpected argument '%s'\n", argv[optind]);
         return 2;
     }
-    if (!have_listen || !have_server) {
+    if (!st->have_listen || !st->have_server) {
         fprintf(stderr, "cradle-proxy: --listen and --server are required\n");
         usage(stderr);
         return 2;
     }
-    if (strcmp(profile, "netcode") == 0)
-        config = (cradle_proxy_impairment){.latency_ms = 250, .jitter_ms = 250, .loss_pct = 5, .duplicate_pct = 10};
-    else if (strcmp(profile, "yojimbo") == 0)
-        config = (cradle_proxy_impairment){.latency_ms = 1000, .jitter_ms = 100, .loss_pct = 25, .duplicate_pct = 25};
-    if (latency >= 0) config.latency_ms = (uint32_t)latency;
-    if (jitter >= 0) config.jitter_ms = (uint32_t)jitter;
-    if (loss >= 0) config.loss_pct = (uint32_t)loss;
-    if (dup >= 0) config.duplicate_pct = (uint32_t)dup;
-    if (reorder >= 0) config.reorder_pct = (uint32_t)reorder;
-    if (!have_seed) {
-        seed = cradle_wall_ns() ^ ((uint64_t)getpid() << 32);
-    }
-    config.seed = seed;
+    return -1;
+}
 
-    p.capacity = (uint32_t)capacity;
+/* The profile's impairment, then each explicit flag over it. */
+static cradle_proxy_impairment impairment_of(const settings *st) {
+    cradle_proxy_impairment config = {0};
+    if (strcmp(st->profile, "netcode") == 0)
+        config = (cradle_proxy_impairment){.latency_ms = 250, .jitter_ms = 250, .loss_pct = 5, .duplicate_pct = 10};
+    else if (strcmp(st->profile, "yojimbo") == 0)
+        config = (cradle_proxy_impairment){.latency_ms = 1000, .jitter_ms = 100, .loss_pct = 25, .duplicate_pct = 25};
+    if (st->latency >= 0) config.latency_ms = (uint32_t)st->latency;
+    if (st->jitter >= 0) config.jitter_ms = (uint32_t)st->jitter;
+    if (st->loss >= 0) config.loss_pct = (uint32_t)st->loss;
+    if (st->dup >= 0) config.duplicate_pct = (uint32_t)st->dup;
+    if (st->reorder >= 0) config.reorder_pct = (uint32_t)st->reorder;
+    config.seed = st->have_seed ? st->seed : cradle_wall_ns() ^ ((uint64_t)getpid() << 32);
+    return config;
+}
+
+/* Binds the listening socket (port 0: the kernel picks, shown in the settings line). */
+static bool open_listen(proxy *p) {
+    p->listen_fd = socket(AF_INET, SOCK_DGRAM, 0);
+    if (p->listen_fd < 0 || set_nonblocking(p->listen_fd) != 0 ||
+        bind(p->listen_fd, (const struct sockaddr *)&p->listen_addr, sizeof p->listen_addr) != 0) {
+        char a[64];
+        fprintf(stderr, "cradle-proxy: cannot listen on UDP %s: %s\n", show(&p->listen_addr, a, sizeof a),
+                strerror(errno));
+        return false;
+    }
+    socklen_t len = sizeof p->listen_addr;
+    getsockname(p->listen_fd, (struct sockaddr *)&p->listen_addr, &len);
+    return true;
+}
+
+static void install_signals(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sigemptyset(&sa.sa_mask);
+    sa.sa_handler = on_stop;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sa.sa_handler = on_report;
+    sigaction(SIGUSR1, &sa, NULL);
+}
+
+/* The settings as JSON on stdout and for people on stderr (the seed repeats a run). */
+static void print_settings(const proxy *p, const char *profile, const cradle_proxy_impairment *config) {
+    char a[64], b[64];
+    printf("{\"event\":\"proxy\",\"listen\":\"%s\",\"server\":\"%s\",\"profile\":\"%s\",\"latency_ms\":%u,"
+           "\"jitter_ms\":%u,\"loss_pct\":%u,\"duplicate_pct\":%u,\"reorder_pct\":%u,\"seed\":%" PRIu64
+           ",\"capacity\":%u}\n",
+           show(&p->listen_addr, a, sizeof a), show(&p->server_addr, b, sizeof b), profile, config->latency_ms,
+           config->jitter_ms, config->loss_pct, config->duplicate_pct, config->reorder_pct, config->seed,
+           p->capacity);
+    fflush(stdout);
+    fprintf(stderr,
+            "cradle-proxy: %s -> %s: latency %u ms, jitter %u ms, loss %u%%, duplicate %u%%, reorder %u%%, "
+            "seed %" PRIu64 " (repeat with --seed %" PRIu64 ")\n",
+            a, b, config->latency_ms, config->jitter_ms, config->loss_pct, config->duplicate_pct,
+            config->reorder_pct, config->seed, config->seed);
+}
+
+/* Forwards until SIGINT or SIGTERM: one poll over the listening socket and
+ * every flow's upstream socket, woken for the next scheduled release.
+ * Returns false when poll fails. */
+static bool forward(proxy *p) {
+    struct pollfd fds[1 + MAX_FLOWS];
+    int owner[1 + MAX_FLOWS];
+    while (!stop_signal) {
+        if (report_requested) {
+            report_requested = 0;
+            print_counters(p, "counters");
+        }
+        nfds_t n = 0;
+        fds[n] = (struct pollfd){.fd = p->listen_fd, .events = POLLIN};
+        owner[n++] = -1;
+        for (uint32_t i = 0; i < MAX_FLOWS; i++) {
+            if (!p->flows[i].used) continue;
+            fds[n] = (struct pollfd){.fd = p->flows[i].upstream, .events = POLLIN};
+            owner[n++] = (int)i;
+        }
+        int timeout = 1000;
+        uint64_t next = 0, now = now_us();
+        if (cradle_proxy_sched_next_release(&p->sched, &next)) {
+            /* Round up: waking early would only spin. */
+            uint64_t wait = next > now ? (next - now + 999u) / 1000u : 0;
+            if (wait < (uint64_t)timeout) timeout = (int)wait;
+        }
+        int ready = poll(fds, n, timeout);
+        if (ready < 0 && errno != EINTR) {
+            fprintf(stderr, "cradle-proxy: poll: %s\n", strerror(errno));
+            return false;
+        }
+        now = now_us();
+        for (nfds_t i = 0; ready > 0 && i < n; i++)
+            if (fds[i].revents & (POLLIN | POLLERR)) receive(p, fds[i].fd, owner[i], now);
+        release_due(p, now_us());
+    }
+    print_counters(p, "exit");
+    return true;
+}
+
+int main(int argc, char **argv) {
+    static proxy p;
+    settings st;
+    int rc = parse_args(argc, argv, &p, &st);
+    if (rc >= 0) return rc;
+    cradle_proxy_impairment config = impairment_of(&st);
+    p.capacity = (uint32_t)st.capacity;
     cradle_proxy_entry *entries = calloc(p.capacity, sizeof *entries);
     cradle_proxy_packet *packets = calloc(p.capacity, sizeof *packets);
     uint32_t *free_list = calloc(p.capacity, sizeof *free_list);
@@ -352,73 +458,10 @@ int main(int argc, char **argv) {
         goto out_free;
     }
     cradle_proxy_sched_init(&p.sched, &config, entries, packets, free_list, p.capacity);
-
-    p.listen_fd = socket(AF_INET, SOCK_DGRAM, 0);
-    char a[64], b[64];
-    if (p.listen_fd < 0 || set_nonblocking(p.listen_fd) != 0 ||
-        bind(p.listen_fd, (const struct sockaddr *)&p.listen_addr, sizeof p.listen_addr) != 0) {
-        fprintf(stderr, "cradle-proxy: cannot listen on UDP %s: %s\n", show(&p.listen_addr, a, sizeof a),
-                strerror(errno));
-        goto out_close;
-    }
-    socklen_t len = sizeof p.listen_addr;
-    getsockname(p.listen_fd, (struct sockaddr *)&p.listen_addr, &len);
-
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sigemptyset(&sa.sa_mask);
-    sa.sa_handler = on_stop;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sa.sa_handler = on_report;
-    sigaction(SIGUSR1, &sa, NULL);
-
-    printf("{\"event\":\"proxy\",\"listen\":\"%s\",\"server\":\"%s\",\"profile\":\"%s\",\"latency_ms\":%u,"
-           "\"jitter_ms\":%u,\"loss_pct\":%u,\"duplicate_pct\":%u,\"reorder_pct\":%u,\"seed\":%" PRIu64
-           ",\"capacity\":%u}\n",
-           show(&p.listen_addr, a, sizeof a), show(&p.server_addr, b, sizeof b), profile, config.latency_ms,
-           config.jitter_ms, config.loss_pct, config.duplicate_pct, config.reorder_pct, config.seed, p.capacity);
-    fflush(stdout);
-    fprintf(stderr,
-            "cradle-proxy: %s -> %s: latency %u ms, jitter %u ms, loss %u%%, duplicate %u%%, reorder %u%%, "
-            "seed %" PRIu64 " (repeat with --seed %" PRIu64 ")\n",
-            a, b, config.latency_ms, config.jitter_ms, config.loss_pct, config.duplicate_pct, config.reorder_pct,
-            config.seed, config.seed);
-
-    struct pollfd fds[1 + MAX_FLOWS];
-    int owner[1 + MAX_FLOWS];
-    while (!stop_signal) {
-        if (report_requested) {
-            report_requested = 0;
-            print_counters(&p, "counters");
-        }
-        nfds_t n = 0;
-        fds[n] = (struct pollfd){.fd = p.listen_fd, .events = POLLIN};
-        owner[n++] = -1;
-        for (uint32_t i = 0; i < MAX_FLOWS; i++) {
-            if (!p.flows[i].used) continue;
-            fds[n] = (struct pollfd){.fd = p.flows[i].upstream, .events = POLLIN};
-            owner[n++] = (int)i;
-        }
-        int timeout = 1000;
-        uint64_t next = 0, now = now_us();
-        if (cradle_proxy_sched_next_release(&p.sched, &next)) {
-            /* Round up: waking early would only spin. */
-            uint64_t wait = next > now ? (next - now + 999u) / 1000u : 0;
-            if (wait < (uint64_t)timeout) timeout = (int)wait;
-        }
-        int ready = poll(fds, n, timeout);
-        if (ready < 0 && errno != EINTR) {
-            fprintf(stderr, "cradle-proxy: poll: %s\n", strerror(errno));
-            goto out_close;
-        }
-        now = now_us();
-        for (nfds_t i = 0; ready > 0 && i < n; i++)
-            if (fds[i].revents & (POLLIN | POLLERR)) receive(&p, fds[i].fd, owner[i], now);
-        release_due(&p, now_us());
-    }
-    print_counters(&p, "exit");
-    status = 0;
+    if (!open_listen(&p)) goto out_close;
+    install_signals();
+    print_settings(&p, st.profile, &config);
+    status = forward(&p) ? 0 : 1;
 out_close:
     for (uint32_t i = 0; i < MAX_FLOWS; i++)
         if (p.flows[i].used) close(p.flows[i].upstream);
