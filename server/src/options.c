@@ -17,87 +17,110 @@
 
 #define CONFIG_FILE_MAX (1u << 20)
 
-static const struct option long_options[] = {
-    {"game", required_argument, NULL, 'g'},
-    {"bind", required_argument, NULL, 'b'},
-    {"port", required_argument, NULL, 'p'},
-    {"dev-socket", required_argument, NULL, 'd'},
-    {"dev-stdin", no_argument, NULL, 'i'},
-    {"log", required_argument, NULL, 'l'},
-    {"seed", required_argument, NULL, 's'},
-    {"players", required_argument, NULL, 'n'},
-    {"input-delay", required_argument, NULL, 'D'},
-    {"mode", required_argument, NULL, 'm'},
-    {"config", required_argument, NULL, 'c'},
-    {"log-format", required_argument, NULL, 'F'},
-    {"hash-interval", required_argument, NULL, 'k'},
-    {"spectators", required_argument, NULL, 'S'},
-    {"timeout", required_argument, NULL, 'T'},
-    {"agones", no_argument, NULL, 'A'},
-    {"resume", required_argument, NULL, 'R'},
-    {"key", required_argument, NULL, 'K'},
-    {"trust", required_argument, NULL, 't'},
-    {"trust-file", required_argument, NULL, 'f'},
-    {"insecure", no_argument, NULL, 'I'},
-    {"auth-timeout", required_argument, NULL, 'a'},
-    {"connect-rate", required_argument, NULL, 'r'},
-    {"connect-burst", required_argument, NULL, 'B'},
-    {"dev-group", required_argument, NULL, 'G'},
-    {"help", no_argument, NULL, 'h'},
-    {"version", no_argument, NULL, 'V'},
-    {NULL, 0, NULL, 0},
+/* The one table of cradle-server's options: it drives the command line
+ * (getopt's tables are built from it), the --config keys (the long names)
+ * and --help. A row without a name is a heading in --help. In help, '\n'
+ * continues the text on the next line, under the first. */
+typedef struct option_row {
+    const char *name;  /* long name and --config key */
+    char flag;         /* short option, and apply()'s key */
+    const char *arg;   /* the value's name in --help; NULL: a switch (true/false in --config) */
+    const char *help;
+    bool not_config;   /* only on the command line */
+} option_row;
+
+static const option_row rows[] = {
+    {"game", 'g', "PATH", "game library (.so) to host (required)", false},
+    {"bind", 'b', "ADDR", "IPv4 address to listen on (default: all)", false},
+    {"port", 'p', "N", "UDP port, 1..65535 (default 7777)", false},
+    {"dev-socket", 'd', "PATH", "serve the dev protocol on a Unix socket", false},
+    {"dev-stdin", 'i', NULL, "serve the dev protocol on stdin/stdout", false},
+    {"log", 'l', "PATH", "record the session log to PATH", false},
+    {"seed", 's', "N", "session seed, 0..2^64-1 (default 1)", false},
+    {"players", 'n', "N", "player slots, 1..the game's maximum (default: its maximum)", false},
+    {"input-delay", 'D', "N|auto", "steps of input delay, 0..180, or auto from round-trip time\n(default 3)", false},
+    {"mode", 'm', "paced|commanded", "real time (default), or only the dev protocol's step", false},
+    {"config", 'c', "FILE", "JSON object of these options (keys: the long names);\ncommand-line flags override it", true},
+    {"log-format", 'F', "text|json", "stderr log lines (default text)", false},
+    {"hash-interval", 'k', "K", "send the state hash every K steps, 1..65535 (default 30)", false},
+    {"spectators", 'S', "N", "spectators at once, 0..64 (default 8)", false},
+    {"timeout", 'T', "MS", "drop a silent peer after MS, 100..600000 (default 5000)", false},
+    {"agones", 'A', NULL, "report Ready/Health/Shutdown to the Agones SDK sidecar\n(port from AGONES_SDK_HTTP_PORT, default 9358)", false},
+    {"resume", 'R', "LOG", "continue the session recorded in LOG (after a crash): its\nseed, players and steps; --log names the new log, which\nholds LOG's recovered steps and continues from them", false},
+    {NULL, 0, NULL, "Security (the default is secure: a key and at least one trusted issuer):", false},
+    {"key", 'K', "FILE", "server key file; created (0600) if missing, and the\nserver id (its public key, for clients to pin) printed", false},
+    {"trust", 't', "HEX", "trust join tokens signed by this issuer public key\n(cradle-keys pub ISSUER.key --sign); repeatable, up to 8", false},
+    {"trust-file", 'f', "FILE", "trusted issuer keys, one hex key a line ('#' comments)", false},
+    {"insecure", 'I', NULL, "plaintext, no tokens: local development only, refused\nunless --bind is a loopback address (127.x.x.x)", false},
+    {"auth-timeout", 'a', "MS", "drop a peer not authenticated after MS, 100..60000\n(default 2000)", false},
+    {"connect-rate", 'r', "N", "connects a second per address, 1..100000 (default 2)", false},
+    {"connect-burst", 'B', "N", "connects at once per address, 1..100000 (default 5)", false},
+    {"dev-group", 'G', "GID", "also admit this group id to --dev-socket (mode 0660;\ndefault: only this user and root)", false},
+    {"help", 'h', NULL, "show this help", true},
+    {"version", 'V', NULL, "show the version", true},
 };
-static const char short_options[] = "g:b:p:d:il:s:n:D:m:c:F:k:S:T:AR:K:t:f:Ia:r:B:G:hV";
+#define ROWS (sizeof rows / sizeof rows[0])
+#define HELP_COLUMN 28
+
+static struct option long_options[ROWS + 1];
+static char short_options[2 * ROWS + 1];
+
+/* getopt's tables, from the rows (once). */
+static void build_getopt_tables(void) {
+    if (long_options[0].name) return;
+    size_t n = 0, k = 0;
+    for (size_t i = 0; i < ROWS; i++) {
+        if (!rows[i].name) continue;
+        long_options[n++] = (struct option){rows[i].name, rows[i].arg ? required_argument : no_argument, NULL,
+                                            rows[i].flag};
+        short_options[k++] = rows[i].flag;
+        if (rows[i].arg) short_options[k++] = ':';
+    }
+    long_options[n] = (struct option){NULL, 0, NULL, 0};
+    short_options[k] = '\0';
+}
+
+static const option_row *row_of_flag(int flag) {
+    for (size_t i = 0; i < ROWS; i++)
+        if (rows[i].name && rows[i].flag == flag) return &rows[i];
+    return NULL;
+}
+
+static const option_row *row_of_name(const char *name) {
+    for (size_t i = 0; i < ROWS; i++)
+        if (rows[i].name && name && strcmp(rows[i].name, name) == 0) return &rows[i];
+    return NULL;
+}
 
 static void usage(FILE *to) {
     fprintf(to, "usage: cradle-server --game LIBRARY [options]\n"
-                "Hosts one session of a Cradle game over ENet (UDP).\n\n"
-                "  -g, --game PATH           game library (.so) to host (required)\n"
-                "  -b, --bind ADDR           IPv4 address to listen on (default: all)\n"
-                "  -p, --port N              UDP port, 1..65535 (default 7777)\n"
-                "  -d, --dev-socket PATH     serve the dev protocol on a Unix socket\n"
-                "  -i, --dev-stdin           serve the dev protocol on stdin/stdout\n"
-                "  -l, --log PATH            record the session log to PATH\n"
-                "  -s, --seed N              session seed, 0..2^64-1 (default 1)\n"
-                "  -n, --players N           player slots, 1..the game's maximum (default: its maximum)\n"
-                "  -D, --input-delay N|auto  steps of input delay, 0..180, or auto from round-trip time\n"
-                "                            (default 3)\n"
-                "  -m, --mode paced|commanded  real time (default), or only the dev protocol's step\n"
-                "  -c, --config FILE         JSON object of these options (keys: the long names);\n"
-                "                            command-line flags override it\n"
-                "  -F, --log-format text|json  stderr log lines (default text)\n"
-                "  -k, --hash-interval K     send the state hash every K steps, 1..65535 (default 30)\n"
-                "  -S, --spectators N        spectators at once, 0..64 (default 8)\n"
-                "  -T, --timeout MS          drop a silent peer after MS, 100..600000 (default 5000)\n"
-                "  -A, --agones              report Ready/Health/Shutdown to the Agones SDK sidecar\n"
-                "                            (port from AGONES_SDK_HTTP_PORT, default 9358)\n"
-                "  -R, --resume LOG          continue the session recorded in LOG (after a crash): its\n"
-                "                            seed, players and steps; --log names the new log, which\n"
-                "                            holds LOG's recovered steps and continues from them\n"
-                "Security (the default is secure: a key and at least one trusted issuer):\n"
-                "  -K, --key FILE            server key file; created (0600) if missing, and the\n"
-                "                            server id (its public key, for clients to pin) printed\n"
-                "  -t, --trust HEX           trust join tokens signed by this issuer public key\n"
-                "                            (cradle-keys pub ISSUER.key --sign); repeatable, up to 8\n"
-                "  -f, --trust-file FILE     trusted issuer keys, one hex key a line ('#' comments)\n"
-                "  -I, --insecure            plaintext, no tokens: local development only, refused\n"
-                "                            unless --bind is a loopback address (127.x.x.x)\n"
-                "  -a, --auth-timeout MS     drop a peer not authenticated after MS, 100..60000\n"
-                "                            (default 2000)\n"
-                "  -r, --connect-rate N      connects a second per address, 1..100000 (default 2)\n"
-                "  -B, --connect-burst N     connects at once per address, 1..100000 (default 5)\n"
-                "  -G, --dev-group GID       also admit this group id to --dev-socket (mode 0660;\n"
-                "                            default: only this user and root)\n"
-                "  -h, --help                show this help\n"
-                "  -V, --version             show the version\n"
-                "Exit status: 0 after quit, SIGINT or SIGTERM; 1 failure; 2 usage or configuration\n"
+                "Hosts one session of a Cradle game over ENet (UDP).\n\n");
+    for (size_t i = 0; i < ROWS; i++) {
+        const option_row *r = &rows[i];
+        if (!r->name) {
+            fprintf(to, "%s\n", r->help);
+            continue;
+        }
+        int used = fprintf(to, "  -%c, --%s%s%s", r->flag, r->name, r->arg ? " " : "", r->arg ? r->arg : "");
+        for (const char *line = r->help; line;) {
+            const char *end = strchr(line, '\n');
+            int length = end ? (int)(end - line) : (int)strlen(line);
+            if (used >= HELP_COLUMN - 1) {
+                fputc('\n', to);
+                used = 0;
+            }
+            fprintf(to, "%*s%.*s\n", HELP_COLUMN - used, "", length, line);
+            used = 0;
+            line = end ? end + 1 : NULL;
+        }
+    }
+    fprintf(to, "Exit status: 0 after quit, SIGINT or SIGTERM; 1 failure; 2 usage or configuration\n"
                 "error; 3 the UDP port is taken (a script may retry another port).\n");
 }
 
 static const char *flag_name(int opt) {
-    for (const struct option *o = long_options; o->name; o++)
-        if (o->val == opt) return o->name;
-    return "?";
+    const option_row *r = row_of_flag(opt);
+    return r ? r->name : "?";
 }
 
 static bool copy_path(char *field, size_t capacity, const char *text) {
@@ -296,12 +319,10 @@ cradle_server_parse cradle_server_options_parse_config_text(cradle_server_option
     }
     bool ok = true;
     for (const cJSON *item = root->child; item && ok; item = item->next) {
-        const struct option *opt = NULL;
-        for (const struct option *o2 = long_options; o2->name; o2++)
-            if (item->string && strcmp(o2->name, item->string) == 0) opt = o2;
+        const option_row *opt = row_of_name(item->string);
         char where[96];
         snprintf(where, sizeof where, "config key \"%s\"", item->string ? item->string : "");
-        if (!opt || opt->val == 'c' || opt->val == 'h' || opt->val == 'V') {
+        if (!opt || opt->not_config) {
             fprintf(stderr, "cradle-server: --config: unknown %s (keys are the long option names)\n", where);
             ok = false;
             break;
@@ -327,7 +348,7 @@ cradle_server_parse cradle_server_options_parse_config_text(cradle_server_option
             ok = false;
             break;
         }
-        ok = apply(o, opt->val, value, where);
+        ok = apply(o, opt->flag, value, where);
     }
     cJSON_Delete(root);
     return ok ? CRADLE_SERVER_RUN : CRADLE_SERVER_EXIT_USAGE;
@@ -365,6 +386,7 @@ void cradle_server_options_defaults(cradle_server_options *o) {
 cradle_server_parse cradle_server_options_parse(cradle_server_options *o, int argc, char **argv) {
     cradle_server_options_defaults(o);
 
+    build_getopt_tables();
     /* Pass 1: help, version, unknown flags and --config. */
     const char *config = NULL;
     int opt;
@@ -404,7 +426,8 @@ cradle_server_parse cradle_server_options_parse(cradle_server_options *o, int ar
         if (opt == 'c') continue;
         char where[48];
         snprintf(where, sizeof where, "--%s", flag_name(opt));
-        if (!apply(o, opt, opt == 'i' || opt == 'A' || opt == 'I' ? "true" : optarg, where)) return CRADLE_SERVER_EXIT_USAGE;
+        const option_row *row = row_of_flag(opt);
+        if (!apply(o, opt, row && !row->arg ? "true" : optarg, where)) return CRADLE_SERVER_EXIT_USAGE;
     }
     if (o->game[0] == '\0') {
         fprintf(stderr, "cradle-server: --game is required: the path of a game library (.so)\n");
