@@ -11,45 +11,78 @@
 #include "cradle/parse.h"
 #include "cradle/version.h"
 
+enum { O_HOST = 256, O_PORT, O_GAME, O_SPECTATOR, O_SLOT, O_HEADLESS, O_SCRIPT, O_BOT, O_BOTS,
+       O_SEED, O_STEPS, O_OUTPUT, O_DESYNC, O_CONFIG, O_MUTE, O_FULLSCREEN, O_SIZE, O_CONNECT,
+       O_SILENCE, O_RELOAD, O_PLAY, O_HELP, O_VERSION, O_SCREENSHOT, O_BUILD_ID, O_SERVER_KEY,
+       O_TOKEN, O_ISSUER_KEY, O_INSECURE, O_CLIENT_ID };
+
+/* The one table of cradle-client's options: getopt's table and --help are
+ * built from it. In help, '\n' continues the text on the next line; a row
+ * without help is not listed (README screenshots and tests). */
+typedef struct option_row {
+    const char *name;
+    int id;
+    const char *arg; /* the value's name in --help; NULL: a switch */
+    const char *help;
+} option_row;
+
+static const option_row rows[] = {
+    {"host", O_HOST, "ADDR", "server address (default 127.0.0.1)"},
+    {"port", O_PORT, "N", "server UDP port (default 7777)"},
+    {"game", O_GAME, "LIBRARY", "the game library (the same build as the server's)"},
+    {"spectator", O_SPECTATOR, NULL, "watch without a player slot"},
+    {"slot", O_SLOT, "N", "ask for player slot N (to rejoin it)"},
+    {"headless", O_HEADLESS, NULL, "no window, no audio (bots, tests)"},
+    {"script", O_SCRIPT, "FILE", "drive the input from a script: lines '<step> <hex bits>'"},
+    {"bot", O_BOT, NULL, "seeded play: the game's bot, else random input bits (--seed N)"},
+    {"bots", O_BOTS, "N", "N headless bot connections from this process"},
+    {"seed", O_SEED, "N", "bot seed (default 1; bot i of --bots uses seed + i)"},
+    {"steps", O_STEPS, "N", "stop before step N: the last step run is N-1 (a step of the\nsession, not a count; refused when the client joins at or\npast N); headless: print a summary line"},
+    {"output", O_OUTPUT, "FILE", "write the game's output bytes of every step run"},
+    {"desync-report", O_DESYNC, "FILE", "where a desync report goes (default cradle-desync-<pid>.bin)"},
+    {"config", O_CONFIG, "FILE", "key bindings (default $XDG_CONFIG_HOME/cradle/client.json)"},
+    {"mute", O_MUTE, NULL, "no sound"},
+    {"fullscreen", O_FULLSCREEN, NULL, "borderless fullscreen window"},
+    {"size", O_SIZE, "WxH", "window size (default: the game's view, at least 960 wide)"},
+    {"server-key", O_SERVER_KEY, "HEX", "the server id to pin (the server prints it; required unless\n--insecure): a server that cannot prove it is refused"},
+    {"token", O_TOKEN, "TOKEN", "a join token from the game's issuer (cradle-keys token)"},
+    {"issuer-key", O_ISSUER_KEY, "FILE", "mint a fresh token per connect with this issuer key file\n(development and bots only: whoever holds it admits anyone)"},
+    {"client-id", O_CLIENT_ID, "N", "the client id in those tokens (default 0); a new connection\nwith the id of a slot's holder takes the slot back"},
+    {"insecure", O_INSECURE, NULL, "plaintext, no token (a server run with --insecure)"},
+    {"connect-timeout", O_CONNECT, "MS", "give up connecting after MS (default 5000)"},
+    {"silence-timeout", O_SILENCE, "MS", "give up when the server is silent for MS (default 5000)"},
+    {"reload-timeout", O_RELOAD, "MS", "give up when an announced build does not appear (default 10000)"},
+    {"play", O_PLAY, "LOG", "show a recorded session (Space pause, +/- speed, Right step)"},
+    {"help", O_HELP, NULL, "show this help"},
+    {"version", O_VERSION, NULL, "show the version"},
+    {"screenshot", O_SCREENSHOT, "FILE:STEPS", NULL},
+    {"build-id", O_BUILD_ID, "ID", NULL},
+};
+#define ROWS (sizeof rows / sizeof rows[0])
+#define HELP_COLUMN 25
+
 static void usage(FILE *to) {
-    fprintf(to,
-            "usage: cradle-client --game LIBRARY [--host ADDR] [--port N] [options]\n"
-            "       cradle-client --play LOG [--game LIBRARY] [--headless]\n"
-            "Joins a cradle-server session and shows it in a window (SDL2).\n"
-            "  --host ADDR            server address (default 127.0.0.1)\n"
-            "  --port N               server UDP port (default 7777)\n"
-            "  --game LIBRARY         the game library (the same build as the server's)\n"
-            "  --spectator            watch without a player slot\n"
-            "  --slot N               ask for player slot N (to rejoin it)\n"
-            "  --headless             no window, no audio (bots, tests)\n"
-            "  --script FILE          drive the input from a script: lines '<step> <hex bits>'\n"
-            "  --bot                  seeded simple play (--seed N)\n"
-            "  --bots N               N headless bot connections from this process\n"
-            "  --seed N               bot seed (default 1; bot i of --bots uses seed + i)\n"
-            "  --steps N              stop before step N: the last step run is N-1 (a step of the\n"
-            "                         session, not a count; refused when the client joins at or\n"
-            "                         past N); headless: print a summary line\n"
-            "  --output FILE          write the game's output bytes of every step run\n"
-            "  --desync-report FILE   where a desync report goes (default cradle-desync-<pid>.bin)\n"
-            "  --config FILE          key bindings (default $XDG_CONFIG_HOME/cradle/client.json)\n"
-            "  --mute                 no sound\n"
-            "  --fullscreen           borderless fullscreen window\n"
-            "  --size WxH             window size (default: the game's view, at least 960 wide)\n"
-            "  --server-key HEX       the server id to pin (the server prints it; required unless\n"
-            "                         --insecure): a server that cannot prove it is refused\n"
-            "  --token TOKEN          a join token from the game's issuer (cradle-keys token)\n"
-            "  --issuer-key FILE      mint a fresh token per connect with this issuer key file\n"
-            "                         (development and bots only: whoever holds it admits anyone)\n"
-            "  --client-id N          the client id in those tokens (default 0); a new connection\n"
-            "                         with the id of a slot's holder takes the slot back\n"
-            "  --insecure             plaintext, no token (a server run with --insecure)\n"
-            "  --connect-timeout MS   give up connecting after MS (default 5000)\n"
-            "  --silence-timeout MS   give up when the server is silent for MS (default 5000)\n"
-            "  --reload-timeout MS    give up when an announced build does not appear (default 10000)\n"
-            "  --play LOG             show a recorded session (Space pause, +/- speed, Right step)\n"
-            "  --help, --version\n"
-            "Exit status: 0 ok, 1 error (unreachable, refused, connection lost, bad log),\n"
-            "2 usage (also a --steps already past), 4 desync (headless).\n");
+    fprintf(to, "usage: cradle-client --game LIBRARY [--host ADDR] [--port N] [options]\n"
+                "       cradle-client --play LOG [--game LIBRARY] [--headless]\n"
+                "Joins a cradle-server session and shows it in a window (SDL2).\n");
+    for (size_t i = 0; i < ROWS; i++) {
+        const option_row *r = &rows[i];
+        if (!r->help) continue;
+        int used = fprintf(to, "  --%s%s%s", r->name, r->arg ? " " : "", r->arg ? r->arg : "");
+        for (const char *line = r->help; line;) {
+            const char *end = strchr(line, '\n');
+            int length = end ? (int)(end - line) : (int)strlen(line);
+            if (used >= HELP_COLUMN - 1) {
+                fputc('\n', to);
+                used = 0;
+            }
+            fprintf(to, "%*s%.*s\n", HELP_COLUMN - used, "", length, line);
+            used = 0;
+            line = end ? end + 1 : NULL;
+        }
+    }
+    fprintf(to, "Exit status: 0 ok, 1 error (unreachable, refused, connection lost, bad log),\n"
+                "2 usage (also a --steps already past), 4 desync (headless).\n");
 }
 
 cradle_client_parse cradle_client_options_parse(cradle_client_options *o, int argc, char **argv) {
@@ -58,44 +91,9 @@ cradle_client_parse cradle_client_options_parse(cradle_client_options *o, int ar
     o->port = 7777;
     o->slot = -1;
     o->seed = 1;
-    enum { O_HOST = 256, O_PORT, O_GAME, O_SPECTATOR, O_SLOT, O_HEADLESS, O_SCRIPT, O_BOT, O_BOTS,
-           O_SEED, O_STEPS, O_OUTPUT, O_DESYNC, O_CONFIG, O_MUTE, O_FULLSCREEN, O_SIZE, O_CONNECT,
-           O_SILENCE, O_RELOAD, O_PLAY, O_HELP, O_VERSION, O_SCREENSHOT, O_BUILD_ID, O_SERVER_KEY,
-           O_TOKEN, O_ISSUER_KEY, O_INSECURE, O_CLIENT_ID };
-    static const struct option options[] = {
-        {"host", required_argument, NULL, O_HOST},
-        {"port", required_argument, NULL, O_PORT},
-        {"game", required_argument, NULL, O_GAME},
-        {"spectator", no_argument, NULL, O_SPECTATOR},
-        {"slot", required_argument, NULL, O_SLOT},
-        {"headless", no_argument, NULL, O_HEADLESS},
-        {"script", required_argument, NULL, O_SCRIPT},
-        {"bot", no_argument, NULL, O_BOT},
-        {"bots", required_argument, NULL, O_BOTS},
-        {"seed", required_argument, NULL, O_SEED},
-        {"steps", required_argument, NULL, O_STEPS},
-        {"output", required_argument, NULL, O_OUTPUT},
-        {"desync-report", required_argument, NULL, O_DESYNC},
-        {"config", required_argument, NULL, O_CONFIG},
-        {"mute", no_argument, NULL, O_MUTE},
-        {"fullscreen", no_argument, NULL, O_FULLSCREEN},
-        {"size", required_argument, NULL, O_SIZE},
-        {"connect-timeout", required_argument, NULL, O_CONNECT},
-        {"silence-timeout", required_argument, NULL, O_SILENCE},
-        {"reload-timeout", required_argument, NULL, O_RELOAD},
-        {"play", required_argument, NULL, O_PLAY},
-        {"server-key", required_argument, NULL, O_SERVER_KEY},
-        {"token", required_argument, NULL, O_TOKEN},
-        {"issuer-key", required_argument, NULL, O_ISSUER_KEY},
-        {"client-id", required_argument, NULL, O_CLIENT_ID},
-        {"insecure", no_argument, NULL, O_INSECURE},
-        {"help", no_argument, NULL, O_HELP},
-        {"version", no_argument, NULL, O_VERSION},
-        /* hidden: README screenshots and tests */
-        {"screenshot", required_argument, NULL, O_SCREENSHOT},
-        {"build-id", required_argument, NULL, O_BUILD_ID},
-        {NULL, 0, NULL, 0},
-    };
+    static struct option options[ROWS + 1];
+    for (size_t i = 0; i < ROWS; i++)
+        options[i] = (struct option){rows[i].name, rows[i].arg ? required_argument : no_argument, NULL, rows[i].id};
     int opt;
     uint64_t v = 0;
     opterr = 0;
