@@ -61,6 +61,7 @@
 #include <linux/sockios.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <malloc.h>
 #include <poll.h>
 #include <unistd.h>
 
@@ -165,7 +166,7 @@ typedef struct server {
 
 /* When each step was queued (CLOCK_MONOTONIC ns), by step & (SENT_RING - 1). */
 static _Atomic uint64_t sent_ns[SENT_RING];
-static uint64_t stamped_step[SENT_RING]; /* step + 1 that sent_ns holds (the game thread's) */
+static uint64_t stamped_through; /* steps below it are stamped (the game thread's) */
 static const cradle_server_host *stamped_host;
 static atomic_bool stamping; /* the bots have joined: their latency counts */
 
@@ -175,7 +176,8 @@ static atomic_bool stamping; /* the bots have joined: their latency counts */
  * -Wl,--wrap=cradle_server_net_wake (tools/bench/CMakeLists.txt), so host.c's
  * calls come here first. A broadcast STEPS in the host's out_scratch (the
  * message just queued, on the game thread that owns it) stamps each of its
- * steps, once: push_out may wake the thread again for the same message. */
+ * steps, once: push_out may wake the thread again for the same message, and
+ * the host queues each step in one STEPS, in order (net.c repeats them). */
 void __real_cradle_server_net_wake(cradle_server_net *net);
 void __wrap_cradle_server_net_wake(cradle_server_net *net);
 void __wrap_cradle_server_net_wake(cradle_server_net *net) {
@@ -186,12 +188,10 @@ void __wrap_cradle_server_net_wake(cradle_server_net *net) {
         out->peer == CRADLE_SERVER_BROADCAST && cradle_wire_decode(&m, out->bytes, out->length) == 0 &&
         m.type == CRADLE_WIRE_STEPS) {
         uint64_t t = now_ns();
-        for (uint32_t i = 0; i < m.as.steps.count; i++) {
-            uint64_t step = out->first_step + i;
-            uint32_t slot = (uint32_t)(step & (SENT_RING - 1u));
-            if (stamped_step[slot] == step + 1) continue;
-            stamped_step[slot] = step + 1;
-            atomic_store(&sent_ns[slot], t);
+        for (uint64_t step = out->first_step; step < out->first_step + m.as.steps.count; step++) {
+            if (step < stamped_through) continue;
+            atomic_store(&sent_ns[step & (SENT_RING - 1u)], t);
+            stamped_through = step + 1;
         }
     }
     __real_cradle_server_net_wake(net);
@@ -224,9 +224,7 @@ static int server_open(server *s, cradle_server_mode mode) {
     if (!s->net || !s->host) return -1;
     memset(s->net, 0, sizeof *s->net);
     if (cradle_server_host_init(s->host, &s->options, s->net, &s->stop) != 0) return -1;
-    /* A new session counts from step 0 again. */
-    for (uint32_t i = 0; i < SENT_RING; i++) atomic_store(&sent_ns[i], 0);
-    memset(stamped_step, 0, sizeof stamped_step);
+    stamped_through = 0; /* a new session counts from step 0 again */
     stamped_host = s->host;
     for (int attempt = 0; attempt < 20; attempt++) {
         s->options.port =
@@ -379,6 +377,7 @@ static void bots_close(void) {
         bots[i].copy_dir[0] = '\0';
     }
     bot_count = 0;
+    malloc_trim(0); /* the next phase's RSS "before the bots" is the server's */
 }
 
 /* Opens count bots against port (the first PLAYERS as players when
