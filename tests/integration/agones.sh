@@ -30,7 +30,11 @@ export AGONES_SDK_HTTP_PORT=$AGONES_PORT
 start_server --game "$game" --players 2 --log one.log --agones
 sleep 1 # the sidecar is not there yet: calls fail and are retried
 standin calls1.txt "$AGONES_PORT"
-sleep 6
+deadline=$((SECONDS + 30)) # Health every 2 s: three of them, then stop
+until [ "$(grep -c ' /health ' calls1.txt 2>/dev/null)" -ge 3 ]; do
+  [ $SECONDS -lt $deadline ] || { echo "fewer than 3 Health calls in 30 s"; cat calls1.txt; exit 1; }
+  sleep 0.1
+done
 kill -TERM "$SERVER_PID"
 rc=0; wait "$SERVER_PID" || rc=$?
 [ "$rc" -eq 0 ] || { echo "server exited $rc"; cat server.err; exit 1; }

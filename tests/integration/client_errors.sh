@@ -43,8 +43,11 @@ client_build=$(sed -n "s/.*client has '\([^']*\)'.*/\1/p" build.err)
 
 # Lost mid-game: the server is killed while a client plays.
 "$client" --headless --game "$game" --port "$PORT" "${CLIENT_SECURITY[@]}" --bot --silence-timeout 1500 >lost.out 2>lost.err & c=$!
-for i in $(seq 1 100); do grep -q "joined" server.err && break; sleep 0.05; done
-sleep 0.3
+deadline=$((SECONDS + 20)) # the client plays, then the server dies
+until grep -q '"event":"playing"' lost.out 2>/dev/null; do
+  [ $SECONDS -lt $deadline ] || { echo "the client never played"; cat lost.out lost.err; exit 1; }
+  sleep 0.05
+done
 kill -KILL "$SERVER_PID"
 rc=0; wait "$c" || rc=$?
 cat lost.err

@@ -13,9 +13,20 @@ install_game() { cp "$1" game.so.tmp && mv -f game.so.tmp game.so; }
 
 install_game "$inc1"
 "$demo" --game "$PWD/game.so" --players 2 --steps 240 --log s.log >out.txt 2>err.txt & pid=$!
-sleep 1.0
+wait_for() { # FILE TEXT: until FILE holds TEXT, at most 10 s
+  local deadline=$((SECONDS + 10))
+  until grep -q "$2" "$1" 2>/dev/null; do
+    [ $SECONDS -lt $deadline ] || { echo "no '$2' in $1"; cat out.txt err.txt; exit 1; }
+    sleep 0.02
+  done
+}
+deadline=$((SECONDS + 10)) # the host has loaded the game and opened its log
+until [ -s s.log ]; do
+  [ $SECONDS -lt $deadline ] || { echo "the demo did not start"; cat out.txt err.txt; exit 1; }
+  sleep 0.02
+done
 install_game "$inc5"          # a rebuild: the host picks it up ~120 ms later
-sleep 1.0
+wait_for out.txt "reloaded at step"
 install_game "$other"         # another game: refused, the +5 build keeps running
 wait "$pid"
 cat out.txt err.txt
