@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cradle/help.h"
 #include "cradle/parse.h"
 #include "cradle/version.h"
 
@@ -69,17 +70,7 @@ static void usage(FILE *to) {
         const option_row *r = &rows[i];
         if (!r->help) continue;
         int used = fprintf(to, "  --%s%s%s", r->name, r->arg ? " " : "", r->arg ? r->arg : "");
-        for (const char *line = r->help; line;) {
-            const char *end = strchr(line, '\n');
-            int length = end ? (int)(end - line) : (int)strlen(line);
-            if (used >= HELP_COLUMN - 1) {
-                fputc('\n', to);
-                used = 0;
-            }
-            fprintf(to, "%*s%.*s\n", HELP_COLUMN - used, "", length, line);
-            used = 0;
-            line = end ? end + 1 : NULL;
-        }
+        cradle_help_print(to, used, HELP_COLUMN, r->help);
     }
     fprintf(to, "Exit status: 0 ok, 1 error (unreachable, refused, connection lost, bad log),\n"
                 "2 usage (also a --steps already past), 4 desync (headless).\n");

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cradle/game_abi.h"
+#include "cradle/help.h"
 #include "cradle/parse.h"
 #include "cradle/version.h"
 #include "cradle/wire.h"
@@ -102,17 +103,7 @@ static void usage(FILE *to) {
             continue;
         }
         int used = fprintf(to, "  -%c, --%s%s%s", r->flag, r->name, r->arg ? " " : "", r->arg ? r->arg : "");
-        for (const char *line = r->help; line;) {
-            const char *end = strchr(line, '\n');
-            int length = end ? (int)(end - line) : (int)strlen(line);
-            if (used >= HELP_COLUMN - 1) {
-                fputc('\n', to);
-                used = 0;
-            }
-            fprintf(to, "%*s%.*s\n", HELP_COLUMN - used, "", length, line);
-            used = 0;
-            line = end ? end + 1 : NULL;
-        }
+        cradle_help_print(to, used, HELP_COLUMN, r->help);
     }
     fprintf(to, "Exit status: 0 after quit, SIGINT or SIGTERM; 1 failure; 2 usage or configuration\n"
                 "error; 3 the UDP port is taken (a script may retry another port).\n");

@@ -45,5 +45,6 @@
 #include "cradle/sim.h"
 #include "cradle/replay.h"
 #include "cradle/os.h"
+#include "cradle/help.h"
 
 #endif
