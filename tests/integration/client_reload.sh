@@ -27,7 +27,6 @@ for i in $(seq 1 100); do
   sleep 0.05
 done
 ctl step 50 >/dev/null
-sleep 0.3
 install_game "$inc5" game.so
 ctl reload | grep -q '"ok":true'
 build5=$(json_field "$(ctl status)" build)
