@@ -22,10 +22,8 @@ build1=$(json_field "$(ctl status)" build)
 "$client" --headless --port "$PORT" "${CLIENT_SECURITY[@]}" --game "$PWD/game.so" --spectator --steps 200 >s.out 2>s.err & s=$!
 # This one's library is never rebuilt: it must give up with both ids.
 "$client" --headless --port "$PORT" "${CLIENT_SECURITY[@]}" --game "$PWD/stale.so" --bot --steps 200 --reload-timeout 1500 >x.out 2>x.err & x=$!
-for i in $(seq 1 100); do
-  [ "$(json_field "$(ctl status)" joins)" -ge 3 ] && break
-  sleep 0.05
-done
+joins_at_least() { [ "$(json_field "$(ctl status)" joins)" -ge "$1" ]; }
+wait_until 30 "three clients to join" joins_at_least 3
 ctl step 50 >/dev/null
 install_game "$inc5" game.so
 ctl reload | grep -q '"ok":true'

@@ -6,6 +6,9 @@
 #                       SERVER_PID. Its stdout goes to server.out, stderr to
 #                       server.err (in the current directory).
 # json_field LINE KEY   prints the value of "KEY" in a flat JSON line.
+# wait_until SECS WHAT CMD...  runs CMD (a function too) until it succeeds;
+#                       after SECS seconds fails, naming WHAT. Tests wait for
+#                       a condition, never for a fixed time.
 
 source "$(dirname "${BASH_SOURCE[0]}")/../../tools/session_keys.sh"
 
@@ -69,4 +72,17 @@ stop_server_on_exit() {
   if [ -n "${SERVER_PID:-}" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
     kill -KILL "$SERVER_PID" 2>/dev/null || true
   fi
+}
+
+wait_until() {
+  local limit=$1 what=$2
+  shift 2
+  local deadline=$((SECONDS + limit))
+  until "$@"; do
+    if [ $SECONDS -ge $deadline ]; then
+      echo "timed out after $limit s waiting for $what" >&2
+      return 1
+    fi
+    sleep 0.05
+  done
 }

@@ -60,10 +60,8 @@ grep -q '"reason":"protocol"' r3.out
 "$client" --port "$PORT" --game "$game" --steps 100 --seed 1 --timeout-ms 20000 >a.out 2>a.err & a=$!
 "$client" --port "$PORT" --game "$game" --steps 100 --seed 2 --timeout-ms 20000 >b.out 2>b.err & b=$!
 "$client" --port "$PORT" --game "$game" --spectator --steps 100 --timeout-ms 20000 >s.out 2>s.err & s=$!
-for i in $(seq 1 100); do
-  [ "$(ctl players | grep -o '"slot"' | wc -l)" -ge 2 ] && break
-  sleep 0.05
-done
+slots_at_least() { [ "$(ctl players | grep -o '"slot"' | wc -l)" -ge "$1" ]; }
+wait_until 30 "two players in their slots" slots_at_least 2
 "$client" --port "$PORT" --game "$game" --expect-refusal full >r4.out
 grep -q '"reason":"full"' r4.out
 sleep 0.2
@@ -81,10 +79,8 @@ ctl status | grep -q '"desyncs":0'
 # Malformed messages are dropped and counted; the sender still joins; kick
 # sends it away with a reason.
 "$client" --port "$PORT" --game "$game" --garbage 200 --steps 1000000 --timeout-ms 20000 >k.out 2>k.err & k=$!
-for i in $(seq 1 100); do
-  ctl players | grep -q '"slot":0' && break
-  sleep 0.05
-done
+slot0_taken() { ctl players | grep -q '"slot":0'; }
+wait_until 30 "slot 0 to be taken" slot0_taken
 [ "$(json_field "$(ctl status)" dropped_malformed)" -ge 150 ]
 ctl '{"cmd":"kick","slot":0}' | grep -q '"ok":true'
 rc=0; wait $k || rc=$?

@@ -19,10 +19,8 @@ start_server --game "$PWD/game.so" --mode commanded --players 2 --dev-socket dev
 build1=$(json_field "$(ctl status)" build)
 "$client" --port "$PORT" --game "$PWD/game.so" --steps 200 --timeout-ms 20000 >a.out 2>a.err & a=$!
 "$client" --port "$PORT" --game "$PWD/game.so" --spectator --steps 200 --timeout-ms 20000 >s.out 2>s.err & s=$!
-for i in $(seq 1 100); do
-  [ "$(json_field "$(ctl status)" joins)" -ge 2 ] && break
-  sleep 0.05
-done
+joins_at_least() { [ "$(json_field "$(ctl status)" joins)" -ge "$1" ]; }
+wait_until 30 "two clients to join" joins_at_least 2
 ctl step 50 >/dev/null
 install_game "$inc5"
 ctl reload | grep -q '"ok":true'

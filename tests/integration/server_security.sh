@@ -91,7 +91,8 @@ rc=0; "$client" --port "$PORT" --game "$game" --server-key "$("$KEYS_BIN" pub ot
 target=$(( $(stat_of step) + 400 ))
 "$client" --port "$PORT" --game "$game" --slot 0 --seed 3 --steps "$target" --timeout-ms 30000 >c.out 2>c.err & c=$!
 "$client" --port "$PORT" --game "$game" --slot 1 --seed 4 --steps "$target" --timeout-ms 30000 >d.out 2>d.err & d=$!
-for i in $(seq 1 100); do [ "$(stat_of joins)" -ge 5 ] && break; sleep 0.05; done
+joins_at_least() { [ "$(stat_of joins)" -ge "$1" ]; }
+wait_until 30 "the flood's two players to join" joins_at_least 5
 # Garbage UDP: 20000 datagrams, loopback only.
 exec 3<>"/dev/udp/127.0.0.1/$PORT"
 for i in $(seq 1 20000); do printf 'garbage %d %s' "$i" "$RANDOM$RANDOM" >&3; done
