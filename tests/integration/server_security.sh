@@ -74,7 +74,7 @@ echo "$status"
 [ "$(json_field "$status" joins)" = 2 ] || fail "only the two players join: $status"
 
 # A token works once.
-"$client" --port "$PORT" --game "$game" --slot 0 --steps $(( $(stat_of step) + 80 )) --save-token tok.txt --timeout-ms 20000 >t1.out 2>t1.err \
+"$client" --port "$PORT" --game "$game" --slot 0 --run 80 --save-token tok.txt --timeout-ms 20000 >t1.out 2>t1.err \
   || fail "token holder: $(cat t1.err)"
 "$client" --port "$PORT" --game "$game" --token "$(cat tok.txt)" --expect-refusal auth >t2.out 2>t2.err \
   || fail "reused token: $(cat t2.out t2.err)"

@@ -5,7 +5,9 @@
  * cradle-client runs): connect, HELLO, WELCOME, the state block of a join in
  * progress, the STEPS reorder queue, acks and inputs, reloads, the hash
  * checks, DESYNC, BYE. As a player it sends seeded input (splitmix of --seed,
- * the step and its slot). It runs steps up to --steps - 1 and stops there;
+ * the step and its slot). It runs steps up to --steps - 1 and stops there
+ * (or, with --run N, N steps from the step it joined at: a check that must
+ * not depend on how soon a loaded machine lets it join);
  * with --output FILE it writes the game's output() bytes of every step it
  * runs, for comparison with cradle-replay --output of the server's log.
  *
@@ -79,6 +81,7 @@ typedef struct options {
     bool spectator;
     int slot_request;
     uint64_t steps_target;
+    uint64_t run_steps; /* --run N: steps_target is the join step + N */
     uint64_t seed;
     uint64_t drop_at;
     uint64_t garbage;
@@ -329,7 +332,9 @@ static int run_session(client *c) {
         return 1;
     }
     uint64_t deadline = now + o->timeout_ms * NS_PER_MS;
-    uint64_t stop_at = o->drop_at < o->steps_target ? o->drop_at : o->steps_target;
+    uint64_t steps_target = o->run_steps ? UINT64_MAX : o->steps_target;
+    uint64_t stop_at = o->drop_at < steps_target ? o->drop_at : steps_target;
+    bool run_fixed = false;
     bool garbage_sent = o->garbage == 0, attacked = o->attack == NULL;
     bool dropped = false, timed_out = false, done = false;
     while (!done) {
@@ -347,13 +352,19 @@ static int run_session(client *c) {
             attack(c);
             attacked = true;
         }
+        if (o->run_steps && net->phase == CRADLE_NETCLIENT_PLAYING && !run_fixed) {
+            /* --run N: N steps from wherever the session was when we joined. */
+            steps_target = net->welcome.start_step + o->run_steps;
+            stop_at = o->drop_at < steps_target ? o->drop_at : steps_target;
+            run_fixed = true;
+        }
         int rc = 0;
         while (net->sim.next_step < stop_at && (rc = cradle_netclient_step(net, now)) == 1) {
         }
         if (rc < 0 || net->desync) break;
         if (!cradle_netclient_playing(net)) continue;
         dropped = net->sim.next_step >= o->drop_at;
-        done = dropped || net->sim.next_step >= o->steps_target;
+        done = dropped || net->sim.next_step >= steps_target;
     }
     int code = report(c, dropped, timed_out);
     /* Done, a desync or our own deadline: BYE (and DESYNC) delivered. A drop
@@ -496,7 +507,7 @@ static int run_connect_flood(const options *o) {
 /* ---- the command line ---------------------------------------------------------- */
 
 static void usage(FILE *to) {
-    fprintf(to, "usage: cradle-test-client --port N --game LIBRARY [--host ADDR] [--steps N] [--seed N]\n"
+    fprintf(to, "usage: cradle-test-client --port N --game LIBRARY [--host ADDR] [--steps N | --run N] [--seed N]\n"
                 "       [--spectator] [--slot N] [--drop-at STEP] [--timeout-ms N] [--peer-timeout-ms N]\n"
                 "       [--game-name NAME] [--build-id ID] [--protocol N] [--expect-refusal REASON]\n"
                 "       [--garbage N] [--output FILE]\n"
@@ -524,6 +535,7 @@ static int parse_options(options *o, int argc, char **argv) {
         {"spectator", no_argument, NULL, 'S'},
         {"slot", required_argument, NULL, 'l'},
         {"steps", required_argument, NULL, 'n'},
+        {"run", required_argument, NULL, 'u'},
         {"seed", required_argument, NULL, 's'},
         {"drop-at", required_argument, NULL, 'd'},
         {"timeout-ms", required_argument, NULL, 't'},
@@ -567,6 +579,7 @@ static int parse_options(options *o, int argc, char **argv) {
             o->slot_request = (int)v;
             break;
         case 'n': ok = cradle_parse_u64(optarg, 0, UINT64_MAX, &o->steps_target); break;
+        case 'u': ok = cradle_parse_u64(optarg, 1, UINT64_MAX / 2, &o->run_steps); break;
         case 's': ok = cradle_parse_u64(optarg, 0, UINT64_MAX, &o->seed); break;
         case 'd': ok = cradle_parse_u64(optarg, 0, UINT64_MAX, &o->drop_at); break;
         case 't': ok = cradle_parse_u64(optarg, 0, UINT64_MAX, &o->timeout_ms); break;
