@@ -192,8 +192,11 @@ static void compare_hash(cradle_replay *r, cradle_replay_item *item, uint64_t st
     r->mismatch_replayed = item->replayed_hash;
 }
 
-int cradle_replay_next(cradle_replay *r, cradle_replay_item *item) {
+/* Reads the next record into r->record, unless one is held. Returns 1, 0
+ * at the end or at stop_at (the flags say which), or the sticky error. */
+static int read_record(cradle_replay *r) {
     if (r->error) return r->error;
+    if (r->held) return 1;
     if (r->ended || r->stopped) return 0;
     int rc = cradle_log_reader_next(&r->reader, &r->record);
     if (rc < 0) return fail(r, rc, "%s", r->reader.message);
@@ -207,6 +210,37 @@ int cradle_replay_next(cradle_replay *r, cradle_replay_item *item) {
         r->stopped = true;
         return 0;
     }
+    return 1;
+}
+
+static int take_record(cradle_replay *r, cradle_replay_item *item);
+
+int cradle_replay_next(cradle_replay *r, cradle_replay_item *item) {
+    int rc = read_record(r);
+    if (rc != 1) return rc;
+    r->held = false;
+    return take_record(r, item);
+}
+
+int cradle_replay_catch_up(cradle_replay *r) {
+    cradle_replay_item item;
+    for (;;) {
+        int rc = read_record(r);
+        if (rc != 1) return rc;
+        if (r->record.kind == CRADLE_LOG_RECORD_STEP) {
+            r->held = true; /* its snapshot stays valid: the reader is not called until next() */
+            return 0;
+        }
+        rc = take_record(r, &item);
+        if (rc < 0) return rc;
+    }
+}
+
+/* Handles r->record (just read): runs a step, compares a hash, takes a
+ * reload over. Returns 1 with *item filled, or the sticky error. */
+static int take_record(cradle_replay *r, cradle_replay_item *item) {
+    const cradle_log_record *rec = &r->record;
+    int rc;
     *item = (cradle_replay_item){.step = rec->step, .record = rec};
     switch (rec->kind) {
     case CRADLE_LOG_RECORD_STEP:

@@ -65,6 +65,10 @@ cmp replay.bin p0.bin
 cat play.out
 grep -q '"verdict":"ok"' play.out
 [ "$(json_field "$(cat play.out)" hashes_checked)" -ge 10 ]
+# --steps N stops before step N, with the hashes of the steps run checked.
+"$client" --play session.log --headless --steps 100 >play100.out
+[ "$(json_field "$(cat play100.out)" steps)" = 100 ] || { cat play100.out; exit 1; }
+[ "$(json_field "$(cat play100.out)" hashes_checked)" = 3 ] || { cat play100.out; exit 1; } # after 29, 59, 89
 rc=0; "$client" --play session.log --headless --game "$other_game" >play2.out 2>play2.err || rc=$?
 [ "$rc" -eq 1 ] && grep -q "the log needs game 'vanguard'" play2.err
 echo "client session ok"

@@ -185,6 +185,35 @@ static void test_stop_at_and_seek(void **unused) {
     cradle_replay_close(&r);
 }
 
+/* --play's pattern: after each step, the records that follow it (its hash,
+ * at the end the trailer) are handled without running the next step. */
+static void test_catch_up_handles_a_steps_records_without_running_the_next(void **unused) {
+    (void)unused;
+    static cradle_replay r;
+    open_replay(&r, (cradle_replay_config){0});
+    cradle_replay_item item;
+    for (uint64_t s = 0; s < 10; s++) {
+        assert_int_equal(cradle_replay_next(&r, &item), 1);
+        assert_int_equal(item.kind, CRADLE_REPLAY_STEP);
+        assert_int_equal(item.step, s);
+        assert_int_equal(cradle_replay_catch_up(&r), 0);
+        assert_int_equal(r.sim.next_step, s + 1); /* the next step is held, not run */
+    }
+    assert_int_equal(r.hashes_checked, 1); /* the hash after step 9 */
+    assert_int_equal(cradle_replay_catch_up(&r), 0); /* again: nothing more to do */
+    assert_int_equal(r.sim.next_step, 10);
+    assert_int_equal(cradle_replay_next(&r, &item), 1); /* the held step runs */
+    assert_int_equal(item.kind, CRADLE_REPLAY_STEP);
+    assert_int_equal(item.step, 10);
+    assert_int_equal(cradle_replay_seek(&r, STEPS), 0);
+    assert_false(r.ended);
+    assert_int_equal(cradle_replay_catch_up(&r), 0); /* the last hash, the trailer */
+    assert_true(r.ended);
+    assert_int_equal(r.hashes_checked, STEPS / HASH_INTERVAL);
+    assert_false(r.mismatch);
+    cradle_replay_close(&r);
+}
+
 /* Copies the log with the hash recorded after step 19 changed. */
 static void tamper(const char *to) {
     static cradle_log_reader reader;
@@ -282,6 +311,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_replays_every_record_and_both_reloads),
         cmocka_unit_test(test_stop_at_and_seek),
+        cmocka_unit_test(test_catch_up_handles_a_steps_records_without_running_the_next),
         cmocka_unit_test(test_a_tampered_hash_is_the_first_mismatch),
         cmocka_unit_test(test_open_refusals),
         cmocka_unit_test(test_a_missing_build_fails_unless_forced), /* last: removes a build */

@@ -12,6 +12,8 @@
  *   open   reads the header, loads the library, starts the game at step 0
  *   next   runs up to one record: a step (the sim holds the state after it;
  *          its output bytes when asked), a hash check, a reload, the trailer
+ *   catch_up  handles the records that follow the step just run, up to the
+ *          next step, without running it
  *   seek   runs forward (or from the start again) to a step boundary
  *   close  releases everything
  *
@@ -104,6 +106,7 @@ typedef struct cradle_replay {
     uint64_t reloads;
     bool ended;                    /* next() returned 0 at the log's end: reader.end says how */
     bool stopped;                  /* next() returned 0 at config.stop_at */
+    bool held;                     /* record is a STEP catch_up() read and did not run */
     int error;
     char message[CRADLE_REPLAY_MESSAGE_MAX];
 } cradle_replay;
@@ -117,6 +120,14 @@ CRADLE_MUST_CHECK int cradle_replay_open(cradle_replay *r, const cradle_replay_c
  * the log (r->ended; r->reader.end and r->reader.message say how it ended)
  * or at config.stop_at (r->stopped), or the sticky error. */
 CRADLE_MUST_CHECK int cradle_replay_next(cradle_replay *r, cradle_replay_item *item);
+
+/* Handles every record up to the next STEP without running it: the hash
+ * recorded after the step just run, a reload, the trailer. A host that
+ * runs one step at a time (--play) calls it after each, so that step's
+ * checks are done before it shows the step or stops; the next next() runs
+ * the held step. Returns 0 (also at the end or at stop_at: the flags say
+ * which), or the sticky error. */
+CRADLE_MUST_CHECK int cradle_replay_catch_up(cradle_replay *r);
 
 /* Runs until the sim's next step is `step` (hash checks and reloads on the
  * way count as in next()), starting over from step 0 when `step` is behind.
