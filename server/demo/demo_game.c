@@ -165,7 +165,6 @@ void demo_game_output(cradle_sim *sim, uint8_t out[16]) {
 
 bool demo_game_replay(demo_game *g, const cradle_session *session, uint8_t *out) {
     if (g->reloads > 0) return false;
-    g->replay.contract = g->sim.contract; /* the one build of the run, with no reload */
     if (cradle_sim_start(&g->replay, g->seed, g->players) != 0) return false;
     for (uint64_t index = 0; index < session->count; index++) {
         cradle_sim_step(&g->replay, cradle_session_snapshot(session, index));

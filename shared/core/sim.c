@@ -74,7 +74,9 @@ void cradle_sim_save(const cradle_sim *sim, void *out) {
     memcpy(out, sim->state, sim->contract->state_size);
 }
 
-cradle_game_step cradle_sim_step_info(const cradle_sim *sim, uint64_t index, const uint8_t *snapshot) {
+/* The step a game receives for index: source frame and phase by the clock's
+ * rules (clock.h). */
+static cradle_game_step step_info(const cradle_sim *sim, uint64_t index, const uint8_t *snapshot) {
     return (cradle_game_step){
         .index = index,
         .source_frame = index / sim->steps_per_source_frame,
@@ -92,7 +94,7 @@ void cradle_sim_step(cradle_sim *sim, const uint8_t *snapshot) {
     }
     cradle_events_clear(&sim->events);
     cradle_event_sink sink = cradle_events_sink(&sim->events);
-    cradle_game_step step = cradle_sim_step_info(sim, sim->next_step, snapshot);
+    cradle_game_step step = step_info(sim, sim->next_step, snapshot);
     sim->contract->step(sim->state, &step, &sink);
     sim->next_step++;
     sim->steps_run++;

@@ -97,12 +97,9 @@ CRADLE_MUST_CHECK int cradle_sim_restore(cradle_sim *sim, const void *state, siz
 /* Copies the state block (the contract's state_size bytes) to out. */
 void cradle_sim_save(const cradle_sim *sim, void *out);
 
-/* The step a game receives for index and snapshot: source frame and phase
- * by the clock's rules (clock.h). */
-cradle_game_step cradle_sim_step_info(const cradle_sim *sim, uint64_t index, const uint8_t *snapshot);
-
-/* Runs step next_step on snapshot (snapshot_size bytes): keeps the state it
- * starts from as previous (when kept), clears the events, calls step() and
+/* Runs step next_step on snapshot (snapshot_size bytes), numbered by the
+ * clock's rules (source frame, phase: clock.h): keeps the state it starts
+ * from as previous (when kept), clears the events, calls step() and
  * advances next_step. */
 void cradle_sim_step(cradle_sim *sim, const uint8_t *snapshot);
 
