@@ -1,4 +1,4 @@
-/* Tests for events: the per-step event queue, its sink adapter and the bus. */
+/* Tests for events: the per-step event queue, and its sink adapter. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -99,46 +99,11 @@ static void test_sink_adapter(void **state) {
     assert_int_equal(cradle_events_at(&q, 7)->kind, 5);
 }
 
-typedef struct tally {
-    uint32_t calls;
-    int32_t order[16];
-} tally;
-
-static void record(void *context, const cradle_event *event) {
-    tally *t = context;
-    t->order[t->calls++] = event->kind * 100 + event->a;
-}
-
-static void test_bus_dispatch(void **state) {
-    (void)state;
-    cradle_event_subscription subs[3];
-    cradle_event_bus bus;
-    assert_int_equal(cradle_events_bus_init(&bus, subs, 3), 0);
-    tally kind1 = {0}, any = {0}, kind2 = {0};
-    assert_int_equal(cradle_events_subscribe(&bus, 1, record, &kind1), 0);
-    assert_int_equal(cradle_events_subscribe(&bus, CRADLE_EVENTS_ANY, record, &any), 0);
-    assert_int_equal(cradle_events_subscribe(&bus, 2, record, &kind2), 0);
-    assert_int_equal(cradle_events_subscribe(&bus, 3, record, &kind2), CRADLE_EFULL);
-    cradle_event events[] = {ev(1, 0), ev(2, 1), ev(1, 2), ev(9, 3)};
-    cradle_events_dispatch(&bus, events, 4);
-    assert_int_equal(kind1.calls, 2);
-    assert_int_equal(kind1.order[0], 100);
-    assert_int_equal(kind1.order[1], 102);
-    assert_int_equal(kind2.calls, 1);
-    assert_int_equal(kind2.order[0], 201);
-    assert_int_equal(any.calls, 4);
-    assert_int_equal(any.order[3], 903);
-    cradle_events_dispatch(&bus, NULL, 0);
-    assert_int_equal(any.calls, 4);
-    assert_int_equal(cradle_events_bus_init(&bus, NULL, 2), CRADLE_EINVAL);
-}
-
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_append_read_clear),
         cmocka_unit_test(test_overflow_is_counted),
         cmocka_unit_test(test_sink_adapter),
-        cmocka_unit_test(test_bus_dispatch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,13 +2,11 @@
 #define CRADLE_EVENTS_H
 /*
  * events: the per-step buffer of cradle_event (the type is game_abi.h's) that
- * a simulation appends to and the presentation reads, plus a small
- * kind -> handler dispatch for host-side systems.
+ * a simulation appends to and the presentation reads (the game's react()).
  *
  * A queue has a fixed capacity over caller storage. The host clears it at the
  * start of each step, hands cradle_events_sink(queue) to the game's step(),
- * then reads the events (count/at/data) and passes them to react() or to a
- * bus. Overflow is defined: an event appended to a full queue is dropped (the
+ * then reads the events (count/at/data) and passes them to react(). Overflow is defined: an event appended to a full queue is dropped (the
  * ones already stored stay), and counted both for the current step and in
  * total. An event with kind 0 (reserved by the ABI) is refused and counted as
  * invalid, never stored. Nothing allocates.
@@ -65,38 +63,5 @@ static inline uint64_t cradle_events_dropped_total(const cradle_event_queue *que
 /* A sink for a game's step() whose emit() is cradle_events_push on queue.
  * The sink points at the queue: keep the queue alive while the game holds it. */
 cradle_event_sink cradle_events_sink(cradle_event_queue *queue);
-
-/* ---- dispatch ---------------------------------------------------------------
- * A bus maps event kinds to handlers over a caller-provided table. Dispatch
- * walks the events in order and, for each, calls every handler subscribed to
- * its kind (or to CRADLE_EVENTS_ANY) in subscription order. Handlers must not
- * subscribe during a dispatch. */
-#define CRADLE_EVENTS_ANY 0u
-
-typedef void (*cradle_event_handler)(void *context, const cradle_event *event);
-
-typedef struct cradle_event_subscription {
-    cradle_event_handler handler;
-    void *context;
-    uint16_t kind; /* CRADLE_EVENTS_ANY = every kind */
-} cradle_event_subscription;
-
-typedef struct cradle_event_bus {
-    cradle_event_subscription *subscriptions; /* caller's storage */
-    uint32_t capacity;
-    uint32_t count;
-} cradle_event_bus;
-
-/* Returns 0 or CRADLE_EINVAL (NULL storage with a non-zero capacity). */
-int cradle_events_bus_init(cradle_event_bus *bus, cradle_event_subscription *storage,
-                           uint32_t capacity);
-
-/* Adds handler (non-NULL, asserts) for kind. Returns 0 or CRADLE_EFULL. */
-int cradle_events_subscribe(cradle_event_bus *bus, uint16_t kind, cradle_event_handler handler,
-                            void *context);
-
-/* Calls the handlers for count events (events may be NULL when count is 0). */
-void cradle_events_dispatch(const cradle_event_bus *bus, const cradle_event *events,
-                            uint32_t count);
 
 #endif

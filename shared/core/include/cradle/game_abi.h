@@ -4,7 +4,7 @@
  * The game ABI: the one contract between a host (cradle-server,
  * cradle-client, cradle-replay) and a game built as a shared library.
  * A game includes this header and nothing else of Cradle's I/O side; it may
- * link the pure modules of libcradle_core (ecs, grid, rng, input, pool, ...).
+ * link the pure modules of libcradle_core (ecs, grid, rng, input, ...).
  *
  * The library exports one function, named CRADLE_GAME_CONTRACT_SYMBOL, that
  * returns a pointer to a static, constant cradle_game_contract describing the

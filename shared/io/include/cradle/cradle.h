@@ -6,7 +6,7 @@
  *   #include <cradle/cradle.h>
  *
  * Pure modules (libcradle_core, no OS access): errors, clock, input, session,
- * golden, arena, pool, rng, ecs, grid, ring, events, settle, dev, game_abi.
+ * golden, arena, rng, ecs, grid, ring, events, settle, dev, game_abi.
  * I/O modules (libcradle): hash, transport, reload, log, net, config.
  */
 #include "cradle/version.h"
@@ -17,7 +17,6 @@
 #include "cradle/hash.h"
 #include "cradle/input.h"
 #include "cradle/cursor.h"
-#include "cradle/pool.h"
 #include "cradle/rng.h"
 #include "cradle/session.h"
 #include "cradle/input_script.h"
