@@ -155,229 +155,338 @@ bool cradle_client_video_init(void) {
     return true;
 }
 
-int cradle_client_run_window(const cradle_client_options *o) {
-    if (!cradle_client_video_init()) return cradle_client_run_headless(o);
-    int status = 1;
+/* Everything one window session holds, from the options to the teardown
+ * (large: kept in static storage). */
+typedef struct window_session {
+    const cradle_client_options *o;
     char message[CRADLE_BINDINGS_MESSAGE_MAX];
-    char path[4096];
-    SDL_Window *window = NULL;
-    SDL_Renderer *renderer = NULL;
-    static cradle_render_sdl render;
-    static cradle_audio audio;
-    static cradle_netclient net;
-    static cradle_bindings bindings;
-    static cradle_present present;
-    cradle_script script = {0};
-    cradle_input_source input = {0};
-    FILE *output = NULL;
-    bool render_ready = false;
+    char report[64]; /* the default desync report path */
+    SDL_Window *window;
+    SDL_Renderer *renderer;
+    cradle_render_sdl render;
+    cradle_audio audio;
+    cradle_netclient net;
+    cradle_bindings bindings;
+    cradle_present present;
+    cradle_script script;
+    cradle_input_source input;
+    FILE *output;
+    bool render_ready;
+    bool vsync;
+    frame_target target;
+    const cradle_game_contract *k; /* the contract in charge after the last step run */
+} window_session;
 
-    const char *config_path = o->config;
+/* The frame loop's clocks, counters and outcome. */
+typedef struct frame_loop {
+    uint64_t now, last_frame, last_step_ns, fps_window, frames;
+    double fps;
+    bool quit, reported;
+    int status;
+} frame_loop;
+
+/* Loads the key bindings from --config or the default path, else the defaults. */
+static void load_bindings(window_session *s) {
+    char path[4096];
+    const char *config_path = s->o->config;
     if (!config_path && cradle_bindings_default_path(path, sizeof path)) config_path = path;
     if (config_path) {
-        cradle_bindings_outcome outcome = cradle_bindings_load(&bindings, config_path, message, sizeof message);
-        if (message[0]) fprintf(stderr, "cradle-client: config %s\n", message);
+        cradle_bindings_outcome outcome =
+            cradle_bindings_load(&s->bindings, config_path, s->message, sizeof s->message);
+        if (s->message[0]) fprintf(stderr, "cradle-client: config %s\n", s->message);
         (void)outcome;
     } else {
-        cradle_bindings_defaults(&bindings);
+        cradle_bindings_defaults(&s->bindings);
     }
-    if (o->script && cradle_script_load(&script, o->script, message, sizeof message) != 0) {
-        fprintf(stderr, "cradle-client: %s\n", message);
-        goto out;
+}
+
+/* Loads the script, opens --output and starts the connection; -1 (said on stderr) on failure. */
+static int open_session(window_session *s, uint64_t now) {
+    const cradle_client_options *o = s->o;
+    if (o->script && cradle_script_load(&s->script, o->script, s->message, sizeof s->message) != 0) {
+        fprintf(stderr, "cradle-client: %s\n", s->message);
+        return -1;
     }
-    if (o->output && !(output = fopen(o->output, "wb"))) {
+    if (o->output && !(s->output = fopen(o->output, "wb"))) {
         fprintf(stderr, "cradle-client: cannot create --output %s\n", o->output);
-        goto out;
+        return -1;
     }
-    input.script = o->script ? &script : NULL;
-    input.use_bot = o->bot;
-    input.net = &net;
-    cradle_bot_init(&input.bot, o->seed);
+    s->input.script = o->script ? &s->script : NULL;
+    s->input.use_bot = o->bot;
+    s->input.net = &s->net;
+    cradle_bot_init(&s->input.bot, o->seed);
     cradle_netclient_config config = cradle_client_net_config(o);
-    char report[64];
-    snprintf(report, sizeof report, "cradle-desync-%ld.bin", (long)getpid());
-    config.desync_report = o->desync_report ? o->desync_report : report;
-    config.output = output;
+    snprintf(s->report, sizeof s->report, "cradle-desync-%ld.bin", (long)getpid());
+    config.desync_report = o->desync_report ? o->desync_report : s->report;
+    config.output = s->output;
     config.input = cradle_input_source_fill;
-    config.input_context = &input;
-    uint64_t now = cradle_client_now_ns();
-    if (cradle_netclient_open(&net, &config, now) != 0) {
-        fprintf(stderr, "cradle-client: %s\n", net.message);
-        goto out;
+    config.input_context = &s->input;
+    if (cradle_netclient_open(&s->net, &config, now) != 0) {
+        fprintf(stderr, "cradle-client: %s\n", s->net.message);
+        return -1;
     }
-    const cradle_game_contract *k = net.sim.contract;
+    s->k = s->net.sim.contract;
+    return 0;
+}
+
+/* Opens the window, the renderer and its frame target, presentation, audio
+ * and controllers; -1 (said on stderr) on failure. */
+static int open_display(window_session *s) {
+    const cradle_client_options *o = s->o;
+    const cradle_game_contract *k = s->k;
     char title[128];
     snprintf(title, sizeof title, "%s - cradle-client %s:%u", k->name, o->host, (unsigned)o->port);
-    if (open_window(o, k, &window, &renderer, title) != 0) {
+    if (open_window(o, k, &s->window, &s->renderer, title) != 0) {
         fprintf(stderr, "cradle-client: cannot open a window: %s\n", SDL_GetError());
-        goto out;
+        return -1;
     }
-    if (cradle_render_sdl_init(&render, renderer, k->view_width, k->view_height, message, sizeof message) != 0) {
-        fprintf(stderr, "cradle-client: %s\n", message);
-        goto out;
+    if (cradle_render_sdl_init(&s->render, s->renderer, k->view_width, k->view_height, s->message,
+                               sizeof s->message) != 0) {
+        fprintf(stderr, "cradle-client: %s\n", s->message);
+        return -1;
     }
-    render_ready = true;
+    s->render_ready = true;
     SDL_RendererInfo info;
-    bool vsync = SDL_GetRendererInfo(renderer, &info) == 0 && (info.flags & SDL_RENDERER_PRESENTVSYNC);
-    frame_target target = {.renderer = renderer, .sdl = &render, .view_w = k->view_width, .view_h = k->view_height};
+    s->vsync = SDL_GetRendererInfo(s->renderer, &info) == 0 && (info.flags & SDL_RENDERER_PRESENTVSYNC);
+    s->target = (frame_target){
+        .renderer = s->renderer, .sdl = &s->render, .view_w = k->view_width, .view_h = k->view_height};
     /* CRADLE_CLIENT_DRAW=sdl|soft overrides the choice (to compare them). */
     const char *draw_choice = getenv("CRADLE_CLIENT_DRAW");
-    target.soft = draw_choice ? strcmp(draw_choice, "soft") == 0 : strcmp(info.name, "software") == 0;
-    fprintf(stderr, "cradle-client: SDL renderer %s%s, drawing with %s\n", info.name, vsync ? " (vsync)" : "",
-            target.soft ? "softdraw" : "SDL");
-    cradle_present_init(&present, particle_storage, PARTICLES, o->seed ^ 0x5eedu);
+    s->target.soft = draw_choice ? strcmp(draw_choice, "soft") == 0 : strcmp(info.name, "software") == 0;
+    fprintf(stderr, "cradle-client: SDL renderer %s%s, drawing with %s\n", info.name, s->vsync ? " (vsync)" : "",
+            s->target.soft ? "softdraw" : "SDL");
+    cradle_present_init(&s->present, particle_storage, PARTICLES, o->seed ^ 0x5eedu);
     if (!o->mute) {
-        if (cradle_audio_init(&audio, true, message, sizeof message) != 0 || message[0])
-            fprintf(stderr, "cradle-client: %s\n", message[0] ? message : "no audio");
-        present.play = cradle_audio_play;
-        present.play_context = &audio;
+        if (cradle_audio_init(&s->audio, true, s->message, sizeof s->message) != 0 || s->message[0])
+            fprintf(stderr, "cradle-client: %s\n", s->message[0] ? s->message : "no audio");
+        s->present.play = cradle_audio_play;
+        s->present.play_context = &s->audio;
     }
     open_controllers();
+    return 0;
+}
 
-    uint64_t last_frame = now, last_step_ns = now, fps_window = now, frames = 0;
-    double fps = 0.0;
-    bool quit = false, reported = false;
-    status = 0;
-    while (!quit) {
-        SDL_Event e;
-        while (SDL_PollEvent(&e)) {
-            switch (e.type) {
-            case SDL_QUIT: quit = true; break;
-            case SDL_KEYDOWN:
-            case SDL_KEYUP:
-                if (e.type == SDL_KEYDOWN && e.key.keysym.sym == SDLK_ESCAPE) quit = true;
-                cradle_bindings_key(&bindings, e.key.keysym.sym, e.type == SDL_KEYDOWN, e.key.repeat != 0);
-                break;
-            case SDL_CONTROLLERDEVICEADDED: (void)SDL_GameControllerOpen(e.cdevice.which); break;
-            case SDL_CONTROLLERBUTTONDOWN:
-            case SDL_CONTROLLERBUTTONUP:
-                cradle_bindings_button(&bindings, e.cbutton.button, e.type == SDL_CONTROLLERBUTTONDOWN);
-                break;
-            case SDL_WINDOWEVENT:
-                if (e.window.event == SDL_WINDOWEVENT_FOCUS_LOST) cradle_bindings_release_all(&bindings);
-                break;
-            default: break;
-            }
-        }
-        input.held = cradle_bindings_bits(&bindings);
-        now = cradle_client_now_ns();
-        (void)cradle_netclient_service(&net, now, 0);
-        bool was_playing = cradle_netclient_playing(&net);
-        if (o->steps && was_playing && net.welcome.start_step >= o->steps) {
-            /* --steps is the step to stop before: one already passed runs nothing. */
-            fprintf(stderr,
-                    "cradle-client: --steps %" PRIu64 " is already past: the session was at step %" PRIu64
-                    " when this client joined (--steps N stops before step N; give a later step)\n",
-                    o->steps, net.welcome.start_step);
-            status = 2;
+/* Feeds the pending SDL events to the bindings; true when the window is to close. */
+static bool poll_events(cradle_bindings *bindings) {
+    bool quit = false;
+    SDL_Event e;
+    while (SDL_PollEvent(&e)) {
+        switch (e.type) {
+        case SDL_QUIT: quit = true; break;
+        case SDL_KEYDOWN:
+        case SDL_KEYUP:
+            if (e.type == SDL_KEYDOWN && e.key.keysym.sym == SDLK_ESCAPE) quit = true;
+            cradle_bindings_key(bindings, e.key.keysym.sym, e.type == SDL_KEYDOWN, e.key.repeat != 0);
             break;
+        case SDL_CONTROLLERDEVICEADDED: (void)SDL_GameControllerOpen(e.cdevice.which); break;
+        case SDL_CONTROLLERBUTTONDOWN:
+        case SDL_CONTROLLERBUTTONUP:
+            cradle_bindings_button(bindings, e.cbutton.button, e.type == SDL_CONTROLLERBUTTONDOWN);
+            break;
+        case SDL_WINDOWEVENT:
+            if (e.window.event == SDL_WINDOWEVENT_FOCUS_LOST) cradle_bindings_release_all(bindings);
+            break;
+        default: break;
         }
-        for (uint32_t i = 0; i < CRADLE_WINDOW_MAX_STEPS_PER_FRAME; i++) {
-            if (cradle_netclient_step(&net, now) != 1) break;
-            last_step_ns = now;
-            k = net.sim.contract; /* may change at a reload */
-            if (k->react) {
-                cradle_fx fx = cradle_present_fx(&present);
-                k->react(net.sim.state, cradle_events_data(&net.sim.events), cradle_events_count(&net.sim.events), &fx);
-            }
-            if (o->steps && net.sim.next_step >= o->steps) quit = true;
-        }
-        if (net.error && !reported) {
-            reported = true;
-            status = cradle_client_report_failure(&net, "cradle-client");
-            if (!was_playing && !net.sim.has_previous) break; /* never joined: nothing to show */
-            if (o->steps || o->screenshot) break; /* automated: nobody will close the window */
-        }
-        if (net.desync && !reported) {
-            reported = true;
-            status = cradle_client_report_failure(&net, "cradle-client");
-        }
-        float dt = (float)(now - last_frame) / 1e9f;
-        last_frame = now;
-        frames++;
-        if (now - fps_window >= 500000000ull) {
-            fps = (double)frames * 1e9 / (double)(now - fps_window);
-            frames = 0;
-            fps_window = now;
-        }
-        cradle_present_update(&present, dt);
+    }
+    return quit;
+}
 
-        /* draw */
-        cradle_draw world, screen;
-        if (target_begin(&target, present.shake_x, present.shake_y, &world, &screen) != 0) {
-            fprintf(stderr, "cradle-client: cannot draw: %s\n", SDL_GetError());
-            status = 1;
-            break;
+/* Runs up to CRADLE_WINDOW_MAX_STEPS_PER_FRAME received steps, each one's
+ * events going to the game's react(); --steps reached sets quit. */
+static void run_due_steps(window_session *s, frame_loop *l) {
+    cradle_netclient *net = &s->net;
+    for (uint32_t i = 0; i < CRADLE_WINDOW_MAX_STEPS_PER_FRAME; i++) {
+        if (cradle_netclient_step(net, l->now) != 1) break;
+        l->last_step_ns = l->now;
+        s->k = net->sim.contract; /* may change at a reload */
+        if (s->k->react) {
+            cradle_fx fx = cradle_present_fx(&s->present);
+            s->k->react(net->sim.state, cradle_events_data(&net->sim.events), cradle_events_count(&net->sim.events),
+                        &fx);
         }
-        if (net.sim.state && net.phase != CRADLE_NETCLIENT_JOINING && (net.sim.has_previous || net.phase == CRADLE_NETCLIENT_PLAYING) && k->render) {
-            double step_ns = 1e9 / (double)k->steps_per_second;
-            double alpha = (double)(now - last_step_ns) / step_ns;
-            if (alpha > 0.999) alpha = 0.999;
-            if (alpha < 0.0) alpha = 0.0;
-            k->render(net.sim.has_previous ? net.sim.previous : net.sim.state, net.sim.state, (float)alpha, &world);
-            cradle_present_draw(&present, &world);
-        }
-        target_letterbox(&target);
-        cradle_hud_info hud = {.step = net.sim.next_step,
-                               .rtt_ms = net.rtt_ns ? (double)net.rtt_ns / 1e6 : -1.0,
-                               .input_delay = net.welcome.input_delay,
-                               .players = cradle_netclient_players_present(&net),
-                               .player_limit = net.welcome.players,
-                               .slot = net.welcome.slot == CRADLE_WIRE_SPECTATOR ? -1 : (int)net.welcome.slot,
-                               .pending = cradle_netclient_pending(&net),
-                               .fps = fps};
-        char detail[96];
-        if (net.error) {
-            hud.banner = net.error == CRADLE_ENET_INIT || net.error == CRADLE_ENET_TIMEOUT ? "CONNECTION LOST" : "SESSION ENDED";
-            snprintf(detail, sizeof detail, "%.90s", net.message);
-            hud.detail = detail;
-            hud.banner_rgba = 0xff5252ffu;
-        } else if (net.desync) {
-            hud.banner = "DESYNC";
-            snprintf(detail, sizeof detail, "FIRST DIFFERING STEP %" PRIu64 " - REPORT %.40s", net.desync_step,
-                     net.config.desync_report ? net.config.desync_report : "-");
-            hud.detail = detail;
-            hud.banner_rgba = 0xffab40ffu;
-        } else if (net.phase == CRADLE_NETCLIENT_CONNECTING || net.phase == CRADLE_NETCLIENT_HELLO) {
-            hud.banner = "CONNECTING";
-            hud.banner_rgba = 0x80d8ffffu;
-        } else if (net.phase == CRADLE_NETCLIENT_JOINING) {
-            hud.banner = "JOINING";
-            hud.banner_rgba = 0x80d8ffffu;
-        } else if (net.reload_pending && net.sim.next_step == net.reload_at) {
-            hud.banner = "WAITING FOR BUILD";
-            hud.detail = net.reload_build;
-            hud.banner_rgba = 0x80d8ffffu;
-        }
-        cradle_hud_draw(&hud, &screen, target.w, target.h);
-        target_end(&target);
-        if (o->screenshot && net.phase == CRADLE_NETCLIENT_PLAYING &&
-            net.sim.next_step >= net.welcome.start_step + o->screenshot_after) {
-            if (save_screenshot(renderer, o->screenshot) != 0) {
-                fprintf(stderr, "cradle-client: cannot save the screenshot: %s\n", SDL_GetError());
-                status = 1;
-            } else {
-                fprintf(stderr, "cradle-client: screenshot saved to %s at step %" PRIu64 "\n", o->screenshot,
-                        net.sim.next_step);
-            }
-            quit = true;
-        }
-        SDL_RenderPresent(renderer);
-        if (!vsync) SDL_Delay(4); /* no vsync to pace us: do not spin */
+        if (s->o->steps && net->sim.next_step >= s->o->steps) l->quit = true;
     }
-    if (net.phase == CRADLE_NETCLIENT_PLAYING && !net.error) {
-        if (o->steps) cradle_client_print_done(stdout, &net);
-        cradle_netclient_leave(&net, 300);
+}
+
+/* Reports a failure or a desync once; false when the loop is to end at once. */
+static bool report_once(window_session *s, frame_loop *l, bool was_playing) {
+    cradle_netclient *net = &s->net;
+    if (net->error && !l->reported) {
+        l->reported = true;
+        l->status = cradle_client_report_failure(net, "cradle-client");
+        if (!was_playing && !net->sim.has_previous) return false; /* never joined: nothing to show */
+        if (s->o->steps || s->o->screenshot) return false; /* automated: nobody will close the window */
     }
-    target_close(&target);
-out:
-    if (render_ready) cradle_render_sdl_deinit(&render);
-    cradle_audio_deinit(&audio);
-    if (renderer) SDL_DestroyRenderer(renderer);
-    if (window) SDL_DestroyWindow(window);
-    cradle_netclient_close(&net);
-    cradle_script_free(&script);
-    if (output && fclose(output) != 0 && status == 0) status = 1;
+    if (net->desync && !l->reported) {
+        l->reported = true;
+        l->status = cradle_client_report_failure(net, "cradle-client");
+    }
+    return true;
+}
+
+/* Advances the frame clock and the frame rate shown (measured over half a
+ * second); returns the seconds since the last frame. */
+static float tick_clock(frame_loop *l) {
+    float dt = (float)(l->now - l->last_frame) / 1e9f;
+    l->last_frame = l->now;
+    l->frames++;
+    if (l->now - l->fps_window >= 500000000ull) {
+        l->fps = (double)l->frames * 1e9 / (double)(l->now - l->fps_window);
+        l->frames = 0;
+        l->fps_window = l->now;
+    }
+    return dt;
+}
+
+/* Draws the game between the state before the last step and the current
+ * one, then the particles, when there is a state to show. */
+static void draw_world(window_session *s, const frame_loop *l, cradle_draw *world) {
+    const cradle_netclient *net = &s->net;
+    const cradle_game_contract *k = s->k;
+    if (!net->sim.state || net->phase == CRADLE_NETCLIENT_JOINING ||
+        !(net->sim.has_previous || net->phase == CRADLE_NETCLIENT_PLAYING) || !k->render)
+        return;
+    double step_ns = 1e9 / (double)k->steps_per_second;
+    double alpha = (double)(l->now - l->last_step_ns) / step_ns;
+    if (alpha > 0.999) alpha = 0.999;
+    if (alpha < 0.0) alpha = 0.0;
+    k->render(net->sim.has_previous ? net->sim.previous : net->sim.state, net->sim.state, (float)alpha, world);
+    cradle_present_draw(&s->present, world);
+}
+
+/* Sets the HUD's banner (and its detail line, written into detail) for the
+ * session's state: ended, desync, connecting, joining, waiting for a build. */
+static void set_banner(const cradle_netclient *net, cradle_hud_info *hud, char *detail, size_t detail_size) {
+    if (net->error) {
+        hud->banner =
+            net->error == CRADLE_ENET_INIT || net->error == CRADLE_ENET_TIMEOUT ? "CONNECTION LOST" : "SESSION ENDED";
+        snprintf(detail, detail_size, "%.90s", net->message);
+        hud->detail = detail;
+        hud->banner_rgba = 0xff5252ffu;
+    } else if (net->desync) {
+        hud->banner = "DESYNC";
+        snprintf(detail, detail_size, "FIRST DIFFERING STEP %" PRIu64 " - REPORT %.40s", net->desync_step,
+                 net->config.desync_report ? net->config.desync_report : "-");
+        hud->detail = detail;
+        hud->banner_rgba = 0xffab40ffu;
+    } else if (net->phase == CRADLE_NETCLIENT_CONNECTING || net->phase == CRADLE_NETCLIENT_HELLO) {
+        hud->banner = "CONNECTING";
+        hud->banner_rgba = 0x80d8ffffu;
+    } else if (net->phase == CRADLE_NETCLIENT_JOINING) {
+        hud->banner = "JOINING";
+        hud->banner_rgba = 0x80d8ffffu;
+    } else if (net->reload_pending && net->sim.next_step == net->reload_at) {
+        hud->banner = "WAITING FOR BUILD";
+        hud->detail = net->reload_build;
+        hud->banner_rgba = 0x80d8ffffu;
+    }
+}
+
+/* Draws the HUD: step, round trip, delay, players, slot, queue, frame rate, banner. */
+static void draw_hud(window_session *s, const frame_loop *l, cradle_draw *screen) {
+    cradle_netclient *net = &s->net;
+    cradle_hud_info hud = {.step = net->sim.next_step,
+                           .rtt_ms = net->rtt_ns ? (double)net->rtt_ns / 1e6 : -1.0,
+                           .input_delay = net->welcome.input_delay,
+                           .players = cradle_netclient_players_present(net),
+                           .player_limit = net->welcome.players,
+                           .slot = net->welcome.slot == CRADLE_WIRE_SPECTATOR ? -1 : (int)net->welcome.slot,
+                           .pending = cradle_netclient_pending(net),
+                           .fps = l->fps};
+    char detail[96];
+    set_banner(net, &hud, detail, sizeof detail);
+    cradle_hud_draw(&hud, screen, s->target.w, s->target.h);
+}
+
+/* Saves --screenshot once the session has run --screenshot-after steps from
+ * its join, and ends the loop. */
+static void take_screenshot_when_due(window_session *s, frame_loop *l) {
+    const cradle_client_options *o = s->o;
+    const cradle_netclient *net = &s->net;
+    if (!o->screenshot || net->phase != CRADLE_NETCLIENT_PLAYING ||
+        net->sim.next_step < net->welcome.start_step + o->screenshot_after)
+        return;
+    if (save_screenshot(s->renderer, o->screenshot) != 0) {
+        fprintf(stderr, "cradle-client: cannot save the screenshot: %s\n", SDL_GetError());
+        l->status = 1;
+    } else {
+        fprintf(stderr, "cradle-client: screenshot saved to %s at step %" PRIu64 "\n", o->screenshot,
+                net->sim.next_step);
+    }
+    l->quit = true;
+}
+
+/* One frame: events, the connection, the due steps, drawing and presenting;
+ * false when the loop is to end at once. */
+static bool run_frame(window_session *s, frame_loop *l) {
+    const cradle_client_options *o = s->o;
+    cradle_netclient *net = &s->net;
+    if (poll_events(&s->bindings)) l->quit = true;
+    s->input.held = cradle_bindings_bits(&s->bindings);
+    l->now = cradle_client_now_ns();
+    (void)cradle_netclient_service(net, l->now, 0);
+    bool was_playing = cradle_netclient_playing(net);
+    if (o->steps && was_playing && net->welcome.start_step >= o->steps) {
+        /* --steps is the step to stop before: one already passed runs nothing. */
+        fprintf(stderr,
+                "cradle-client: --steps %" PRIu64 " is already past: the session was at step %" PRIu64
+                " when this client joined (--steps N stops before step N; give a later step)\n",
+                o->steps, net->welcome.start_step);
+        l->status = 2;
+        return false;
+    }
+    run_due_steps(s, l);
+    if (!report_once(s, l, was_playing)) return false;
+    cradle_present_update(&s->present, tick_clock(l));
+
+    cradle_draw world, screen;
+    if (target_begin(&s->target, s->present.shake_x, s->present.shake_y, &world, &screen) != 0) {
+        fprintf(stderr, "cradle-client: cannot draw: %s\n", SDL_GetError());
+        l->status = 1;
+        return false;
+    }
+    draw_world(s, l, &world);
+    target_letterbox(&s->target);
+    draw_hud(s, l, &screen);
+    target_end(&s->target);
+    take_screenshot_when_due(s, l);
+    SDL_RenderPresent(s->renderer);
+    if (!s->vsync) SDL_Delay(4); /* no vsync to pace us: do not spin */
+    return true;
+}
+
+/* Frees what open_session and open_display made and shuts SDL down; returns
+ * the final exit status (1 when --output could not be closed). */
+static int close_session(window_session *s, int status) {
+    if (s->render_ready) cradle_render_sdl_deinit(&s->render);
+    cradle_audio_deinit(&s->audio);
+    if (s->renderer) SDL_DestroyRenderer(s->renderer);
+    if (s->window) SDL_DestroyWindow(s->window);
+    cradle_netclient_close(&s->net);
+    cradle_script_free(&s->script);
+    if (s->output && fclose(s->output) != 0 && status == 0) status = 1;
     SDL_Quit();
     return status;
+}
+
+int cradle_client_run_window(const cradle_client_options *o) {
+    if (!cradle_client_video_init()) return cradle_client_run_headless(o);
+    static window_session session;
+    window_session *s = &session;
+    memset(s, 0, sizeof *s);
+    s->o = o;
+    load_bindings(s);
+    uint64_t now = cradle_client_now_ns();
+    if (open_session(s, now) != 0 || open_display(s) != 0) return close_session(s, 1);
+
+    frame_loop l = {.now = now, .last_frame = now, .last_step_ns = now, .fps_window = now};
+    while (!l.quit)
+        if (!run_frame(s, &l)) break;
+    if (s->net.phase == CRADLE_NETCLIENT_PLAYING && !s->net.error) {
+        if (o->steps) cradle_client_print_done(stdout, &s->net);
+        cradle_netclient_leave(&s->net, 300);
+    }
+    target_close(&s->target);
+    return close_session(s, l.status);
 }
