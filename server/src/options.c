@@ -5,7 +5,9 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +20,14 @@
 
 #define CONFIG_FILE_MAX (1u << 20)
 
+/* How apply() reads an option's value into its field. */
+typedef enum value_kind {
+    VALUE_OWN,    /* a syntax of its own: apply_own() reads it */
+    VALUE_PATH,   /* a path of 1..capacity - 1 bytes into a char array */
+    VALUE_SWITCH, /* true or false into a bool */
+    VALUE_UINT,   /* an integer from min to max into a uint16_t, uint32_t or uint64_t */
+} value_kind;
+
 /* The one table of cradle-server's options: it drives the command line
  * (getopt's tables are built from it), the --config keys (the long names)
  * and --help. A row without a name is a heading in --help. In help, '\n'
@@ -28,37 +38,49 @@ typedef struct option_row {
     const char *arg;   /* the value's name in --help; NULL: a switch (true/false in --config) */
     const char *help;
     bool not_config;   /* only on the command line */
+    value_kind kind;   /* how apply() reads the value into its field */
+    size_t offset;     /* the field in cradle_server_options */
+    size_t size;       /* a path's capacity, or the integer's width in bytes */
+    uint64_t min, max; /* an integer's range */
 } option_row;
 
+/* The value kinds of the rows below, with their fields. */
+#define FIELD(f) offsetof(cradle_server_options, f), sizeof(((cradle_server_options *)0)->f)
+#define PATH(f) VALUE_PATH, FIELD(f), 0, 0
+#define PATH_UP_TO(f, capacity) VALUE_PATH, offsetof(cradle_server_options, f), capacity, 0, 0
+#define SWITCH(f) VALUE_SWITCH, FIELD(f), 0, 0
+#define UINT(f, lo, hi) VALUE_UINT, FIELD(f), lo, hi
+#define OWN VALUE_OWN, 0, 0, 0, 0
+
 static const option_row rows[] = {
-    {"game", 'g', "PATH", "game library (.so) to host (required)", false},
-    {"bind", 'b', "ADDR", "IPv4 address to listen on (default: all)", false},
-    {"port", 'p', "N", "UDP port, 1..65535 (default 7777)", false},
-    {"dev-socket", 'd', "PATH", "serve the dev protocol on a Unix socket", false},
-    {"dev-stdin", 'i', NULL, "serve the dev protocol on stdin/stdout", false},
-    {"log", 'l', "PATH", "record the session log to PATH", false},
-    {"seed", 's', "N", "session seed, 0..2^64-1 (default 1)", false},
-    {"players", 'n', "N", "player slots, 1..the game's maximum (default: its maximum)", false},
-    {"input-delay", 'D', "N|auto", "steps of input delay, 0..180, or auto from round-trip time\n(default 3)", false},
-    {"mode", 'm', "paced|commanded", "real time (default), or only the dev protocol's step", false},
-    {"config", 'c', "FILE", "JSON object of these options (keys: the long names);\ncommand-line flags override it", true},
-    {"log-format", 'F', "text|json", "stderr log lines (default text)", false},
-    {"hash-interval", 'k', "K", "send the state hash every K steps, 1..65535 (default 30)", false},
-    {"spectators", 'S', "N", "spectators at once, 0..64 (default 8)", false},
-    {"timeout", 'T', "MS", "drop a silent peer after MS, 100..600000 (default 5000)", false},
-    {"agones", 'A', NULL, "report Ready/Health/Shutdown to the Agones SDK sidecar\n(port from AGONES_SDK_HTTP_PORT, default 9358)", false},
-    {"resume", 'R', "LOG", "continue the session recorded in LOG (after a crash): its\nseed, players and steps; --log names the new log, which\nholds LOG's recovered steps and continues from them", false},
-    {NULL, 0, NULL, "Security (the default is secure: a key and at least one trusted issuer):", false},
-    {"key", 'K', "FILE", "server key file; created (0600) if missing, and the\nserver id (its public key, for clients to pin) printed", false},
-    {"trust", 't', "HEX", "trust join tokens signed by this issuer public key\n(cradle-keys pub ISSUER.key --sign); repeatable, up to 8", false},
-    {"trust-file", 'f', "FILE", "trusted issuer keys, one hex key a line ('#' comments)", false},
-    {"insecure", 'I', NULL, "plaintext, no tokens: local development only, refused\nunless --bind is a loopback address (127.x.x.x)", false},
-    {"auth-timeout", 'a', "MS", "drop a peer not authenticated after MS, 100..60000\n(default 2000)", false},
-    {"connect-rate", 'r', "N", "connects a second per address, 1..100000 (default 2)", false},
-    {"connect-burst", 'B', "N", "connects at once per address, 1..100000 (default 5)", false},
-    {"dev-group", 'G', "GID", "also admit this group id to --dev-socket (mode 0660;\ndefault: only this user and root)", false},
-    {"help", 'h', NULL, "show this help", true},
-    {"version", 'V', NULL, "show the version", true},
+    {"game", 'g', "PATH", "game library (.so) to host (required)", false, PATH(game)},
+    {"bind", 'b', "ADDR", "IPv4 address to listen on (default: all)", false, OWN},
+    {"port", 'p', "N", "UDP port, 1..65535 (default 7777)", false, UINT(port, 1, 65535)},
+    {"dev-socket", 'd', "PATH", "serve the dev protocol on a Unix socket", false, PATH_UP_TO(dev_socket, 108)},
+    {"dev-stdin", 'i', NULL, "serve the dev protocol on stdin/stdout", false, SWITCH(dev_stdin)},
+    {"log", 'l', "PATH", "record the session log to PATH", false, PATH(log)},
+    {"seed", 's', "N", "session seed, 0..2^64-1 (default 1)", false, UINT(seed, 0, UINT64_MAX)},
+    {"players", 'n', "N", "player slots, 1..the game's maximum (default: its maximum)", false, OWN},
+    {"input-delay", 'D', "N|auto", "steps of input delay, 0..180, or auto from round-trip time\n(default 3)", false, OWN},
+    {"mode", 'm', "paced|commanded", "real time (default), or only the dev protocol's step", false, OWN},
+    {"config", 'c', "FILE", "JSON object of these options (keys: the long names);\ncommand-line flags override it", true, OWN},
+    {"log-format", 'F', "text|json", "stderr log lines (default text)", false, OWN},
+    {"hash-interval", 'k', "K", "send the state hash every K steps, 1..65535 (default 30)", false, UINT(hash_interval, 1, 65535)},
+    {"spectators", 'S', "N", "spectators at once, 0..64 (default 8)", false, UINT(spectators, 0, 64)},
+    {"timeout", 'T', "MS", "drop a silent peer after MS, 100..600000 (default 5000)", false, UINT(timeout_ms, 100, 600000)},
+    {"agones", 'A', NULL, "report Ready/Health/Shutdown to the Agones SDK sidecar\n(port from AGONES_SDK_HTTP_PORT, default 9358)", false, SWITCH(agones)},
+    {"resume", 'R', "LOG", "continue the session recorded in LOG (after a crash): its\nseed, players and steps; --log names the new log, which\nholds LOG's recovered steps and continues from them", false, PATH(resume)},
+    {NULL, 0, NULL, "Security (the default is secure: a key and at least one trusted issuer):", false, OWN},
+    {"key", 'K', "FILE", "server key file; created (0600) if missing, and the\nserver id (its public key, for clients to pin) printed", false, PATH(key)},
+    {"trust", 't', "HEX", "trust join tokens signed by this issuer public key\n(cradle-keys pub ISSUER.key --sign); repeatable, up to 8", false, OWN},
+    {"trust-file", 'f', "FILE", "trusted issuer keys, one hex key a line ('#' comments)", false, PATH(trust_file)},
+    {"insecure", 'I', NULL, "plaintext, no tokens: local development only, refused\nunless --bind is a loopback address (127.x.x.x)", false, SWITCH(insecure)},
+    {"auth-timeout", 'a', "MS", "drop a peer not authenticated after MS, 100..60000\n(default 2000)", false, UINT(auth_timeout_ms, 100, 60000)},
+    {"connect-rate", 'r', "N", "connects a second per address, 1..100000 (default 2)", false, UINT(connect_rate, 1, 100000)},
+    {"connect-burst", 'B', "N", "connects at once per address, 1..100000 (default 5)", false, UINT(connect_burst, 1, 100000)},
+    {"dev-group", 'G', "GID", "also admit this group id to --dev-socket (mode 0660;\ndefault: only this user and root)", false, OWN},
+    {"help", 'h', NULL, "show this help", true, OWN},
+    {"version", 'V', NULL, "show the version", true, OWN},
 };
 #define ROWS (sizeof rows / sizeof rows[0])
 #define HELP_COLUMN 28
@@ -121,89 +143,80 @@ static bool copy_path(char *field, size_t capacity, const char *text) {
     return true;
 }
 
-/* Applies one setting. `where` is "--flag" or "config key \"flag\"" for the
- * message. Returns false after printing what is allowed. */
-static bool apply(cradle_server_options *o, int opt, const char *value, const char *where) {
-    uint64_t v = 0;
-    switch (opt) {
-    case 'g':
-        if (copy_path(o->game, sizeof o->game, value)) return true;
-        fprintf(stderr, "cradle-server: %s must be a path of 1..4095 bytes\n", where);
-        return false;
-    case 'b': {
-        struct in_addr address;
-        if (strlen(value) < sizeof o->bind && (value[0] == '\0' || inet_pton(AF_INET, value, &address) == 1)) {
-            memcpy(o->bind, value, strlen(value) + 1);
-            return true;
-        }
-        fprintf(stderr, "cradle-server: %s must be an IPv4 address, got '%s'\n", where, value);
-        return false;
-    }
-    case 'p':
-        if (cradle_parse_u64(value, 1, 65535, &v)) {
-            o->port = (uint16_t)v;
-            return true;
-        }
-        fprintf(stderr, "cradle-server: %s must be an integer from 1 to 65535, got '%s'\n", where, value);
-        return false;
-    case 'd':
-        if (copy_path(o->dev_socket, 108, value)) return true;
-        fprintf(stderr, "cradle-server: %s must be a path of 1..107 bytes\n", where);
-        return false;
-    case 'i':
-        if (strcmp(value, "true") == 0 || strcmp(value, "false") == 0) {
-            o->dev_stdin = strcmp(value, "true") == 0;
-            return true;
-        }
-        fprintf(stderr, "cradle-server: %s must be true or false, got '%s'\n", where, value);
-        return false;
-    case 'A':
-        if (strcmp(value, "true") == 0 || strcmp(value, "false") == 0) {
-            o->agones = strcmp(value, "true") == 0;
-            return true;
-        }
-        fprintf(stderr, "cradle-server: %s must be true or false, got '%s'\n", where, value);
-        return false;
-    case 'K':
-        if (copy_path(o->key, sizeof o->key, value)) return true;
-        fprintf(stderr, "cradle-server: %s must be a path of 1..4095 bytes\n", where);
-        return false;
-    case 'f':
-        if (copy_path(o->trust_file, sizeof o->trust_file, value)) return true;
-        fprintf(stderr, "cradle-server: %s must be a path of 1..4095 bytes\n", where);
-        return false;
-    case 't': {
-        size_t n = strlen(value);
-        bool hex = n == 64;
-        for (size_t i = 0; i < n && hex; i++)
-            hex = (value[i] >= '0' && value[i] <= '9') || (value[i] >= 'a' && value[i] <= 'f') ||
-                  (value[i] >= 'A' && value[i] <= 'F');
-        if (!hex) {
-            fprintf(stderr, "cradle-server: %s must be 64 hex digits (an issuer's public key: cradle-keys pub "
-                            "ISSUER.key --sign), got '%s'\n", where, value);
-            return false;
-        }
-        if (o->trust_count >= CRADLE_SERVER_TRUST_MAX) {
-            fprintf(stderr, "cradle-server: %s: at most %u trusted issuers\n", where, CRADLE_SERVER_TRUST_MAX);
-            return false;
-        }
-        memcpy(o->trust[o->trust_count++], value, 65);
+/* A path of 1..capacity - 1 bytes into its char array. */
+static bool apply_path(char *field, size_t capacity, const char *value, const char *where) {
+    if (copy_path(field, capacity, value)) return true;
+    fprintf(stderr, "cradle-server: %s must be a path of 1..%zu bytes\n", where, capacity - 1);
+    return false;
+}
+
+/* "true" or "false" into a bool. */
+static bool apply_switch(bool *field, const char *value, const char *where) {
+    if (strcmp(value, "true") == 0 || strcmp(value, "false") == 0) {
+        *field = strcmp(value, "true") == 0;
         return true;
     }
-    case 'I':
-        if (strcmp(value, "true") == 0 || strcmp(value, "false") == 0) {
-            o->insecure = strcmp(value, "true") == 0;
-            return true;
-        }
-        fprintf(stderr, "cradle-server: %s must be true or false, got '%s'\n", where, value);
+    fprintf(stderr, "cradle-server: %s must be true or false, got '%s'\n", where, value);
+    return false;
+}
+
+/* An integer in the row's range into its field of the row's width. */
+static bool apply_uint(void *field, const option_row *r, const char *value, const char *where) {
+    uint64_t v = 0;
+    if (!cradle_parse_u64(value, r->min, r->max, &v)) {
+        fprintf(stderr, "cradle-server: %s must be an integer from %" PRIu64 " to %" PRIu64 ", got '%s'\n", where,
+                r->min, r->max, value);
         return false;
-    case 'a':
-        if (cradle_parse_u64(value, 100, 60000, &v)) {
-            o->auth_timeout_ms = (uint32_t)v;
-            return true;
-        }
-        fprintf(stderr, "cradle-server: %s must be an integer from 100 to 60000, got '%s'\n", where, value);
+    }
+    if (r->size == sizeof(uint16_t)) {
+        uint16_t narrow = (uint16_t)v;
+        memcpy(field, &narrow, sizeof narrow);
+    } else if (r->size == sizeof(uint32_t)) {
+        uint32_t narrow = (uint32_t)v;
+        memcpy(field, &narrow, sizeof narrow);
+    } else {
+        memcpy(field, &v, sizeof v);
+    }
+    return true;
+}
+
+/* --bind: an IPv4 address, or "" for all. */
+static bool apply_bind(cradle_server_options *o, const char *value, const char *where) {
+    struct in_addr address;
+    if (strlen(value) < sizeof o->bind && (value[0] == '\0' || inet_pton(AF_INET, value, &address) == 1)) {
+        memcpy(o->bind, value, strlen(value) + 1);
+        return true;
+    }
+    fprintf(stderr, "cradle-server: %s must be an IPv4 address, got '%s'\n", where, value);
+    return false;
+}
+
+/* --trust: one more issuer public key, 64 hex digits. */
+static bool apply_trust(cradle_server_options *o, const char *value, const char *where) {
+    size_t n = strlen(value);
+    bool hex = n == 64;
+    for (size_t i = 0; i < n && hex; i++)
+        hex = (value[i] >= '0' && value[i] <= '9') || (value[i] >= 'a' && value[i] <= 'f') ||
+              (value[i] >= 'A' && value[i] <= 'F');
+    if (!hex) {
+        fprintf(stderr, "cradle-server: %s must be 64 hex digits (an issuer's public key: cradle-keys pub "
+                        "ISSUER.key --sign), got '%s'\n", where, value);
         return false;
+    }
+    if (o->trust_count >= CRADLE_SERVER_TRUST_MAX) {
+        fprintf(stderr, "cradle-server: %s: at most %u trusted issuers\n", where, CRADLE_SERVER_TRUST_MAX);
+        return false;
+    }
+    memcpy(o->trust[o->trust_count++], value, 65);
+    return true;
+}
+
+/* The options of VALUE_OWN: each with its own syntax and message. */
+static bool apply_own(cradle_server_options *o, int opt, const char *value, const char *where) {
+    uint64_t v = 0;
+    switch (opt) {
+    case 'b': return apply_bind(o, value, where);
+    case 't': return apply_trust(o, value, where);
     case 'G':
         if (cradle_parse_u64(value, 0, 4294967294u, &v)) {
             o->dev_group_set = true;
@@ -211,33 +224,6 @@ static bool apply(cradle_server_options *o, int opt, const char *value, const ch
             return true;
         }
         fprintf(stderr, "cradle-server: %s must be a numeric group id, got '%s'\n", where, value);
-        return false;
-    case 'r':
-    case 'B':
-        if (cradle_parse_u64(value, 1, 100000, &v)) {
-            if (opt == 'r')
-                o->connect_rate = (uint32_t)v;
-            else
-                o->connect_burst = (uint32_t)v;
-            return true;
-        }
-        fprintf(stderr, "cradle-server: %s must be an integer from 1 to 100000, got '%s'\n", where, value);
-        return false;
-    case 'R':
-        if (copy_path(o->resume, sizeof o->resume, value)) return true;
-        fprintf(stderr, "cradle-server: %s must be a path of 1..4095 bytes\n", where);
-        return false;
-    case 'l':
-        if (copy_path(o->log, sizeof o->log, value)) return true;
-        fprintf(stderr, "cradle-server: %s must be a path of 1..4095 bytes\n", where);
-        return false;
-    case 's':
-        if (cradle_parse_u64(value, 0, UINT64_MAX, &v)) {
-            o->seed = v;
-            return true;
-        }
-        fprintf(stderr, "cradle-server: %s must be an integer from 0 to 18446744073709551615, got '%s'\n",
-                where, value);
         return false;
     case 'n':
         if (cradle_parse_u64(value, 1, 64, &v)) {
@@ -274,29 +260,24 @@ static bool apply(cradle_server_options *o, int opt, const char *value, const ch
         }
         fprintf(stderr, "cradle-server: %s must be 'text' or 'json', got '%s'\n", where, value);
         return false;
-    case 'k':
-        if (cradle_parse_u64(value, 1, 65535, &v)) {
-            o->hash_interval = (uint32_t)v;
-            return true;
-        }
-        fprintf(stderr, "cradle-server: %s must be an integer from 1 to 65535, got '%s'\n", where, value);
-        return false;
-    case 'S':
-        if (cradle_parse_u64(value, 0, 64, &v)) {
-            o->spectators = (uint32_t)v;
-            return true;
-        }
-        fprintf(stderr, "cradle-server: %s must be an integer from 0 to 64, got '%s'\n", where, value);
-        return false;
-    case 'T':
-        if (cradle_parse_u64(value, 100, 600000, &v)) {
-            o->timeout_ms = (uint32_t)v;
-            return true;
-        }
-        fprintf(stderr, "cradle-server: %s must be an integer from 100 to 600000, got '%s'\n", where, value);
-        return false;
     default: return false;
     }
+}
+
+/* Applies one setting by its row's value kind. `where` is "--flag" or
+ * "config key \"flag\"" for the message. Returns false after printing what
+ * is allowed. */
+static bool apply(cradle_server_options *o, int opt, const char *value, const char *where) {
+    const option_row *r = row_of_flag(opt);
+    if (!r) return false;
+    char *field = (char *)o + r->offset;
+    switch (r->kind) {
+    case VALUE_PATH: return apply_path(field, r->size, value, where);
+    case VALUE_SWITCH: return apply_switch((bool *)(void *)field, value, where);
+    case VALUE_UINT: return apply_uint(field, r, value, where);
+    case VALUE_OWN: return apply_own(o, opt, value, where);
+    }
+    return false;
 }
 
 cradle_server_parse cradle_server_options_parse_config_text(cradle_server_options *o, const char *text,
