@@ -76,118 +76,105 @@ static void usage(FILE *to) {
                 "2 usage (also a --steps already past), 4 desync (headless).\n");
 }
 
-cradle_client_parse cradle_client_options_parse(cradle_client_options *o, int argc, char **argv) {
-    memset(o, 0, sizeof *o);
-    o->host = "127.0.0.1";
-    o->port = 7777;
-    o->slot = -1;
-    o->seed = 1;
-    static struct option options[ROWS + 1];
-    for (size_t i = 0; i < ROWS; i++)
-        options[i] = (struct option){rows[i].name, rows[i].arg ? required_argument : no_argument, NULL, rows[i].id};
-    int opt;
+/* The options that take their value as given, and the switches; false for
+ * any other option. */
+static bool apply_plain(cradle_client_options *o, int opt, const char *value) {
+    switch (opt) {
+    case O_HOST: o->host = value; return true;
+    case O_GAME: o->game = value; return true;
+    case O_SPECTATOR: o->spectator = true; return true;
+    case O_HEADLESS: o->headless = true; return true;
+    case O_SCRIPT: o->script = value; return true;
+    case O_BOT: o->bot = true; return true;
+    case O_OUTPUT: o->output = value; return true;
+    case O_DESYNC: o->desync_report = value; return true;
+    case O_CONFIG: o->config = value; return true;
+    case O_MUTE: o->mute = true; return true;
+    case O_FULLSCREEN: o->fullscreen = true; return true;
+    case O_PLAY: o->play = value; return true;
+    case O_BUILD_ID: o->build_id = value; return true;
+    case O_SERVER_KEY: o->server_key = value; return true;
+    case O_TOKEN: o->token = value; return true;
+    case O_ISSUER_KEY: o->issuer_key = value; return true;
+    case O_INSECURE: o->insecure = true; return true;
+    default: return false;
+    }
+}
+
+/* --size WxH: false for a bad value. */
+static bool apply_size(cradle_client_options *o, const char *value) {
+    unsigned w = 0, h = 0;
+    char tail = 0;
+    bool ok = sscanf(value, "%ux%u%c", &w, &h, &tail) == 2 && w >= 160 && h >= 90 && w <= 16384 && h <= 16384;
+    o->width = w;
+    o->height = h;
+    return ok;
+}
+
+/* --screenshot FILE:STEPS: false for a bad value. */
+static bool apply_screenshot(cradle_client_options *o, const char *value) {
+    const char *colon = strrchr(value, ':');
+    if (!colon || !cradle_parse_u64(colon + 1, 0, UINT64_MAX, &o->screenshot_after)) return false;
+    static char path[4096];
+    size_t n = (size_t)(colon - value);
+    if (n >= sizeof path) n = sizeof path - 1;
+    memcpy(path, value, n);
+    path[n] = '\0';
+    o->screenshot = path;
+    return true;
+}
+
+/* The options whose value is checked: false for any other option; a bad
+ * value sets *flag and what is allowed in *allowed. */
+static bool apply_checked(cradle_client_options *o, int opt, const char *value, const char **flag,
+                          const char **allowed) {
     uint64_t v = 0;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
-        const char *flag = NULL; /* set when the value is bad */
-        const char *allowed = NULL;
-        switch (opt) {
-        case O_HOST: o->host = optarg; break;
-        case O_PORT:
-            if (!cradle_parse_u64(optarg, 1, 65535, &v)) flag = "--port", allowed = "1..65535";
-            o->port = (uint16_t)v;
-            break;
-        case O_GAME: o->game = optarg; break;
-        case O_SPECTATOR: o->spectator = true; break;
-        case O_SLOT:
-            if (!cradle_parse_u64(optarg, 0, 63, &v)) flag = "--slot", allowed = "0..63";
-            o->slot = (int)v;
-            break;
-        case O_HEADLESS: o->headless = true; break;
-        case O_SCRIPT: o->script = optarg; break;
-        case O_BOT: o->bot = true; break;
-        case O_BOTS:
-            if (!cradle_parse_u64(optarg, 1, 256, &v)) flag = "--bots", allowed = "1..256";
-            o->bots = (uint32_t)v;
-            break;
-        case O_SEED:
-            if (!cradle_parse_u64(optarg, 0, UINT64_MAX, &o->seed)) flag = "--seed", allowed = "a decimal number";
-            break;
-        case O_STEPS:
-            if (!cradle_parse_u64(optarg, 0, UINT64_MAX, &o->steps)) flag = "--steps", allowed = "a decimal number";
-            break;
-        case O_OUTPUT: o->output = optarg; break;
-        case O_DESYNC: o->desync_report = optarg; break;
-        case O_CONFIG: o->config = optarg; break;
-        case O_MUTE: o->mute = true; break;
-        case O_FULLSCREEN: o->fullscreen = true; break;
-        case O_SIZE: {
-            unsigned w = 0, h = 0;
-            char tail = 0;
-            if (sscanf(optarg, "%ux%u%c", &w, &h, &tail) != 2 || w < 160 || h < 90 || w > 16384 || h > 16384)
-                flag = "--size", allowed = "WxH, 160x90 .. 16384x16384";
-            o->width = w;
-            o->height = h;
-            break;
-        }
-        case O_CONNECT:
-            if (!cradle_parse_u64(optarg, 1, 600000, &v)) flag = "--connect-timeout", allowed = "1..600000 ms";
-            o->connect_timeout_ms = (uint32_t)v;
-            break;
-        case O_SILENCE:
-            if (!cradle_parse_u64(optarg, 1, 600000, &v)) flag = "--silence-timeout", allowed = "1..600000 ms";
-            o->silence_timeout_ms = (uint32_t)v;
-            break;
-        case O_RELOAD:
-            if (!cradle_parse_u64(optarg, 1, 600000, &v)) flag = "--reload-timeout", allowed = "1..600000 ms";
-            o->reload_timeout_ms = (uint32_t)v;
-            break;
-        case O_PLAY: o->play = optarg; break;
-        case O_HELP: usage(stdout); return CRADLE_CLIENT_EXIT_OK;
-        case O_VERSION: {
-            char version[CRADLE_VERSION_TEXT_MAX];
-            cradle_version_text(version, sizeof version, "cradle-client", NULL);
-            printf("%s\n", version);
-            return CRADLE_CLIENT_EXIT_OK;
-        }
-        case O_SCREENSHOT: {
-            /* FILE:STEPS */
-            const char *colon = strrchr(optarg, ':');
-            if (!colon || !cradle_parse_u64(colon + 1, 0, UINT64_MAX, &o->screenshot_after))
-                flag = "--screenshot", allowed = "FILE.bmp:STEPS";
-            else {
-                static char path[4096];
-                size_t n = (size_t)(colon - optarg);
-                if (n >= sizeof path) n = sizeof path - 1;
-                memcpy(path, optarg, n);
-                path[n] = '\0';
-                o->screenshot = path;
-            }
-            break;
-        }
-        case O_BUILD_ID: o->build_id = optarg; break;
-        case O_SERVER_KEY: o->server_key = optarg; break;
-        case O_TOKEN: o->token = optarg; break;
-        case O_ISSUER_KEY: o->issuer_key = optarg; break;
-        case O_CLIENT_ID:
-            if (!cradle_parse_u64(optarg, 0, UINT64_MAX, &o->client_id)) flag = "--client-id", allowed = "0..2^64-1";
-            break;
-        case O_INSECURE: o->insecure = true; break;
-        case '?':
-        default:
-            fprintf(stderr, "cradle-client: unknown option or missing value: %s\n", argv[optind - 1]);
-            usage(stderr);
-            return CRADLE_CLIENT_EXIT_USAGE;
-        }
-        if (flag) {
-            fprintf(stderr, "cradle-client: %s '%s': expected %s\n", flag, optarg, allowed);
-            return CRADLE_CLIENT_EXIT_USAGE;
-        }
+    switch (opt) {
+    case O_PORT:
+        if (!cradle_parse_u64(value, 1, 65535, &v)) *flag = "--port", *allowed = "1..65535";
+        o->port = (uint16_t)v;
+        return true;
+    case O_SLOT:
+        if (!cradle_parse_u64(value, 0, 63, &v)) *flag = "--slot", *allowed = "0..63";
+        o->slot = (int)v;
+        return true;
+    case O_BOTS:
+        if (!cradle_parse_u64(value, 1, 256, &v)) *flag = "--bots", *allowed = "1..256";
+        o->bots = (uint32_t)v;
+        return true;
+    case O_SEED:
+        if (!cradle_parse_u64(value, 0, UINT64_MAX, &o->seed)) *flag = "--seed", *allowed = "a decimal number";
+        return true;
+    case O_STEPS:
+        if (!cradle_parse_u64(value, 0, UINT64_MAX, &o->steps)) *flag = "--steps", *allowed = "a decimal number";
+        return true;
+    case O_SIZE:
+        if (!apply_size(o, value)) *flag = "--size", *allowed = "WxH, 160x90 .. 16384x16384";
+        return true;
+    case O_CONNECT:
+        if (!cradle_parse_u64(value, 1, 600000, &v)) *flag = "--connect-timeout", *allowed = "1..600000 ms";
+        o->connect_timeout_ms = (uint32_t)v;
+        return true;
+    case O_SILENCE:
+        if (!cradle_parse_u64(value, 1, 600000, &v)) *flag = "--silence-timeout", *allowed = "1..600000 ms";
+        o->silence_timeout_ms = (uint32_t)v;
+        return true;
+    case O_RELOAD:
+        if (!cradle_parse_u64(value, 1, 600000, &v)) *flag = "--reload-timeout", *allowed = "1..600000 ms";
+        o->reload_timeout_ms = (uint32_t)v;
+        return true;
+    case O_SCREENSHOT:
+        if (!apply_screenshot(o, value)) *flag = "--screenshot", *allowed = "FILE.bmp:STEPS";
+        return true;
+    case O_CLIENT_ID:
+        if (!cradle_parse_u64(value, 0, UINT64_MAX, &o->client_id)) *flag = "--client-id", *allowed = "0..2^64-1";
+        return true;
+    default: return false;
     }
-    if (optind < argc) {
-        fprintf(stderr, "cradle-client: unexpected argument '%s'\n", argv[optind]);
-        return CRADLE_CLIENT_EXIT_USAGE;
-    }
+}
+
+/* The checks across options, once all are read: a usage error is said on stderr. */
+static cradle_client_parse check_combination(cradle_client_options *o) {
     if (!o->play && !o->game) {
         fprintf(stderr, "cradle-client: --game LIBRARY is required (or --play LOG)\n");
         return CRADLE_CLIENT_EXIT_USAGE;
@@ -212,4 +199,45 @@ cradle_client_parse cradle_client_options_parse(cradle_client_options *o, int ar
         return CRADLE_CLIENT_EXIT_USAGE;
     }
     return CRADLE_CLIENT_RUN;
+}
+
+cradle_client_parse cradle_client_options_parse(cradle_client_options *o, int argc, char **argv) {
+    memset(o, 0, sizeof *o);
+    o->host = "127.0.0.1";
+    o->port = 7777;
+    o->slot = -1;
+    o->seed = 1;
+    static struct option options[ROWS + 1];
+    for (size_t i = 0; i < ROWS; i++)
+        options[i] = (struct option){rows[i].name, rows[i].arg ? required_argument : no_argument, NULL, rows[i].id};
+    int opt;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
+        if (opt == O_HELP) {
+            usage(stdout);
+            return CRADLE_CLIENT_EXIT_OK;
+        }
+        if (opt == O_VERSION) {
+            char version[CRADLE_VERSION_TEXT_MAX];
+            cradle_version_text(version, sizeof version, "cradle-client", NULL);
+            printf("%s\n", version);
+            return CRADLE_CLIENT_EXIT_OK;
+        }
+        const char *flag = NULL; /* set when the value is bad */
+        const char *allowed = NULL;
+        if (!apply_plain(o, opt, optarg) && !apply_checked(o, opt, optarg, &flag, &allowed)) {
+            fprintf(stderr, "cradle-client: unknown option or missing value: %s\n", argv[optind - 1]);
+            usage(stderr);
+            return CRADLE_CLIENT_EXIT_USAGE;
+        }
+        if (flag) {
+            fprintf(stderr, "cradle-client: %s '%s': expected %s\n", flag, optarg, allowed);
+            return CRADLE_CLIENT_EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "cradle-client: unexpected argument '%s'\n", argv[optind]);
+        return CRADLE_CLIENT_EXIT_USAGE;
+    }
+    return check_combination(o);
 }
