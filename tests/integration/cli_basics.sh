@@ -16,7 +16,7 @@ problem() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 
 declare -A path=(
   [cradle-server]=$1 [cradle-client]=$2 [cradlectl]=$3 [cradle-replay]=$4
-  [cradle-record]=$5 [cradle-demo]=$6 [cradle-keys]=$7 [cradle-proxy]=$8
+  [cradle-record]=$5 [cradle-keys]=$6 [cradle-proxy]=$7
 )
 # One bad value per program: "FLAG VALUE" (and the words before it), as a user mistypes it.
 declare -A bad_value=(
@@ -25,7 +25,6 @@ declare -A bad_value=(
   [cradlectl]="--timeout abc"
   [cradle-replay]="--from abc"
   [cradle-record]="--steps abc"
-  [cradle-demo]="--steps abc"
   [cradle-keys]="token --ttl abc"
   [cradle-proxy]="--loss abc"
 )
@@ -38,7 +37,7 @@ run() { # run PROGRAM ARGS...: sets rc, output in $work/out and $work/err
 }
 
 versions=
-for name in cradle-server cradle-client cradlectl cradle-replay cradle-record cradle-demo cradle-keys cradle-proxy; do
+for name in cradle-server cradle-client cradlectl cradle-replay cradle-record cradle-keys cradle-proxy; do
   bin=${path[$name]}
   if [ -z "$bin" ]; then
     echo "skip $name (not built)"

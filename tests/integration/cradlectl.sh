@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# cradlectl end to end against the demo host: commanded mode over a Unix
-# socket and over stdin, paced mode with a socket, exit codes, socket rules.
-# usage: cradlectl.sh CRADLE_DEMO CRADLECTL
+# cradlectl end to end against the offline host (cradle-record running the
+# counter game): commanded mode over a Unix socket and over stdin, paced mode
+# with a socket, exit codes, socket rules.
+# usage: cradlectl.sh CRADLE_RECORD CRADLECTL COUNTER_GAME
 set -euo pipefail
-demo=$1 ctl=$2
+record=$1 ctl=$2 counter=$3
 dir=$(mktemp -d /tmp/cradlectl-test-XXXXXX)
 pid=""
 cleanup() {
@@ -12,6 +13,9 @@ cleanup() {
 }
 trap cleanup EXIT
 sock=$dir/dev.sock
+# host ARGS...: the offline host on the counter game, each run its own log.
+newlog() { mktemp -u "$dir/sXXXXXX.log"; }
+host() { "$record" --game "$counter" --log "$(newlog)" "$@"; }
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
@@ -26,29 +30,29 @@ run() {
   [ "$rc" -eq "$want" ] || fail "'$*' exited $rc, wanted $want; stdout: $out; stderr: $(cat "$dir/stderr")"
 }
 
-# start_demo ARGS...: starts the demo in the background, waits for its
+# start_host ARGS...: starts the host in the background, waits for its
 # listening event.
-start_demo() {
-  "$demo" "$@" >"$dir/out" 2>"$dir/err" &
+start_host() {
+  "$record" --game "$counter" --log "$(newlog)" "$@" >"$dir/out" 2>"$dir/err" &
   pid=$!
   for _ in $(seq 200); do
     grep -q '"event":"listening"' "$dir/out" 2>/dev/null && return 0
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.05
   done
-  fail "demo did not listen: $(cat "$dir/err")"
+  fail "host did not listen: $(cat "$dir/err")"
 }
 
-# wait_demo WANT_RC: waits for the demo to exit with WANT_RC.
-wait_demo() {
+# wait_host WANT_RC: waits for the host to exit with WANT_RC.
+wait_host() {
   local rc=0
   wait "$pid" || rc=$?
   pid=""
-  [ "$rc" -eq "$1" ] || fail "demo exited $rc, wanted $1: $(cat "$dir/err")"
+  [ "$rc" -eq "$1" ] || fail "host exited $rc, wanted $1: $(cat "$dir/err")"
 }
 
 echo "== commanded over a socket"
-start_demo --commanded --dev-socket "$sock" --json --max-count 1000
+start_host --commanded --dev-socket "$sock" --json --max-count 1000
 grep -qxF "{\"event\":\"listening\",\"path\":\"$sock\"}" "$dir/out" || fail "listening event: $(cat "$dir/out")"
 [ "$(stat -c %a "$sock")" = 600 ] || fail "socket mode is $(stat -c %a "$sock")"
 
@@ -100,56 +104,56 @@ run 0 "$ctl" -s "$sock" --json --file "$dir/good"
 echo "== no server, live and stale sockets"
 run 1 "$ctl" -s "$dir/none.sock" status
 grep -q "no server listens at $dir/none.sock" "$dir/stderr" || fail "no server message: $(cat "$dir/stderr")"
-run 1 "$demo" --commanded --dev-socket "$sock"
+run 1 host --commanded --dev-socket "$sock"
 grep -q "already listening" "$dir/stderr" || fail "live socket message: $(cat "$dir/stderr")"
 run 0 "$ctl" -s "$sock" status  # the first host is unharmed
 
 echo "== quit"
 run 0 "$ctl" -s "$sock" quit
 [ "$out" = "ok  step=22 replay_equal=true" ] || fail "quit: $out"
-wait_demo 0
+wait_host 0
 grep -q '"event":"done","steps":22,' "$dir/out" || fail "done line: $(cat "$dir/out")"
 [ ! -e "$sock" ] || fail "socket not removed"
 
 echo "== stale socket replaced, SIGTERM removes it"
-start_demo --commanded --dev-socket "$sock"
+start_host --commanded --dev-socket "$sock"
 kill -KILL "$pid"
 wait "$pid" 2>/dev/null || true
 pid=""
 [ -S "$sock" ] || fail "killed host left no socket (test assumption)"
-start_demo --commanded --dev-socket "$sock"
+start_host --commanded --dev-socket "$sock"
 run 0 "$ctl" -s "$sock" step 3
 kill -TERM "$pid"
-wait_demo 0
+wait_host 0
 [ ! -e "$sock" ] || fail "socket not removed after SIGTERM"
 
 echo "== a file that is not a socket is refused"
 touch "$sock"
-run 1 "$demo" --commanded --dev-socket "$sock"
+run 1 host --commanded --dev-socket "$sock"
 grep -q "not our socket" "$dir/stderr" || fail "foreign file message: $(cat "$dir/stderr")"
 rm -f "$sock"
 
 echo "== commanded over stdin"
 out=$(printf '{"cmd":"status"}\n{"cmd":"step","count":7,"id":1}\n{"cmd":"nope"}\n{"cmd":"quit"}\n' |
-  "$demo" --dev-stdin --json 2>"$dir/err")
+  host --dev-stdin --json 2>"$dir/err")
 [ "$(echo "$out" | wc -l)" -eq 4 ] || fail "stdin replies: $out"
 [ "$(echo "$out" | sed -n 2p)" = '{"ok":true,"id":1,"step":7}' ] || fail "stdin step: $out"
 [[ $(echo "$out" | sed -n 3p) == '{"ok":false,"error":"unknown_command",'* ]] || fail "stdin unknown: $out"
 [ "$(echo "$out" | sed -n 4p)" = '{"ok":true,"step":7,"replay_equal":true}' ] || fail "stdin quit: $out"
 grep -q '"event":"done","steps":7,' "$dir/err" || fail "stdin done line: $(cat "$dir/err")"
 # End of input ends the host as quit does.
-out=$(printf '{"cmd":"step","count":2}' | "$demo" --dev-stdin 2>/dev/null)
+out=$(printf '{"cmd":"step","count":2}' | host --dev-stdin 2>/dev/null)
 [ "$out" = '{"ok":true,"step":2}' ] || fail "stdin EOF: $out"
-run 2 "$demo" --commanded
+run 2 host --commanded
 
 echo "== paced mode with a socket"
-start_demo --steps 6000 --rate 60 --json --dev-socket "$sock"
+start_host --paced --steps 6000 --json --dev-socket "$sock"
 run 0 "$ctl" -s "$sock" status
 [[ $out == *"mode=paced"* ]] || fail "paced status: $out"
 run 1 "$ctl" -s "$sock" step 1
 [[ $out == "error  wrong_state: "* ]] || fail "paced step: $out"
 run 0 "$ctl" -s "$sock" quit
-wait_demo 0
+wait_host 0
 grep -q '"replay_equal":true' "$dir/out" || fail "paced done: $(cat "$dir/out")"
 [ ! -e "$sock" ] || fail "paced socket not removed"
 

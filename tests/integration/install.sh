@@ -12,7 +12,7 @@ DESTDIR=$dest cmake --install "$build" --prefix "$prefix" >"$dest/install.txt"
 root=$dest$prefix
 libdir=$(sed -n 's/^CMAKE_INSTALL_LIBDIR:[A-Z]*=//p' "$build/CMakeCache.txt")
 libdir=${libdir:-lib}
-for program in cradle-server cradlectl cradle-replay cradle-record cradle-proxy cradle-keys cradle-demo; do
+for program in cradle-server cradlectl cradle-replay cradle-record cradle-proxy cradle-keys; do
   [ -x "$root/bin/$program" ] || { echo "missing program bin/$program"; cat "$dest/install.txt"; exit 1; }
 done
 [ -f "$root/$libdir/cradle/games/vanguard.so" ] || { echo "missing $libdir/cradle/games/vanguard.so"; exit 1; }

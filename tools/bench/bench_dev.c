@@ -5,8 +5,8 @@
  *
  * By default the host is in-process: a thread runs a transport whose handler
  * parses each line with cradle_dev_parse and answers status the way
- * cradle-demo does. With --socket PATH it measures an external host instead
- * (cradle-demo --commanded --dev-socket PATH). It prints figures and asserts
+ * cradle-record does. With --socket PATH it measures an external host instead
+ * (cradle-record --game LIB --log FILE --commanded --dev-socket PATH). It prints figures and asserts
  * nothing about time.
  */
 #include <errno.h>

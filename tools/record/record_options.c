@@ -1,0 +1,195 @@
+/* cradle-record's command line: one table gives each option its name,
+ * argument, help text and, for numbers, the range it accepts. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "record.h"
+
+#define RECORD_MAX_STEPS UINT64_MAX
+
+enum {
+    OPT_GAME = 1000, OPT_LOG, OPT_SEED, OPT_PLAYERS, OPT_STEPS, OPT_SCRIPT, OPT_BOTS, OPT_OUTPUT,
+    OPT_HASH_INTERVAL, OPT_RELOAD, OPT_WATCH, OPT_BLOCK_SIZE, OPT_FORCE, OPT_PACED, OPT_COMMANDED,
+    OPT_DEV_STDIN, OPT_DEV_SOCKET, OPT_MAX_COUNT, OPT_JSON, OPT_NO_CHECK, OPT_HELP, OPT_VERSION,
+};
+
+typedef struct option_row {
+    int id;
+    const char *name;
+    const char *arg; /* NULL: a flag */
+    const char *help;
+    uint64_t min, max; /* numbers: the range; max 0: not a number */
+} option_row;
+
+static const option_row ROWS[] = {
+    {OPT_GAME, "game", "LIB", "the game library (.so) to run (required)", 0, 0},
+    {OPT_LOG, "log", "FILE", "the session log to write (required; refused if it exists, see --force)", 0, 0},
+    {OPT_SEED, "seed", "N", "seed of the game's init and of the input (default 1)", 0, UINT64_MAX},
+    {OPT_PLAYERS, "players", "N", "players present from step 0 (default 1)", 1, CRADLE_GAME_MAX_PLAYERS},
+    {OPT_STEPS, "steps", "N",
+     "steps to run (default 600); commanded: the most the session may run\n(default no limit)", 0,
+     RECORD_MAX_STEPS},
+    {OPT_SCRIPT, "script", "FILE", "input script: lines '<step> <slot> <hex>|leave|join'", 0, 0},
+    {OPT_BOTS, "bots", NULL,
+     "the game's own bots play (its bot entry, else random bits with\npersistence); default: seeded random "
+     "input bytes each step",
+     0, 0},
+    {OPT_OUTPUT, "output", "FILE", "also write the game's output bytes ('-' = stdout)", 0, 0},
+    {OPT_HASH_INTERVAL, "hash-interval", "K", "record the state hash every K steps (default 60, 0 = never)", 0,
+     UINT32_MAX},
+    {OPT_RELOAD, "reload", "STEP:LIB", "switch to another build of the game before STEP (repeatable)", 0, 0},
+    {OPT_WATCH, "watch", NULL,
+     "hot reload: a rebuilt --game takes over between two steps, as on\nthe server (not with --reload)", 0, 0},
+    {OPT_BLOCK_SIZE, "block-size", "N", "log block payload bytes (default 65536)", 0, UINT32_MAX},
+    {OPT_FORCE, "force", NULL, "overwrite an existing log", 0, 0},
+    {OPT_PACED, "paced", NULL, "step at the game's steps per second in real time (default: as\nfast as it goes)",
+     0, 0},
+    {OPT_COMMANDED, "commanded", NULL,
+     "only the dev protocol's step command advances it; needs\n--dev-stdin or --dev-socket", 0, 0},
+    {OPT_DEV_STDIN, "dev-stdin", NULL,
+     "dev protocol on stdin, replies on stdout (implies --commanded;\nstatus lines then go to stderr)", 0, 0},
+    {OPT_DEV_SOCKET, "dev-socket", "PATH",
+     "dev protocol on a Unix socket (mode 0600); paced or fast, status,\nflush and quit work while it runs", 0,
+     0},
+    {OPT_MAX_COUNT, "max-count", "N", "largest step count one command may ask (default 100000)", 1,
+     CRADLE_DEV_COUNT_LIMIT},
+    {OPT_JSON, "json", NULL, "status and done lines as JSON", 0, 0},
+    {OPT_NO_CHECK, "no-check", NULL, "do not replay the log at the end to check it", 0, 0},
+    {OPT_HELP, "help", NULL, "show this help", 0, 0},
+    {OPT_VERSION, "version", NULL, "show the version", 0, 0},
+};
+#define ROW_COUNT (sizeof ROWS / sizeof ROWS[0])
+
+static void usage(FILE *to) {
+    fprintf(to, "usage: cradle-record --game LIB --log FILE [options]\n"
+                "Runs a game library offline from step 0, records the session log and\n"
+                "replays the log at the end to check it reproduces the live run.\n\n");
+    for (size_t i = 0; i < ROW_COUNT; i++) {
+        int used = fprintf(to, "  --%s%s%s", ROWS[i].name, ROWS[i].arg ? " " : "", ROWS[i].arg ? ROWS[i].arg : "");
+        cradle_help_print(to, used, 24, ROWS[i].help);
+    }
+    fprintf(to, "\nDev protocol: one JSON object per line, one reply line each:\n"
+                "  {\"cmd\":\"step\",\"count\":N}  {\"cmd\":\"status\"}  {\"cmd\":\"flush\"}  {\"cmd\":\"quit\"}\n"
+                "Exit status: 0 success, 1 failure (the replay check included), 2 usage.\n");
+}
+
+/* --reload STEP:LIB, steps increasing. */
+static bool parse_reload(record_options *o, char *text) {
+    char *colon = strchr(text, ':');
+    if (!colon || !colon[1] || o->reload_count == RECORD_MAX_RELOADS) return false;
+    *colon = '\0';
+    uint64_t step;
+    bool ok = cradle_parse_u64(text, 0, UINT64_MAX, &step);
+    *colon = ':';
+    if (!ok || (o->reload_count > 0 && step <= o->reloads[o->reload_count - 1].step)) return false;
+    o->reloads[o->reload_count].step = step;
+    o->reloads[o->reload_count++].path = colon + 1;
+    return true;
+}
+
+static void store_number(record_options *o, int id, uint64_t v) {
+    switch (id) {
+    case OPT_SEED: o->seed = v; break;
+    case OPT_PLAYERS: o->players = (uint32_t)v; break;
+    case OPT_STEPS: o->steps = v; o->steps_given = true; break;
+    case OPT_HASH_INTERVAL: o->hash_interval = (uint32_t)v; break;
+    case OPT_BLOCK_SIZE: o->block_size = (uint32_t)v; break;
+    case OPT_MAX_COUNT: o->max_count = v; break;
+    default: break;
+    }
+}
+
+/* One option that is not a number. Returns -1 to go on or an exit status. */
+static int apply_flag(record_options *o, int id, char *value) {
+    switch (id) {
+    case OPT_GAME: o->game = value; break;
+    case OPT_LOG: o->log = value; break;
+    case OPT_SCRIPT: o->script = value; o->input = RECORD_INPUT_SCRIPT; break;
+    case OPT_BOTS: o->input = RECORD_INPUT_BOTS; break;
+    case OPT_OUTPUT: o->output = value; break;
+    case OPT_WATCH: o->watch = true; break;
+    case OPT_FORCE: o->force = true; break;
+    case OPT_PACED: o->pace = RECORD_PACED; break;
+    case OPT_COMMANDED: o->pace = RECORD_COMMANDED; break;
+    case OPT_DEV_STDIN: o->dev_stdin = true; o->pace = RECORD_COMMANDED; break;
+    case OPT_DEV_SOCKET: o->dev_socket = value; break;
+    case OPT_JSON: o->json = true; break;
+    case OPT_NO_CHECK: o->check = false; break;
+    case OPT_RELOAD:
+        if (parse_reload(o, value)) break;
+        fprintf(stderr, "cradle-record: --reload '%s': expected STEP:LIB, steps increasing, at most %u of them\n",
+                value, RECORD_MAX_RELOADS);
+        return 2;
+    case OPT_HELP: usage(stdout); return 0;
+    case OPT_VERSION: {
+        char version[CRADLE_VERSION_TEXT_MAX];
+        cradle_version_text(version, sizeof version, "cradle-record", NULL);
+        printf("%s\n", version);
+        return 0;
+    }
+    default: usage(stderr); return 2;
+    }
+    return -1;
+}
+
+/* The combinations that cannot work, said before anything starts. */
+static int check_combinations(const record_options *o, bool bots_and_script) {
+    const char *why = NULL;
+    if (!o->game || !o->log) why = "--game and --log are required";
+    else if (bots_and_script) why = "--bots and --script both set the input: choose one";
+    else if (o->watch && o->reload_count) why = "--watch and --reload both switch builds: choose one";
+    else if (o->pace == RECORD_COMMANDED && !o->dev_stdin && !o->dev_socket)
+        why = "--commanded needs --dev-stdin or --dev-socket PATH (nothing could step it)";
+    else if (o->dev_stdin && o->output && strcmp(o->output, "-") == 0)
+        why = "--dev-stdin replies on stdout: --output - cannot share it";
+    if (!why) return -1;
+    fprintf(stderr, "cradle-record: %s\n", why);
+    if (!o->game || !o->log) usage(stderr);
+    return 2;
+}
+
+int record_options_parse(record_options *o, int argc, char **argv) {
+    *o = (record_options){.seed = 1, .steps = 600, .players = 1, .hash_interval = 60, .max_count = 100000,
+                          .check = true};
+    struct option longs[ROW_COUNT + 1];
+    for (size_t i = 0; i < ROW_COUNT; i++)
+        longs[i] = (struct option){ROWS[i].name, ROWS[i].arg ? required_argument : no_argument, NULL, ROWS[i].id};
+    longs[ROW_COUNT] = (struct option){NULL, 0, NULL, 0};
+    bool bots = false, script = false;
+    int id;
+    opterr = 0;
+    while ((id = getopt_long(argc, argv, "", longs, NULL)) != -1) {
+        const option_row *row = NULL;
+        for (size_t i = 0; i < ROW_COUNT; i++)
+            if (ROWS[i].id == id) row = &ROWS[i];
+        if (!row) {
+            fprintf(stderr, "cradle-record: unknown option or missing value: '%s'\n", argv[optind - 1]);
+            usage(stderr);
+            return 2;
+        }
+        bots |= id == OPT_BOTS;
+        script |= id == OPT_SCRIPT;
+        if (row->max) {
+            uint64_t v;
+            if (!cradle_parse_u64(optarg, row->min, row->max, &v)) {
+                fprintf(stderr, "cradle-record: --%s must be a whole number from %" PRIu64 " to %" PRIu64
+                                ", got '%s'\n",
+                        row->name, row->min, row->max, optarg);
+                return 2;
+            }
+            store_number(o, id, v);
+            continue;
+        }
+        int status = apply_flag(o, id, optarg);
+        if (status >= 0) return status;
+    }
+    if (optind != argc) {
+        fprintf(stderr, "cradle-record: unexpected argument '%s'\n", argv[optind]);
+        return 2;
+    }
+    if (o->pace == RECORD_COMMANDED && !o->steps_given) o->steps = RECORD_MAX_STEPS;
+    return check_combinations(o, bots && script);
+}
