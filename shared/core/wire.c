@@ -321,6 +321,146 @@ static int refuse(cradle_wire_message *m, const char *problem) {
     return CRADLE_ENET_MESSAGE;
 }
 
+/* The decoders of each message type's body, after the header. Each returns
+ * 0 or, for a field out of its range, the refusal; a short read only leaves
+ * the cursor failed, reported by cradle_wire_decode as truncation. */
+
+static int decode_hello(cradle_wire_message *m, cradle_cursor *c) {
+    cradle_wire_hello *h = &m->as.hello;
+    uint8_t flags = cradle_cursor_get_u8(c);
+    if (!c->failed && (flags & ~CRADLE_WIRE_HELLO_SPECTATOR) != 0)
+        return refuse(m, "hello: unknown flag bits are set");
+    h->spectator = (flags & CRADLE_WIRE_HELLO_SPECTATOR) != 0;
+    h->requested_slot = cradle_cursor_get_u8(c);
+    bool text_ok = get_text(c, h->game, CRADLE_GAME_NAME_MAX) && get_text(c, h->build_id, CRADLE_GAME_BUILD_ID_MAX);
+    if (!text_ok) return refuse(m, "hello: game name or build id is too long or not printable");
+    h->credential_size = cradle_cursor_get_u16(c);
+    if (!c->failed && h->credential_size > CRADLE_WIRE_CREDENTIAL_MAX)
+        return refuse(m, "hello: credential is too long");
+    cradle_cursor_get_bytes(c, h->credential, c->failed ? 0 : h->credential_size);
+    return 0;
+}
+
+static int decode_welcome(cradle_wire_message *m, cradle_cursor *c) {
+    cradle_wire_welcome *w = &m->as.welcome;
+    w->slot = cradle_cursor_get_u8(c);
+    w->players = cradle_cursor_get_u8(c);
+    w->max_players = cradle_cursor_get_u8(c);
+    w->input_bytes = cradle_cursor_get_u8(c);
+    w->state_size = cradle_cursor_get_u32(c);
+    w->steps_per_second = cradle_cursor_get_u32(c);
+    w->source_frames_per_second = cradle_cursor_get_u32(c);
+    w->seed = cradle_cursor_get_u64(c);
+    w->input_delay = cradle_cursor_get_u16(c);
+    w->hash_interval = cradle_cursor_get_u32(c);
+    w->start_step = cradle_cursor_get_u64(c);
+    w->epoch = cradle_cursor_get_u8(c);
+    uint8_t flags = cradle_cursor_get_u8(c);
+    if (!c->failed && (flags & ~CRADLE_WIRE_WELCOME_STATE_FOLLOWS) != 0)
+        return refuse(m, "welcome: unknown flag bits are set");
+    w->state_follows = (flags & CRADLE_WIRE_WELCOME_STATE_FOLLOWS) != 0;
+    bool text_ok = get_text(c, w->game, CRADLE_GAME_NAME_MAX) && get_text(c, w->build_id, CRADLE_GAME_BUILD_ID_MAX);
+    if (!text_ok) return refuse(m, "welcome: game name or build id is too long or not printable");
+    return 0;
+}
+
+static int decode_refuse(cradle_wire_message *m, cradle_cursor *c) {
+    m->as.refuse.reason = cradle_cursor_get_u8(c);
+    if (!get_text(c, m->as.refuse.text, CRADLE_WIRE_TEXT_MAX))
+        return refuse(m, "refuse: text is too long or not printable");
+    return 0;
+}
+
+static int decode_input(cradle_wire_message *m, cradle_cursor *c) {
+    cradle_wire_input *in = &m->as.input;
+    in->ack = cradle_cursor_get_u64(c);
+    in->first_step = cradle_cursor_get_u64(c);
+    in->count = cradle_cursor_get_u8(c);
+    in->input_bytes = cradle_cursor_get_u8(c);
+    if (c->failed) return 0;
+    if (in->count > CRADLE_WIRE_INPUT_STEPS_MAX) return refuse(m, "input: count is outside 0..16");
+    if (in->input_bytes < 1 || in->input_bytes > CRADLE_GAME_MAX_INPUT_BYTES)
+        return refuse(m, "input: input_bytes is outside 1..32");
+    if (in->count > 0) in->inputs = take(c, (size_t)in->count * in->input_bytes);
+    return 0;
+}
+
+/* STEPS: the hashes, then the rest of the message is count equal snapshots. */
+static int decode_steps(cradle_wire_message *m, cradle_cursor *c) {
+    cradle_wire_steps *s = &m->as.steps;
+    s->first_step = cradle_cursor_get_u32(c);
+    s->epoch = cradle_cursor_get_u8(c);
+    s->count = cradle_cursor_get_u8(c);
+    s->hash_count = cradle_cursor_get_u8(c);
+    if (c->failed) return 0;
+    if (s->count < 1 || s->count > CRADLE_WIRE_STEPS_MAX) return refuse(m, "steps: count is outside 1..64");
+    if (s->hash_count > s->count) return refuse(m, "steps: more hashes than steps");
+    for (uint32_t i = 0; i < s->hash_count; i++) {
+        s->hashes[i].offset = cradle_cursor_get_u8(c);
+        s->hashes[i].hash = cradle_cursor_get_u64(c);
+    }
+    if (c->failed) return 0;
+    size_t rest = c->size - c->pos;
+    if (rest == 0 || rest % s->count != 0) return refuse(m, "steps: snapshot bytes are not count equal parts");
+    if (rest / s->count > CRADLE_SNAPSHOT_MAX) return refuse(m, "steps: snapshot_size is outside 1..4096");
+    if (rest > CRADLE_WIRE_STEPS_BYTES_MAX) return refuse(m, "steps: snapshot bytes exceed 16384");
+    s->snapshot_size = (uint16_t)(rest / s->count);
+    s->snapshots = take(c, rest);
+    return 0;
+}
+
+static int decode_state(cradle_wire_message *m, cradle_cursor *c) {
+    cradle_wire_state *st = &m->as.state;
+    st->step = cradle_cursor_get_u64(c);
+    st->hash = cradle_cursor_get_u64(c);
+    st->total = cradle_cursor_get_u32(c);
+    st->offset = cradle_cursor_get_u32(c);
+    st->length = cradle_cursor_get_u16(c);
+    if (c->failed) return 0;
+    if (st->length < 1 || st->length > CRADLE_WIRE_STATE_CHUNK_MAX)
+        return refuse(m, "state: length is outside 1..1024");
+    st->bytes = take(c, st->length);
+    return 0;
+}
+
+static int decode_reload(cradle_wire_message *m, cradle_cursor *c) {
+    m->as.reload.at_step = cradle_cursor_get_u64(c);
+    if (!get_text(c, m->as.reload.build_id, CRADLE_GAME_BUILD_ID_MAX))
+        return refuse(m, "reload: build id is too long or not printable");
+    return 0;
+}
+
+static int decode_bye(cradle_wire_message *m, cradle_cursor *c) {
+    m->as.bye.reason = cradle_cursor_get_u8(c);
+    if (!get_text(c, m->as.bye.text, CRADLE_WIRE_TEXT_MAX)) return refuse(m, "bye: text is too long or not printable");
+    return 0;
+}
+
+static int decode_desync(cradle_wire_message *m, cradle_cursor *c) {
+    m->as.desync.step = cradle_cursor_get_u64(c);
+    m->as.desync.hash = cradle_cursor_get_u64(c);
+    m->as.desync.expected = cradle_cursor_get_u64(c);
+    return 0;
+}
+
+/* The body of a message by its type (range-checked by the caller). */
+static int decode_body(cradle_wire_message *m, cradle_cursor *c) {
+    switch (m->type) {
+    case CRADLE_WIRE_HELLO: return decode_hello(m, c);
+    case CRADLE_WIRE_WELCOME: return decode_welcome(m, c);
+    case CRADLE_WIRE_REFUSE: return decode_refuse(m, c);
+    case CRADLE_WIRE_INPUT: return decode_input(m, c);
+    case CRADLE_WIRE_STEPS: return decode_steps(m, c);
+    case CRADLE_WIRE_STATE: return decode_state(m, c);
+    case CRADLE_WIRE_RELOAD: return decode_reload(m, c);
+    case CRADLE_WIRE_PING:
+    case CRADLE_WIRE_PONG: m->as.ping.echo = cradle_cursor_get_u64(c); return 0;
+    case CRADLE_WIRE_BYE: return decode_bye(m, c);
+    case CRADLE_WIRE_DESYNC: return decode_desync(m, c);
+    default: return refuse(m, "unknown message type"); /* unreachable: range checked above */
+    }
+}
+
 int cradle_wire_decode(cradle_wire_message *m, const void *data, size_t size) {
     assert(m && (data || size == 0));
     memset(m, 0, sizeof *m);
@@ -335,121 +475,8 @@ int cradle_wire_decode(cradle_wire_message *m, const void *data, size_t size) {
         m->problem = "protocol version differs";
         return CRADLE_ENET_VERSION;
     }
-    bool text_ok = true;
-    switch (m->type) {
-    case CRADLE_WIRE_HELLO: {
-        cradle_wire_hello *h = &m->as.hello;
-        uint8_t flags = cradle_cursor_get_u8(&c);
-        if (!c.failed && (flags & ~CRADLE_WIRE_HELLO_SPECTATOR) != 0)
-            return refuse(m, "hello: unknown flag bits are set");
-        h->spectator = (flags & CRADLE_WIRE_HELLO_SPECTATOR) != 0;
-        h->requested_slot = cradle_cursor_get_u8(&c);
-        text_ok = text_ok && get_text(&c, h->game, CRADLE_GAME_NAME_MAX);
-        text_ok = text_ok && get_text(&c, h->build_id, CRADLE_GAME_BUILD_ID_MAX);
-        if (!text_ok) return refuse(m, "hello: game name or build id is too long or not printable");
-        h->credential_size = cradle_cursor_get_u16(&c);
-        if (!c.failed && h->credential_size > CRADLE_WIRE_CREDENTIAL_MAX)
-            return refuse(m, "hello: credential is too long");
-        cradle_cursor_get_bytes(&c, h->credential, c.failed ? 0 : h->credential_size);
-        break;
-    }
-    case CRADLE_WIRE_WELCOME: {
-        cradle_wire_welcome *w = &m->as.welcome;
-        w->slot = cradle_cursor_get_u8(&c);
-        w->players = cradle_cursor_get_u8(&c);
-        w->max_players = cradle_cursor_get_u8(&c);
-        w->input_bytes = cradle_cursor_get_u8(&c);
-        w->state_size = cradle_cursor_get_u32(&c);
-        w->steps_per_second = cradle_cursor_get_u32(&c);
-        w->source_frames_per_second = cradle_cursor_get_u32(&c);
-        w->seed = cradle_cursor_get_u64(&c);
-        w->input_delay = cradle_cursor_get_u16(&c);
-        w->hash_interval = cradle_cursor_get_u32(&c);
-        w->start_step = cradle_cursor_get_u64(&c);
-        w->epoch = cradle_cursor_get_u8(&c);
-        uint8_t flags = cradle_cursor_get_u8(&c);
-        if (!c.failed && (flags & ~CRADLE_WIRE_WELCOME_STATE_FOLLOWS) != 0)
-            return refuse(m, "welcome: unknown flag bits are set");
-        w->state_follows = (flags & CRADLE_WIRE_WELCOME_STATE_FOLLOWS) != 0;
-        text_ok = text_ok && get_text(&c, w->game, CRADLE_GAME_NAME_MAX);
-        text_ok = text_ok && get_text(&c, w->build_id, CRADLE_GAME_BUILD_ID_MAX);
-        if (!text_ok) return refuse(m, "welcome: game name or build id is too long or not printable");
-        break;
-    }
-    case CRADLE_WIRE_REFUSE:
-        m->as.refuse.reason = cradle_cursor_get_u8(&c);
-        if (!get_text(&c, m->as.refuse.text, CRADLE_WIRE_TEXT_MAX))
-            return refuse(m, "refuse: text is too long or not printable");
-        break;
-    case CRADLE_WIRE_INPUT: {
-        cradle_wire_input *in = &m->as.input;
-        in->ack = cradle_cursor_get_u64(&c);
-        in->first_step = cradle_cursor_get_u64(&c);
-        in->count = cradle_cursor_get_u8(&c);
-        in->input_bytes = cradle_cursor_get_u8(&c);
-        if (c.failed) break;
-        if (in->count > CRADLE_WIRE_INPUT_STEPS_MAX) return refuse(m, "input: count is outside 0..16");
-        if (in->input_bytes < 1 || in->input_bytes > CRADLE_GAME_MAX_INPUT_BYTES)
-            return refuse(m, "input: input_bytes is outside 1..32");
-        if (in->count > 0) in->inputs = take(&c, (size_t)in->count * in->input_bytes);
-        break;
-    }
-    case CRADLE_WIRE_STEPS: {
-        cradle_wire_steps *s = &m->as.steps;
-        s->first_step = cradle_cursor_get_u32(&c);
-        s->epoch = cradle_cursor_get_u8(&c);
-        s->count = cradle_cursor_get_u8(&c);
-        s->hash_count = cradle_cursor_get_u8(&c);
-        if (c.failed) break;
-        if (s->count < 1 || s->count > CRADLE_WIRE_STEPS_MAX)
-            return refuse(m, "steps: count is outside 1..64");
-        if (s->hash_count > s->count) return refuse(m, "steps: more hashes than steps");
-        for (uint32_t i = 0; i < s->hash_count; i++) {
-            s->hashes[i].offset = cradle_cursor_get_u8(&c);
-            s->hashes[i].hash = cradle_cursor_get_u64(&c);
-        }
-        if (c.failed) break;
-        size_t rest = size - c.pos;
-        if (rest == 0 || rest % s->count != 0)
-            return refuse(m, "steps: snapshot bytes are not count equal parts");
-        if (rest / s->count > CRADLE_SNAPSHOT_MAX) return refuse(m, "steps: snapshot_size is outside 1..4096");
-        if (rest > CRADLE_WIRE_STEPS_BYTES_MAX) return refuse(m, "steps: snapshot bytes exceed 16384");
-        s->snapshot_size = (uint16_t)(rest / s->count);
-        s->snapshots = take(&c, rest);
-        break;
-    }
-    case CRADLE_WIRE_STATE: {
-        cradle_wire_state *st = &m->as.state;
-        st->step = cradle_cursor_get_u64(&c);
-        st->hash = cradle_cursor_get_u64(&c);
-        st->total = cradle_cursor_get_u32(&c);
-        st->offset = cradle_cursor_get_u32(&c);
-        st->length = cradle_cursor_get_u16(&c);
-        if (c.failed) break;
-        if (st->length < 1 || st->length > CRADLE_WIRE_STATE_CHUNK_MAX)
-            return refuse(m, "state: length is outside 1..1024");
-        st->bytes = take(&c, st->length);
-        break;
-    }
-    case CRADLE_WIRE_RELOAD:
-        m->as.reload.at_step = cradle_cursor_get_u64(&c);
-        if (!get_text(&c, m->as.reload.build_id, CRADLE_GAME_BUILD_ID_MAX))
-            return refuse(m, "reload: build id is too long or not printable");
-        break;
-    case CRADLE_WIRE_PING:
-    case CRADLE_WIRE_PONG: m->as.ping.echo = cradle_cursor_get_u64(&c); break;
-    case CRADLE_WIRE_BYE:
-        m->as.bye.reason = cradle_cursor_get_u8(&c);
-        if (!get_text(&c, m->as.bye.text, CRADLE_WIRE_TEXT_MAX))
-            return refuse(m, "bye: text is too long or not printable");
-        break;
-    case CRADLE_WIRE_DESYNC:
-        m->as.desync.step = cradle_cursor_get_u64(&c);
-        m->as.desync.hash = cradle_cursor_get_u64(&c);
-        m->as.desync.expected = cradle_cursor_get_u64(&c);
-        break;
-    default: return refuse(m, "unknown message type"); /* unreachable: range checked above */
-    }
+    int rc = decode_body(m, &c);
+    if (rc != 0) return rc;
     if (c.failed) return refuse(m, "message is truncated");
     if (c.pos != size) return refuse(m, "message has trailing bytes");
     const char *problem = check_fields(m);
