@@ -99,138 +99,176 @@ typedef struct bot_slot {
     int status;
 } bot_slot;
 
+/* One headless run: its connections and what they share. */
+typedef struct headless_run {
+    const cradle_client_options *o;
+    uint32_t count;  /* connections: --bots N, else 1 */
+    bot_slot *bots;
+    cradle_script script;
+    FILE *output;    /* --output: the first connection's */
+    uint32_t running; /* connections not finished */
+    int status;
+} headless_run;
+
+/* Opens connection i: its library copy directory (i > 0), its input source,
+ * and for the first one --output and the desync report; -1 (said on stderr)
+ * on failure. */
+static int open_bot(headless_run *run, uint32_t i, uint64_t now) {
+    static char report[64];
+    const cradle_client_options *o = run->o;
+    bot_slot *b = &run->bots[i];
+    cradle_netclient_config config = cradle_client_net_config(o);
+    if (run->count > 1) config.requested_slot = -1;
+    if (i > 0) {
+        const char *tmp = getenv("TMPDIR");
+        snprintf(b->copy_dir, sizeof b->copy_dir, "%s/cradle-bot-XXXXXX", tmp && strlen(tmp) < 40 ? tmp : "/tmp");
+        if (!mkdtemp(b->copy_dir)) {
+            fprintf(stderr, "cradle-client: cannot create %s\n", b->copy_dir);
+            b->copy_dir[0] = '\0';
+            return -1;
+        }
+        config.copy_dir = b->copy_dir;
+    }
+    b->input.script = o->script ? &run->script : NULL;
+    b->input.use_bot = o->bot || o->bots;
+    b->input.net = &b->net;
+    cradle_bot_init(&b->input.bot, o->seed + i);
+    config.input = cradle_input_source_fill;
+    config.input_context = &b->input;
+    if (i == 0) {
+        config.output = run->output;
+        if (o->desync_report) {
+            config.desync_report = o->desync_report;
+        } else {
+            snprintf(report, sizeof report, "cradle-desync-%ld.bin", (long)getpid());
+            config.desync_report = report;
+        }
+    }
+    if (cradle_netclient_open(&b->net, &config, now) != 0) {
+        fprintf(stderr, "cradle-client: %s\n", b->net.message);
+        return -1;
+    }
+    return 0;
+}
+
+/* Ends connection b with its exit status, leaving the session when that
+ * status allows. */
+static void finish_bot(headless_run *run, bot_slot *b, int status, uint32_t leave_ms) {
+    b->finished = true;
+    run->running--;
+    b->status = status;
+    if (status != 1) cradle_netclient_leave(&b->net, leave_ms);
+}
+
+/* One turn of connection b: service it, print "playing" once (a single
+ * connection), refuse a --steps already past, run its due steps, and finish
+ * it on an error, a desync or --steps reached. */
+static void service_bot(headless_run *run, bot_slot *b) {
+    const cradle_client_options *o = run->o;
+    uint64_t now = cradle_client_now_ns();
+    (void)cradle_netclient_service(&b->net, now, run->count == 1 ? 2u : 0u);
+    if (!b->playing && run->count == 1 && cradle_netclient_playing(&b->net)) {
+        /* WELCOME and any state block are in: it runs steps from here. */
+        b->playing = true;
+        printf("{\"event\":\"playing\",\"slot\":%d,\"start_step\":%" PRIu64 "}\n",
+               b->net.welcome.slot == CRADLE_WIRE_SPECTATOR ? -1 : (int)b->net.welcome.slot,
+               b->net.welcome.start_step);
+        fflush(stdout);
+    }
+    if (o->steps && cradle_netclient_playing(&b->net) && b->net.welcome.start_step >= o->steps) {
+        /* --steps is the step to stop before: one the session has passed
+         * would run nothing. */
+        fprintf(stderr,
+                "cradle-client: --steps %" PRIu64 " is already past: the session was at step %" PRIu64
+                " when this client joined (--steps N stops before step N; give a later step)\n",
+                o->steps, b->net.welcome.start_step);
+        finish_bot(run, b, 2, 500);
+        if (run->status < 2) run->status = 2;
+        return;
+    }
+    while (cradle_netclient_step(&b->net, now) == 1) {
+        if (o->steps && b->net.sim.next_step >= o->steps) break;
+    }
+    bool done = o->steps && b->net.sim.next_step >= o->steps && cradle_netclient_playing(&b->net);
+    if (b->net.error || b->net.desync || done) {
+        int status = cradle_client_report_failure(&b->net, "cradle-client");
+        if (status == 0 && run->count == 1) cradle_client_print_done(stdout, &b->net);
+        finish_bot(run, b, status, 500);
+        if (status > run->status) run->status = status;
+    }
+}
+
+/* SIGINT or SIGTERM: every connection still running leaves (a single one
+ * prints its summary first). */
+static void stop_all(headless_run *run) {
+    for (uint32_t i = 0; i < run->count; i++)
+        if (!run->bots[i].finished) {
+            if (run->count == 1) cradle_client_print_done(stdout, &run->bots[i].net);
+            cradle_netclient_leave(&run->bots[i].net, 200);
+        }
+}
+
+/* --bots N: the one summary line over all connections. */
+static void print_bots_done(const headless_run *run) {
+    uint64_t desyncs = 0, steps = 0;
+    for (uint32_t i = 0; i < run->count; i++) {
+        desyncs += run->bots[i].net.desync;
+        steps += run->bots[i].net.steps_run;
+    }
+    printf("{\"event\":\"bots_done\",\"bots\":%u,\"steps\":%" PRIu64 ",\"desyncs\":%" PRIu64 ",\"status\":%d}\n",
+           run->count, steps, desyncs, run->status);
+}
+
+/* Closes every connection and --output; returns the final exit status. */
+static int close_run(headless_run *run) {
+    const cradle_client_options *o = run->o;
+    int status = run->status;
+    for (uint32_t i = 0; i < run->count; i++) {
+        cradle_netclient_close(&run->bots[i].net);
+        if (run->bots[i].copy_dir[0]) (void)rmdir(run->bots[i].copy_dir);
+    }
+    free(run->bots);
+    cradle_script_free(&run->script);
+    if (run->output && fclose(run->output) != 0 && status == 0) status = 1;
+    if (run->output && status == 2) (void)remove(o->output); /* a refused --steps ran no step: no empty file */
+    return status;
+}
+
 int cradle_client_run_headless(const cradle_client_options *o) {
-    uint32_t count = o->bots ? o->bots : 1u;
-    bot_slot *bots = calloc(count, sizeof *bots);
-    cradle_script script = {0};
-    FILE *output = NULL;
-    int status = 1;
+    headless_run run = {.o = o, .count = o->bots ? o->bots : 1u, .status = 1};
+    run.bots = calloc(run.count, sizeof *run.bots);
     char message[512];
-    if (!bots) {
+    if (!run.bots) {
         fprintf(stderr, "cradle-client: out of memory\n");
         return 1;
     }
-    if (o->script && cradle_script_load(&script, o->script, message, sizeof message) != 0) {
+    if (o->script && cradle_script_load(&run.script, o->script, message, sizeof message) != 0) {
         fprintf(stderr, "cradle-client: %s\n", message);
-        goto out;
+        return close_run(&run);
     }
-    if (o->output && !(output = fopen(o->output, "wb"))) {
+    if (o->output && !(run.output = fopen(o->output, "wb"))) {
         fprintf(stderr, "cradle-client: cannot create --output %s\n", o->output);
-        goto out;
+        return close_run(&run);
     }
-    static char report[64];
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     uint64_t now = cradle_client_now_ns();
-    for (uint32_t i = 0; i < count; i++) {
-        bot_slot *b = &bots[i];
-        cradle_netclient_config config = cradle_client_net_config(o);
-        if (count > 1) config.requested_slot = -1;
-        if (i > 0) {
-            const char *tmp = getenv("TMPDIR");
-            snprintf(b->copy_dir, sizeof b->copy_dir, "%s/cradle-bot-XXXXXX",
-                     tmp && strlen(tmp) < 40 ? tmp : "/tmp");
-            if (!mkdtemp(b->copy_dir)) {
-                fprintf(stderr, "cradle-client: cannot create %s\n", b->copy_dir);
-                b->copy_dir[0] = '\0';
-                goto out;
-            }
-            config.copy_dir = b->copy_dir;
-        }
-        b->input.script = o->script ? &script : NULL;
-        b->input.use_bot = o->bot || o->bots;
-        b->input.net = &b->net;
-        cradle_bot_init(&b->input.bot, o->seed + i);
-        config.input = cradle_input_source_fill;
-        config.input_context = &b->input;
-        if (i == 0) {
-            config.output = output;
-            if (o->desync_report) {
-                config.desync_report = o->desync_report;
-            } else {
-                snprintf(report, sizeof report, "cradle-desync-%ld.bin", (long)getpid());
-                config.desync_report = report;
-            }
-        }
-        if (cradle_netclient_open(&b->net, &config, now) != 0) {
-            fprintf(stderr, "cradle-client: %s\n", b->net.message);
-            goto out;
-        }
-    }
-    uint32_t running = count;
-    status = 0;
-    while (running > 0) {
+    for (uint32_t i = 0; i < run.count; i++)
+        if (open_bot(&run, i, now) != 0) return close_run(&run);
+    run.running = run.count;
+    run.status = 0;
+    while (run.running > 0) {
         if (stop_requested) {
-            for (uint32_t i = 0; i < count; i++)
-                if (!bots[i].finished) {
-                    if (count == 1) cradle_client_print_done(stdout, &bots[i].net);
-                    cradle_netclient_leave(&bots[i].net, 200);
-                }
+            stop_all(&run);
             break;
         }
-        for (uint32_t i = 0; i < count; i++) {
-            bot_slot *b = &bots[i];
-            if (b->finished) continue;
-            now = cradle_client_now_ns();
-            (void)cradle_netclient_service(&b->net, now, count == 1 ? 2u : 0u);
-            if (!b->playing && count == 1 && cradle_netclient_playing(&b->net)) {
-                /* WELCOME and any state block are in: it runs steps from here. */
-                b->playing = true;
-                printf("{\"event\":\"playing\",\"slot\":%d,\"start_step\":%" PRIu64 "}\n",
-                       b->net.welcome.slot == CRADLE_WIRE_SPECTATOR ? -1 : (int)b->net.welcome.slot,
-                       b->net.welcome.start_step);
-                fflush(stdout);
-            }
-            if (o->steps && cradle_netclient_playing(&b->net) && b->net.welcome.start_step >= o->steps) {
-                /* --steps is the step to stop before: one the session has passed
-                 * would run nothing. */
-                fprintf(stderr,
-                        "cradle-client: --steps %" PRIu64 " is already past: the session was at step %" PRIu64
-                        " when this client joined (--steps N stops before step N; give a later step)\n",
-                        o->steps, b->net.welcome.start_step);
-                b->finished = true;
-                running--;
-                b->status = 2;
-                if (status < 2) status = 2;
-                cradle_netclient_leave(&b->net, 500);
-                continue;
-            }
-            int rc;
-            while ((rc = cradle_netclient_step(&b->net, now)) == 1) {
-                if (o->steps && b->net.sim.next_step >= o->steps) break;
-            }
-            bool done = o->steps && b->net.sim.next_step >= o->steps && cradle_netclient_playing(&b->net);
-            if (b->net.error || b->net.desync || done) {
-                b->finished = true;
-                running--;
-                b->status = cradle_client_report_failure(&b->net, "cradle-client");
-                if (b->status == 0 && count == 1) cradle_client_print_done(stdout, &b->net);
-                if (b->status != 1) cradle_netclient_leave(&b->net, 500);
-                if (b->status > status) status = b->status;
-            }
-        }
-        if (count > 1) {
+        for (uint32_t i = 0; i < run.count; i++)
+            if (!run.bots[i].finished) service_bot(&run, &run.bots[i]);
+        if (run.count > 1) {
             struct timespec pause = {0, 1000000};
             nanosleep(&pause, NULL);
         }
     }
-    if (count > 1) {
-        uint64_t desyncs = 0, steps = 0;
-        for (uint32_t i = 0; i < count; i++) {
-            desyncs += bots[i].net.desync;
-            steps += bots[i].net.steps_run;
-        }
-        printf("{\"event\":\"bots_done\",\"bots\":%u,\"steps\":%" PRIu64 ",\"desyncs\":%" PRIu64
-               ",\"status\":%d}\n", count, steps, desyncs, status);
-    }
-out:
-    for (uint32_t i = 0; i < count; i++) {
-        cradle_netclient_close(&bots[i].net);
-        if (bots[i].copy_dir[0]) (void)rmdir(bots[i].copy_dir);
-    }
-    free(bots);
-    cradle_script_free(&script);
-    if (output && fclose(output) != 0 && status == 0) status = 1;
-    if (output && status == 2) (void)remove(o->output); /* a refused --steps ran no step: no empty file */
-    return status;
+    if (run.count > 1) print_bots_done(&run);
+    return close_run(&run);
 }
