@@ -432,54 +432,67 @@ static bool bots_join(void) {
     return bots_playing() == bot_count;
 }
 
-/* One 64-bot run: plain or secure, with or without a garbage spray. Prints
- * its figures; returns the hash mismatches (or UINT64_MAX on failure). */
-static uint64_t run_phase(double seconds, bool secure, bool garbage, double *cpu_share) {
-    bench_secure = secure;
-    static server s;
-    if (server_open(&s, CRADLE_SERVER_PACED) != 0) {
-        fprintf(stderr, "bench_server: cannot start the server\n");
-        return UINT64_MAX;
-    }
-    long rss_server = rss_kib();
-    server_start_loop(&s);
-    double idle_share = -1;
-    if (!secure && !garbage) {
-        /* Before anyone joins: what a running session costs with no clients. */
-        uint64_t i0 = now_ns(), g0 = thread_cpu_ns(s.game_thread), n0 = thread_cpu_ns(s.net->thread);
-        struct timespec idle = {.tv_sec = 5};
-        while (nanosleep(&idle, &idle) != 0) {
-        }
-        idle_share = (double)(thread_cpu_ns(s.game_thread) - g0 + thread_cpu_ns(s.net->thread) - n0) /
-                     (double)(now_ns() - i0);
-    }
+/* The server's counters a measured window reports the change of. */
+typedef struct phase_counters {
+    uint64_t t, game_cpu, net_cpu, step;
+    uint64_t bytes_out, packets_out, bytes_in, packets_in;
+    uint64_t game_allocs, net_allocs;
+} phase_counters;
 
-    if (!bots_open(s.options.port, BOTS, true) || !bots_join()) {
-        fprintf(stderr, "bench_server: bots could not join\n");
-        bots_close();
-        server_close(&s);
-        return UINT64_MAX;
+/* What one phase measured, for print_phase. */
+typedef struct phase_result {
+    bool secure, garbage;
+    uint32_t ready;           /* bots playing when the window began */
+    phase_counters d;         /* the change over the window */
+    uint64_t sprayed;         /* garbage datagrams sent */
+    double idle_share;        /* server CPU before the bots joined; < 0: not measured */
+    long rss_server, rss_all; /* KiB: before the bots, and with them */
+    uint64_t checked, mismatches, ended;
+    cradle_enet_pool_stats pool0; /* the pool when the window began */
+} phase_result;
+
+/* The server's CPU share over 5 s of stepping before anyone joins: what a
+ * running session costs with no clients. */
+static double idle_cpu_share(server *s) {
+    uint64_t i0 = now_ns(), g0 = thread_cpu_ns(s->game_thread), n0 = thread_cpu_ns(s->net->thread);
+    struct timespec idle = {.tv_sec = 5};
+    while (nanosleep(&idle, &idle) != 0) {
     }
-    atomic_store(&stamping, true);
-    /* Let everyone settle, then measure a clean window. */
-    uint64_t settle_until = now_ns() + 1000000000ull;
-    while (now_ns() < settle_until) bots_turn();
-    uint32_t ready = bots_playing();
-    arrived.count = read_at.count = handled.count = 0;
-    uint64_t t0 = now_ns();
-    uint64_t game_cpu0 = thread_cpu_ns(s.game_thread), net_cpu0 = thread_cpu_ns(s.net->thread);
-    uint64_t step0 = s.host->sim.next_step;
-    uint64_t bytes_out0 = atomic_load(&s.net->stats.bytes_out),
-             packets_out0 = atomic_load(&s.net->stats.packets_out);
-    uint64_t bytes_in0 = atomic_load(&s.net->stats.bytes_in),
-             packets_in0 = atomic_load(&s.net->stats.packets_in);
-    uint64_t game_alloc0 = atomic_load(&alloc_count[KIND_GAME]),
-             net_alloc0 = atomic_load(&alloc_count[KIND_OTHER]);
-    cradle_enet_pool_stats pool0;
-    cradle_enet_pool_read_stats(&s.net->pool, &pool0);
-    uint64_t end = t0 + (uint64_t)(seconds * 1e9);
+    return (double)(thread_cpu_ns(s->game_thread) - g0 + thread_cpu_ns(s->net->thread) - n0) /
+           (double)(now_ns() - i0);
+}
+
+static void counters_read(server *s, phase_counters *c) {
+    c->t = now_ns();
+    c->game_cpu = thread_cpu_ns(s->game_thread);
+    c->net_cpu = thread_cpu_ns(s->net->thread);
+    c->step = s->host->sim.next_step;
+    c->bytes_out = atomic_load(&s->net->stats.bytes_out);
+    c->packets_out = atomic_load(&s->net->stats.packets_out);
+    c->bytes_in = atomic_load(&s->net->stats.bytes_in);
+    c->packets_in = atomic_load(&s->net->stats.packets_in);
+    c->game_allocs = atomic_load(&alloc_count[KIND_GAME]);
+    c->net_allocs = atomic_load(&alloc_count[KIND_OTHER]);
+}
+
+static phase_counters counters_since(const phase_counters *after, const phase_counters *before) {
+    return (phase_counters){.t = after->t - before->t,
+                            .game_cpu = after->game_cpu - before->game_cpu,
+                            .net_cpu = after->net_cpu - before->net_cpu,
+                            .step = after->step - before->step,
+                            .bytes_out = after->bytes_out - before->bytes_out,
+                            .packets_out = after->packets_out - before->packets_out,
+                            .bytes_in = after->bytes_in - before->bytes_in,
+                            .packets_in = after->packets_in - before->packets_in,
+                            .game_allocs = after->game_allocs - before->game_allocs,
+                            .net_allocs = after->net_allocs - before->net_allocs};
+}
+
+/* The measured window: the bots play until end, with (garbage) 256 random
+ * UDP datagrams sent to the server's port every turn. Returns how many went. */
+static uint64_t play_window(uint16_t port, uint64_t end, bool garbage) {
     int spray = garbage ? socket(AF_INET, SOCK_DGRAM, 0) : -1;
-    struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(s.options.port)};
+    struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(port)};
     to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     uint64_t sprayed = 0;
     uint8_t junk[256];
@@ -492,67 +505,108 @@ static uint64_t run_phase(double seconds, bool secure, bool garbage, double *cpu
         }
     }
     if (spray >= 0) close(spray);
-    uint64_t wall = now_ns() - t0;
-    uint64_t game_cpu = thread_cpu_ns(s.game_thread) - game_cpu0, net_cpu = thread_cpu_ns(s.net->thread) - net_cpu0;
-    uint64_t cpu = game_cpu + net_cpu;
-    uint64_t steps = s.host->sim.next_step - step0;
-    uint64_t bytes_out = atomic_load(&s.net->stats.bytes_out) - bytes_out0;
-    uint64_t packets_out = atomic_load(&s.net->stats.packets_out) - packets_out0;
-    uint64_t bytes_in = atomic_load(&s.net->stats.bytes_in) - bytes_in0;
-    uint64_t packets_in = atomic_load(&s.net->stats.packets_in) - packets_in0;
-    uint64_t game_allocs = atomic_load(&alloc_count[KIND_GAME]) - game_alloc0;
-    uint64_t net_allocs = atomic_load(&alloc_count[KIND_OTHER]) - net_alloc0;
-    long rss_all = rss_kib();
-    uint64_t checked = 0, mismatches = 0, ended = 0;
+    return sprayed;
+}
+
+/* The bots' hash checks, desyncs and sessions ended early (each said on stderr). */
+static void bots_tally(phase_result *r) {
     for (uint32_t i = 0; i < BOTS; i++) {
-        checked += bots[i].net.hashes_checked;
-        mismatches += bots[i].net.desync; /* a bot reports its first mismatch */
-        ended += bots[i].net.error != 0;
+        r->checked += bots[i].net.hashes_checked;
+        r->mismatches += bots[i].net.desync; /* a bot reports its first mismatch */
+        r->ended += bots[i].net.error != 0;
         if (bots[i].net.error) fprintf(stderr, "bench_server: bot %u: %s\n", i, bots[i].net.message);
     }
-    double secs = (double)wall / 1e9;
+}
+
+/* The ENet pool's line: fallbacks in the window and since start, and each class's use. */
+static void print_pool(server *s, const cradle_enet_pool_stats *pool0) {
+    cradle_enet_pool_stats pool;
+    cradle_enet_pool_read_stats(&s->net->pool, &pool);
+    printf("  ENet pool (network thread): %" PRIu64 " fallbacks to malloc in the window (%" PRIu64
+           " since start, %" PRIu64 " oversize), %zu KiB reserved; high-water/blocks per class:",
+           pool.fallbacks - pool0->fallbacks, pool.fallbacks, pool.oversize, pool.reserved_bytes / 1024u);
+    for (uint32_t c = 0; c < CRADLE_ENET_POOL_CLASSES; c++)
+        printf(" %u B %u/%u", pool.classes[c].bytes, pool.classes[c].high_water, pool.classes[c].blocks);
+    printf("\n");
+}
+
+/* Prints one phase's figures. */
+static void print_phase(server *s, const phase_result *r) {
+    const phase_counters *d = &r->d;
+    uint64_t cpu = d->game_cpu + d->net_cpu;
+    double secs = (double)d->t / 1e9;
     printf("bench_server: counter game, %s%s, %u bots (%u players, %u spectators), %u ready, %.1f s, %" PRIu64
            " steps (%.1f steps/s)\n",
-           secure ? "SECURE (sealed packets, tokens)" : "plaintext", garbage ? " + garbage spray" : "", BOTS,
-           PLAYERS, BOTS - PLAYERS, ready, secs, steps, (double)steps / secs);
-    if (garbage)
+           r->secure ? "SECURE (sealed packets, tokens)" : "plaintext", r->garbage ? " + garbage spray" : "", BOTS,
+           PLAYERS, BOTS - PLAYERS, r->ready, secs, d->step, (double)d->step / secs);
+    if (r->garbage)
         printf("  garbage absorbed: %.0f random UDP datagrams/s (1..256 B) sent to the server port during play\n",
-               (double)sprayed / secs);
-    *cpu_share = (double)cpu / (double)wall;
+               (double)r->sprayed / secs);
     printf("  server CPU: %.2f%% of one core (game thread %.2f%%, network thread %.2f%%)\n",
-           100.0 * (double)cpu / (double)wall, 100.0 * (double)game_cpu / (double)wall,
-           100.0 * (double)net_cpu / (double)wall);
-    if (idle_share >= 0)
+           100.0 * (double)cpu / (double)d->t, 100.0 * (double)d->game_cpu / (double)d->t,
+           100.0 * (double)d->net_cpu / (double)d->t);
+    if (r->idle_share >= 0)
         printf("  server CPU with no client, stepping at 60/s (5 s before the bots join): %.2f%% of one core\n",
-               100.0 * idle_share);
+               100.0 * r->idle_share);
     printf("  step delivery latency, from the game thread queueing a step to\n");
     latency_print(&arrived, "the bot's socket holding it (kernel receive timestamp)");
     latency_print(&read_at, "the bots' thread reading it (one thread reads for all 64)");
     latency_print(&handled, "the bot running it (the bots read their sockets in turn, one thread for all 64)");
     printf("  wire per client, incl. 28 B IPv4+UDP per datagram: down %.0f B/s (%.1f datagrams/s), up %.0f "
            "B/s\n",
-           (double)(bytes_out + 28u * packets_out) / secs / BOTS, (double)packets_out / secs / BOTS,
-           (double)(bytes_in + 28u * packets_in) / secs / BOTS);
+           (double)(d->bytes_out + 28u * d->packets_out) / secs / BOTS, (double)d->packets_out / secs / BOTS,
+           (double)(d->bytes_in + 28u * d->packets_in) / secs / BOTS);
     printf("  RSS: %ld KiB before the bots connected (server), %ld KiB with %u bots in the same process\n",
-           rss_server, rss_all, BOTS);
+           r->rss_server, r->rss_all, BOTS);
     printf("  heap allocations per step: game thread %.3f, network thread %.3f (ENet's memory comes from "
            "the thread's pool)\n",
-           steps ? (double)game_allocs / (double)steps : 0.0,
-           steps ? (double)net_allocs / (double)steps : 0.0);
-    cradle_enet_pool_stats pool;
-    cradle_enet_pool_read_stats(&s.net->pool, &pool);
-    printf("  ENet pool (network thread): %" PRIu64 " fallbacks to malloc in the window (%" PRIu64
-           " since start, %" PRIu64 " oversize), %zu KiB reserved; high-water/blocks per class:",
-           pool.fallbacks - pool0.fallbacks, pool.fallbacks, pool.oversize, pool.reserved_bytes / 1024u);
-    for (uint32_t c = 0; c < CRADLE_ENET_POOL_CLASSES; c++)
-        printf(" %u B %u/%u", pool.classes[c].bytes, pool.classes[c].high_water, pool.classes[c].blocks);
-    printf("\n");
+           d->step ? (double)d->game_allocs / (double)d->step : 0.0,
+           d->step ? (double)d->net_allocs / (double)d->step : 0.0);
+    print_pool(s, &r->pool0);
     printf("  hashes checked by the bots: %" PRIu64 ", mismatches %" PRIu64 " (bots that desynced), sessions "
-           "ended early %" PRIu64 "\n", checked, mismatches, ended);
+           "ended early %" PRIu64 "\n", r->checked, r->mismatches, r->ended);
+}
+
+/* One 64-bot run: plain or secure, with or without a garbage spray. Prints
+ * its figures; returns the hash mismatches (or UINT64_MAX on failure). */
+static uint64_t run_phase(double seconds, bool secure, bool garbage, double *cpu_share) {
+    bench_secure = secure;
+    static server s;
+    if (server_open(&s, CRADLE_SERVER_PACED) != 0) {
+        fprintf(stderr, "bench_server: cannot start the server\n");
+        return UINT64_MAX;
+    }
+    phase_result r = {.secure = secure, .garbage = garbage, .idle_share = -1};
+    r.rss_server = rss_kib();
+    server_start_loop(&s);
+    if (!secure && !garbage) r.idle_share = idle_cpu_share(&s);
+
+    if (!bots_open(s.options.port, BOTS, true) || !bots_join()) {
+        fprintf(stderr, "bench_server: bots could not join\n");
+        bots_close();
+        server_close(&s);
+        return UINT64_MAX;
+    }
+    atomic_store(&stamping, true);
+    /* Let everyone settle, then measure a clean window. */
+    uint64_t settle_until = now_ns() + 1000000000ull;
+    while (now_ns() < settle_until) bots_turn();
+    r.ready = bots_playing();
+    arrived.count = read_at.count = handled.count = 0;
+    phase_counters before, after;
+    counters_read(&s, &before);
+    cradle_enet_pool_read_stats(&s.net->pool, &r.pool0);
+    r.sprayed = play_window(s.options.port, before.t + (uint64_t)(seconds * 1e9), garbage);
+    counters_read(&s, &after);
+    r.d = counters_since(&after, &before);
+    r.rss_all = rss_kib();
+    bots_tally(&r);
+    *cpu_share = (double)(r.d.game_cpu + r.d.net_cpu) / (double)r.d.t;
+    print_phase(&s, &r);
     atomic_store(&stamping, false);
     bots_close();
     server_close(&s);
-    return ready == BOTS && ended == 0 ? mismatches : UINT64_MAX;
+    return r.ready == BOTS && r.ended == 0 ? r.mismatches : UINT64_MAX;
 }
 
 /* ---- the raw ENet reference ----
