@@ -143,34 +143,27 @@ static int check_elf(int fd, uint64_t size, char *message, size_t message_size) 
     return CRADLE_OK;
 }
 
-/* Copies the original to a new numbered file and checks it as a file: regular,
- * below the size bound, unchanged while read, a complete ELF image. On
- * failure nothing is left on disk (the caller unlinks nothing). */
-static int copy_library(cradle_reload *r, candidate *c, char *message, size_t message_size) {
-    int rc = CRADLE_OK;
-    int dst = -1;
-    int src = open(r->path, O_RDONLY | O_CLOEXEC);
-    if (src < 0) {
-        return cradle__say(CRADLE_ERELOAD_COPY, message, message_size, "cannot open %s: %s", r->path,
+/* Checks the opened original: a regular file below the size bound. */
+static int check_source(const cradle_reload *r, int src, struct stat *before, char *message, size_t message_size) {
+    if (fstat(src, before) != 0) {
+        return cradle__say(CRADLE_ERELOAD_COPY, message, message_size, "cannot stat %s: %s", r->path,
                    strerror(errno));
     }
-    struct stat before, after;
-    if (fstat(src, &before) != 0) {
-        rc = cradle__say(CRADLE_ERELOAD_COPY, message, message_size, "cannot stat %s: %s", r->path,
-                 strerror(errno));
-        goto out_close_src;
+    if (!S_ISREG(before->st_mode)) {
+        return cradle__say(CRADLE_ERELOAD_COPY, message, message_size, "%s is not a regular file", r->path);
     }
-    if (!S_ISREG(before.st_mode)) {
-        rc = cradle__say(CRADLE_ERELOAD_COPY, message, message_size, "%s is not a regular file", r->path);
-        goto out_close_src;
-    }
-    uint64_t size = (uint64_t)before.st_size;
+    uint64_t size = (uint64_t)before->st_size;
     if (size >= r->file_size_bound) {
-        rc = cradle__say(CRADLE_ERELOAD_FILE_SIZE, message, message_size,
-                 "file size %llu bytes >= bound %llu bytes", (unsigned long long)size,
-                 (unsigned long long)r->file_size_bound);
-        goto out_close_src;
+        return cradle__say(CRADLE_ERELOAD_FILE_SIZE, message, message_size,
+                   "file size %llu bytes >= bound %llu bytes", (unsigned long long)size,
+                   (unsigned long long)r->file_size_bound);
     }
+    return CRADLE_OK;
+}
+
+/* Creates the next numbered copy file, opened in *dst. On failure no file
+ * was made and c->copy_path is empty. */
+static int create_copy(cradle_reload *r, candidate *c, int *dst, char *message, size_t message_size) {
     /* O_EXCL: a stale file of that name (left by a killed host whose pid
      * was recycled, as happens at every container restart) is never
      * overwritten or loaded; the next number is tried instead, a bounded
@@ -181,79 +174,106 @@ static int copy_library(cradle_reload *r, candidate *c, char *message, size_t me
                          r->basename, r->pid, (unsigned long long)r->copies);
         if (n < 0 || (size_t)n >= sizeof c->copy_path) {
             c->copy_path[0] = '\0';
-            rc = cradle__say(CRADLE_ERELOAD_COPY, message, message_size,
-                     "copy path length %d >= maximum %u", n, (unsigned)CRADLE_RELOAD_PATH_MAX);
-            goto out_close_src;
+            return cradle__say(CRADLE_ERELOAD_COPY, message, message_size,
+                       "copy path length %d >= maximum %u", n, (unsigned)CRADLE_RELOAD_PATH_MAX);
         }
-        dst = open(c->copy_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-        if (dst >= 0 || errno != EEXIST) break;
+        *dst = open(c->copy_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (*dst >= 0 || errno != EEXIST) break;
     }
-    if (dst < 0) {
-        rc = cradle__say(CRADLE_ERELOAD_COPY, message, message_size, "cannot create %s: %s",
-                 c->copy_path, strerror(errno));
+    if (*dst < 0) {
+        int rc = cradle__say(CRADLE_ERELOAD_COPY, message, message_size, "cannot create %s: %s",
+                     c->copy_path, strerror(errno));
         c->copy_path[0] = '\0';
-        goto out_close_src;
+        return rc;
     }
+    return CRADLE_OK;
+}
+
+/* Copies src to dst to the end, hashing the bytes into digest and counting
+ * them in *total; a file that grows to the size bound is refused. */
+static int copy_bytes(const cradle_reload *r, const candidate *c, int src, int dst,
+                      crypto_generichash_state *digest, uint64_t *total, char *message, size_t message_size) {
     unsigned char chunk[COPY_CHUNK_BYTES];
-    uint64_t total = 0;
-    crypto_generichash_state digest;
-    (void)crypto_generichash_init(&digest, NULL, 0, sizeof c->digest);
     for (;;) {
         ssize_t got = read(src, chunk, sizeof chunk);
         if (got < 0 && errno == EINTR) continue;
         if (got < 0) {
-            rc = cradle__say(CRADLE_ERELOAD_COPY, message, message_size, "cannot read %s: %s", r->path,
-                     strerror(errno));
-            goto out_remove_copy;
+            return cradle__say(CRADLE_ERELOAD_COPY, message, message_size, "cannot read %s: %s", r->path,
+                       strerror(errno));
         }
-        if (got == 0) break;
-        total += (uint64_t)got;
-        if (total >= r->file_size_bound) {
-            rc = cradle__say(CRADLE_ERELOAD_FILE_SIZE, message, message_size,
-                     "file size >= %llu bytes (grew while copied) >= bound %llu bytes",
-                     (unsigned long long)total, (unsigned long long)r->file_size_bound);
-            goto out_remove_copy;
+        if (got == 0) return CRADLE_OK;
+        *total += (uint64_t)got;
+        if (*total >= r->file_size_bound) {
+            return cradle__say(CRADLE_ERELOAD_FILE_SIZE, message, message_size,
+                       "file size >= %llu bytes (grew while copied) >= bound %llu bytes",
+                       (unsigned long long)*total, (unsigned long long)r->file_size_bound);
         }
-        (void)crypto_generichash_update(&digest, chunk, (unsigned long long)got);
+        (void)crypto_generichash_update(digest, chunk, (unsigned long long)got);
         if (!cradle_os_write_all(dst, chunk, (size_t)got)) {
-            rc = cradle__say(CRADLE_ERELOAD_COPY, message, message_size, "cannot write %s: %s",
-                     c->copy_path, strerror(errno));
-            goto out_remove_copy;
+            return cradle__say(CRADLE_ERELOAD_COPY, message, message_size, "cannot write %s: %s",
+                       c->copy_path, strerror(errno));
         }
     }
+}
+
+/* Refuses a copy of a build still writing the file: its size or mtime moved
+ * while it was read, or fewer or more bytes came than it had; the next
+ * change settles again. */
+static int check_unchanged(const cradle_reload *r, int src, const struct stat *before, uint64_t total,
+                           char *message, size_t message_size) {
+    struct stat after;
     if (fstat(src, &after) != 0) {
-        rc = cradle__say(CRADLE_ERELOAD_COPY, message, message_size, "cannot stat %s: %s", r->path,
-                 strerror(errno));
-        goto out_remove_copy;
+        return cradle__say(CRADLE_ERELOAD_COPY, message, message_size, "cannot stat %s: %s", r->path,
+                   strerror(errno));
     }
-    /* A build still writing the file: refuse, the next change settles again. */
-    if ((uint64_t)after.st_size != size || mtime_ns_of(&after) != mtime_ns_of(&before) ||
-        total != size) {
-        rc = cradle__say(CRADLE_ERELOAD_COPY, message, message_size,
-                 "file changed while copied (size %llu -> %llu bytes, %llu read)",
-                 (unsigned long long)size, (unsigned long long)after.st_size,
-                 (unsigned long long)total);
-        goto out_remove_copy;
+    uint64_t size = (uint64_t)before->st_size;
+    if ((uint64_t)after.st_size != size || mtime_ns_of(&after) != mtime_ns_of(before) || total != size) {
+        return cradle__say(CRADLE_ERELOAD_COPY, message, message_size,
+                   "file changed while copied (size %llu -> %llu bytes, %llu read)",
+                   (unsigned long long)size, (unsigned long long)after.st_size,
+                   (unsigned long long)total);
     }
-    c->look = (file_look){.size = size, .mtime_ns = mtime_ns_of(&before)};
-    c->looked = true;
-    (void)crypto_generichash_final(&digest, c->digest, sizeof c->digest);
-    rc = check_elf(dst, size, message, message_size);
-    if (rc != CRADLE_OK) goto out_remove_copy;
-    if (close(dst) != 0) {
+    return CRADLE_OK;
+}
+
+/* Copies the original to a new numbered file and checks it as a file: regular,
+ * below the size bound, unchanged while read, a complete ELF image. On
+ * failure nothing is left on disk (the caller unlinks nothing). */
+static int copy_library(cradle_reload *r, candidate *c, char *message, size_t message_size) {
+    int dst = -1;
+    int src = open(r->path, O_RDONLY | O_CLOEXEC);
+    if (src < 0) {
+        return cradle__say(CRADLE_ERELOAD_COPY, message, message_size, "cannot open %s: %s", r->path,
+                   strerror(errno));
+    }
+    struct stat before;
+    int rc = check_source(r, src, &before, message, message_size);
+    if (rc == CRADLE_OK) rc = create_copy(r, c, &dst, message, message_size);
+    if (rc != CRADLE_OK) {
+        (void)close(src);
+        return rc;
+    }
+    uint64_t size = (uint64_t)before.st_size, total = 0;
+    crypto_generichash_state digest;
+    (void)crypto_generichash_init(&digest, NULL, 0, sizeof c->digest);
+    rc = copy_bytes(r, c, src, dst, &digest, &total, message, message_size);
+    if (rc == CRADLE_OK) rc = check_unchanged(r, src, &before, total, message, message_size);
+    if (rc == CRADLE_OK) {
+        c->look = (file_look){.size = size, .mtime_ns = mtime_ns_of(&before)};
+        c->looked = true;
+        (void)crypto_generichash_final(&digest, c->digest, sizeof c->digest);
+        rc = check_elf(dst, size, message, message_size);
+    }
+    if (rc == CRADLE_OK && close(dst) != 0) {
         dst = -1;
         rc = cradle__say(CRADLE_ERELOAD_COPY, message, message_size, "cannot write %s: %s",
                  c->copy_path, strerror(errno));
-        goto out_remove_copy;
     }
-    (void)close(src);
-    return CRADLE_OK;
-
-out_remove_copy:
-    if (dst >= 0) (void)close(dst);
-    (void)unlink(c->copy_path);
-    c->copy_path[0] = '\0';
-out_close_src:
+    if (rc != CRADLE_OK) {
+        if (dst >= 0) (void)close(dst);
+        (void)unlink(c->copy_path);
+        c->copy_path[0] = '\0';
+    }
     (void)close(src);
     return rc;
 }
