@@ -1,39 +1,31 @@
 #include "cradle/dev.h"
 
 #include <assert.h>
-#include <cjson/cJSON.h>
 #include <inttypes.h>
-#include <math.h>
+#include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- numbers and value descriptions ---- */
-
-/* The shortest of %.15g / %.17g that reads back as d; d finite. */
-static void format_number(double d, char out[40]) {
-    snprintf(out, 40, "%.15g", d);
-    if (strtod(out, NULL) != d) snprintf(out, 40, "%.17g", d);
-}
+/* ---- value descriptions ---- */
 
 /* "a string", "true", "1.5" ...: what a message says it got. */
-static void describe(const cJSON *item, char out[40]) {
-    if (cJSON_IsNumber(item)) {
-        if (isfinite(item->valuedouble)) format_number(item->valuedouble, out);
-        else snprintf(out, 40, "%s", item->valuedouble > 0 ? "a number too large for a double" : "a number too small for a double");
-    } else if (cJSON_IsString(item)) {
-        snprintf(out, 40, "a string");
-    } else if (cJSON_IsTrue(item)) {
-        snprintf(out, 40, "true");
-    } else if (cJSON_IsFalse(item)) {
-        snprintf(out, 40, "false");
-    } else if (cJSON_IsNull(item)) {
-        snprintf(out, 40, "null");
-    } else if (cJSON_IsArray(item)) {
-        snprintf(out, 40, "an array");
-    } else {
-        snprintf(out, 40, "an object");
+static void describe(const json_t *item, char out[40]) {
+    switch (json_typeof(item)) {
+    case JSON_INTEGER: snprintf(out, 40, "%" JSON_INTEGER_FORMAT, json_integer_value(item)); break;
+    case JSON_REAL: {
+        double d = json_real_value(item);
+        snprintf(out, 40, "%.15g", d);
+        if (strtod(out, NULL) != d) snprintf(out, 40, "%.17g", d);
+        break;
+    }
+    case JSON_STRING: snprintf(out, 40, "a string"); break;
+    case JSON_TRUE: snprintf(out, 40, "true"); break;
+    case JSON_FALSE: snprintf(out, 40, "false"); break;
+    case JSON_NULL: snprintf(out, 40, "null"); break;
+    case JSON_ARRAY: snprintf(out, 40, "an array"); break;
+    default: snprintf(out, 40, "an object"); break;
     }
 }
 
@@ -41,7 +33,8 @@ typedef enum integer_verdict {
     INTEGER_OK,
     INTEGER_MISSING,
     INTEGER_TYPE,
-    INTEGER_FRACTION,
+    INTEGER_REAL,     /* a number written with a fraction or an exponent, whole-valued */
+    INTEGER_FRACTION, /* a number with a fractional part */
     INTEGER_NEGATIVE,
     INTEGER_ZERO,
     INTEGER_BELOW,
@@ -49,25 +42,30 @@ typedef enum integer_verdict {
     INTEGER_HUGE,
 } integer_verdict;
 
-/* Checks a whole number in [min, max] with |bounds| < 2^53. "Huge" is any
- * value whose magnitude reaches 2^53 (where doubles stop being exact) or is
- * infinite; a huge negative value counts as negative when min >= 0. */
-static integer_verdict classify_integer(const cJSON *item, int64_t min, int64_t max, int64_t *out) {
-    const double exact = 9007199254740992.0; /* 2^53 */
+/* Checks an integer in [min, max] with |bounds| < 2^53. Only a JSON integer
+ * (digits, no fraction, no exponent) is one: 1.0 and 1e3 are reals. "Huge"
+ * is any magnitude from 2^53 on (where a double, which many JSON tools read
+ * numbers into, stops being exact); a huge negative value counts as
+ * negative when min >= 0. Integers beyond 2^63 do not parse at all. */
+static integer_verdict classify_integer(const json_t *item, int64_t min, int64_t max, int64_t *out) {
+    const json_int_t exact = (json_int_t)1 << 53;
     if (item == NULL) return INTEGER_MISSING;
-    if (!cJSON_IsNumber(item)) return INTEGER_TYPE;
-    double d = item->valuedouble;
-    if (d >= exact) return INTEGER_HUGE;
-    if (d <= -exact) return min >= 0 ? INTEGER_NEGATIVE : INTEGER_HUGE;
-    int64_t v = (int64_t)d; /* |d| < 2^53: exact when d is whole */
-    if ((double)v != d) return INTEGER_FRACTION;
+    if (json_is_real(item)) {
+        double d = json_real_value(item);
+        bool whole = d >= 9.2e18 || d <= -9.2e18 || d == (double)(int64_t)d; /* range first: the cast */
+        return whole ? INTEGER_REAL : INTEGER_FRACTION;
+    }
+    if (!json_is_integer(item)) return INTEGER_TYPE;
+    json_int_t v = json_integer_value(item);
+    if (v >= exact) return INTEGER_HUGE;
+    if (v <= -exact) return min >= 0 ? INTEGER_NEGATIVE : INTEGER_HUGE;
     if (v < min) {
         if (min >= 1 && v == 0) return INTEGER_ZERO;
         if (min >= 0 && v < 0) return INTEGER_NEGATIVE;
         return INTEGER_BELOW;
     }
     if (v > max) return INTEGER_ABOVE;
-    *out = v;
+    *out = (int64_t)v;
     return INTEGER_OK;
 }
 
@@ -76,13 +74,12 @@ static const char *verdict_note(integer_verdict verdict) {
     case INTEGER_ABOVE: return " (above the maximum)";
     case INTEGER_BELOW: return " (below the minimum)";
     case INTEGER_HUGE: return " (absurdly large: beyond 2^53)";
+    case INTEGER_REAL: return " (a fraction or an exponent: write the digits alone)";
     default: return "";
     }
 }
 
 /* ---- requests ---- */
-
-static bool is_json_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
 static int refuse(cradle_dev_request *request, int code, const char *format, ...)
 #if defined(__GNUC__)
@@ -100,7 +97,7 @@ static int refuse(cradle_dev_request *request, int code, const char *format, ...
 }
 
 static int parse_count(cradle_dev_request *request, uint64_t max_count) {
-    const cJSON *item = cJSON_GetObjectItemCaseSensitive(request->root, "count");
+    const json_t *item = json_object_get(request->root, "count");
     int64_t count = 0;
     integer_verdict verdict = classify_integer(item, 1, (int64_t)max_count, &count);
     if (verdict == INTEGER_OK) {
@@ -112,9 +109,10 @@ static int parse_count(cradle_dev_request *request, uint64_t max_count) {
                       "step needs \"count\", an integer from 1 to %" PRIu64, max_count);
     }
     static const int codes[] = {
-        [INTEGER_TYPE] = CRADLE_EDEV_COUNT_TYPE,   [INTEGER_FRACTION] = CRADLE_EDEV_COUNT_FLOAT,
-        [INTEGER_NEGATIVE] = CRADLE_EDEV_COUNT_NEG, [INTEGER_ZERO] = CRADLE_EDEV_COUNT_ZERO,
-        [INTEGER_ABOVE] = CRADLE_EDEV_COUNT_MAX,   [INTEGER_HUGE] = CRADLE_EDEV_COUNT_HUGE,
+        [INTEGER_TYPE] = CRADLE_EDEV_COUNT_TYPE,   [INTEGER_REAL] = CRADLE_EDEV_COUNT_TYPE,
+        [INTEGER_FRACTION] = CRADLE_EDEV_COUNT_FLOAT, [INTEGER_NEGATIVE] = CRADLE_EDEV_COUNT_NEG,
+        [INTEGER_ZERO] = CRADLE_EDEV_COUNT_ZERO,   [INTEGER_ABOVE] = CRADLE_EDEV_COUNT_MAX,
+        [INTEGER_HUGE] = CRADLE_EDEV_COUNT_HUGE,
     };
     char got[40];
     describe(item, got);
@@ -122,54 +120,63 @@ static int parse_count(cradle_dev_request *request, uint64_t max_count) {
                   max_count, got, verdict_note(verdict));
 }
 
+/* Strict RFC 8259 through jansson: exactly one value and only JSON
+ * whitespace around it, no duplicate keys, no NUL (raw or \u0000) in any
+ * string or key, valid UTF-8, no lone surrogates, numbers without leading
+ * zeros or bare dots, nesting at most 2048 deep. */
+static int load_json(cradle_dev_request *request, const char *line, size_t length) {
+    json_error_t error;
+    request->root = json_loadb(line, length, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &error);
+    if (request->root != NULL) return 0;
+    size_t at = error.position > 0 ? (size_t)error.position : 0;
+    if (at > length) at = length;
+    size_t blank = 0;
+    while (blank < length && (line[blank] == ' ' || line[blank] == '\t' || line[blank] == '\r' || line[blank] == '\n'))
+        blank++;
+    if (blank == length) {
+        return refuse(request, CRADLE_EDEV_NOT_JSON, "empty line: expected a JSON object such as {\"cmd\":\"status\"}");
+    }
+    return refuse(request, CRADLE_EDEV_NOT_JSON, "not valid JSON at byte %zu of %zu: %s", at, length, error.text);
+}
+
+/* "id": a string or an integer below 2^53 in magnitude, echoed exactly. */
+static int read_id(cradle_dev_request *request) {
+    const json_t *id = json_object_get(request->root, "id");
+    if (id == NULL) return 0;
+    json_int_t limit = (json_int_t)1 << 53;
+    if (json_is_string(id) || (json_is_integer(id) && json_integer_value(id) < limit &&
+                               json_integer_value(id) > -limit)) {
+        request->id = id;
+        return 0;
+    }
+    char got[40];
+    describe(id, got);
+    return refuse(request, CRADLE_EDEV_ARGUMENT, "\"id\" must be a string or an integer below 2^53, got %s", got);
+}
+
 int cradle_dev_parse(cradle_dev_request *request, const char *line, size_t length, uint64_t max_count) {
     assert(request != NULL && (line != NULL || length == 0));
     assert(max_count >= 1 && max_count <= CRADLE_DEV_COUNT_LIMIT);
     *request = (cradle_dev_request){.root = NULL};
-
-    size_t first = 0;
-    while (first < length && is_json_space(line[first])) first++;
-    if (first == length) {
-        return refuse(request, CRADLE_EDEV_NOT_JSON,
-                      "empty line: expected a JSON object such as {\"cmd\":\"status\"}");
-    }
-    const char *end = NULL;
-    request->root = cJSON_ParseWithLengthOpts(line, length, &end, false);
-    if (request->root == NULL) {
-        size_t at = (end != NULL && end >= line && end <= line + length) ? (size_t)(end - line) : 0;
-        return refuse(request, CRADLE_EDEV_NOT_JSON, "not valid JSON (error near byte %zu of %zu)", at,
-                      length);
-    }
-    size_t after = (size_t)(end - line);
-    while (after < length && is_json_space(line[after])) after++;
-    if (after < length) {
-        return refuse(request, CRADLE_EDEV_NOT_JSON,
-                      "not valid JSON: unexpected bytes after the value at byte %zu", after);
-    }
+    int rc = load_json(request, line ? line : "", length);
+    if (rc != 0) return rc;
     char got[40];
-    if (!cJSON_IsObject(request->root)) {
+    if (!json_is_object(request->root)) {
         describe(request->root, got);
         return refuse(request, CRADLE_EDEV_NOT_OBJECT, "request must be a JSON object, got %s", got);
     }
-    const cJSON *id = cJSON_GetObjectItemCaseSensitive(request->root, "id");
-    if (id != NULL) {
-        if (cJSON_IsString(id) || (cJSON_IsNumber(id) && isfinite(id->valuedouble))) {
-            request->id = id;
-        } else {
-            describe(id, got);
-            return refuse(request, CRADLE_EDEV_ARGUMENT, "\"id\" must be a string or a number, got %s", got);
-        }
-    }
-    const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(request->root, "cmd");
+    rc = read_id(request);
+    if (rc != 0) return rc;
+    const json_t *cmd = json_object_get(request->root, "cmd");
     if (cmd == NULL) {
         return refuse(request, CRADLE_EDEV_NO_CMD,
                       "request has no \"cmd\" field (try {\"cmd\":\"status\"})");
     }
-    if (!cJSON_IsString(cmd) || cmd->valuestring == NULL) {
+    if (!json_is_string(cmd)) {
         describe(cmd, got);
         return refuse(request, CRADLE_EDEV_CMD_TYPE, "\"cmd\" must be a string, got %s", got);
     }
-    request->cmd = cmd->valuestring;
+    request->cmd = json_string_value(cmd);
     if (strcmp(request->cmd, "step") == 0) return parse_count(request, max_count);
     if (strcmp(request->cmd, "status") == 0) {
         request->command.kind = CRADLE_DEV_STATUS;
@@ -185,7 +192,7 @@ int cradle_dev_parse(cradle_dev_request *request, const char *line, size_t lengt
 }
 
 void cradle_dev_request_deinit(cradle_dev_request *request) {
-    cJSON_Delete(request->root);
+    json_decref(request->root);
     request->root = NULL;
     request->id = NULL;
     request->cmd = NULL;
@@ -199,7 +206,7 @@ int cradle_dev_arg_integer(cradle_dev_request *request, const char *name, bool r
                            int64_t max, int64_t fallback, int64_t *out) {
     assert(request->root != NULL && name != NULL && out != NULL);
     assert(min >= -(int64_t)CRADLE_DEV_COUNT_LIMIT && max <= (int64_t)CRADLE_DEV_COUNT_LIMIT && min <= max);
-    const cJSON *item = cJSON_GetObjectItemCaseSensitive(request->root, name);
+    const json_t *item = json_object_get(request->root, name);
     if (item == NULL && !required) {
         *out = fallback;
         return 0;
@@ -216,6 +223,39 @@ int cradle_dev_arg_integer(cradle_dev_request *request, const char *name, bool r
                   name, min, max, got, verdict_note(verdict));
 }
 
+int cradle_dev_arg_names(cradle_dev_request *request, const char *name, const char *const *names, size_t count,
+                         uint64_t *mask) {
+    assert(request->root != NULL && name != NULL && mask != NULL && count <= 64);
+    const json_t *item = json_object_get(request->root, name);
+    *mask = 0;
+    if (item == NULL) {
+        *mask = count == 64 ? UINT64_MAX : (UINT64_C(1) << count) - 1;
+        return 0;
+    }
+    char got[40];
+    if (!json_is_array(item)) {
+        describe(item, got);
+        return refuse(request, CRADLE_EDEV_ARGUMENT, "\"%s\" must be an array of names, got %s", name, got);
+    }
+    size_t index;
+    const json_t *value;
+    json_array_foreach(item, index, value) {
+        const char *text = json_string_value(value);
+        size_t known = count;
+        for (size_t i = 0; text && i < count; i++)
+            if (strcmp(names[i], text) == 0) known = i;
+        if (known == count) {
+            if (text) {
+                return refuse(request, CRADLE_EDEV_ARGUMENT, "\"%s\": unknown name \"%.64s\"", name, text);
+            }
+            describe(value, got);
+            return refuse(request, CRADLE_EDEV_ARGUMENT, "\"%s\" must hold names (strings), got %s", name, got);
+        }
+        *mask |= UINT64_C(1) << known;
+    }
+    return 0;
+}
+
 const cradle_dev_entry *cradle_dev_find(const cradle_dev_entry *table, size_t count, const char *name) {
     if (name == NULL) return NULL;
     for (size_t i = 0; i < count; i++) {
@@ -228,14 +268,12 @@ const cradle_dev_entry *cradle_dev_find(const cradle_dev_entry *table, size_t co
 
 static void write_id(cradle_writer *reply, const cradle_dev_request *request) {
     if (request == NULL || request->id == NULL) return;
-    const cJSON *id = request->id;
+    const json_t *id = request->id;
     cradle_writer_bytes(reply, ",\"id\":", 6);
-    if (cJSON_IsString(id)) {
-        cradle_writer_json_string(reply, id->valuestring, strlen(id->valuestring));
+    if (json_is_string(id)) {
+        cradle_writer_json_string(reply, json_string_value(id), json_string_length(id));
     } else {
-        char text[40];
-        format_number(id->valuedouble, text);
-        cradle_writer_text(reply, text);
+        cradle_writer_format(reply, "%" JSON_INTEGER_FORMAT, json_integer_value(id));
     }
 }
 

@@ -75,7 +75,15 @@ run 1 "$ctl" -s "$sock" step 1.5
 run 1 "$ctl" -s "$sock" step 1001
 [[ $out == *count_above_maximum* ]] || fail "step 1001: $out"
 run 1 "$ctl" -s "$sock" step 1e300
-[[ $out == *count_too_large* ]] || fail "step 1e300: $out"
+[[ $out == *count_not_integer* ]] || fail "step 1e300: $out"
+run 1 "$ctl" -s "$sock" --json '{"cmd":"step","count":01}'
+[[ $out == '{"ok":false,"error":"not_json",'* ]] || fail "count 01: $out"
+run 1 "$ctl" -s "$sock" step 9007199254740992
+[[ $out == *count_too_large* ]] || fail "step 2^53: $out"
+run 1 "$ctl" -s "$sock" --json '{"cmd":"step","count":1,"count":5}'
+[[ $out == '{"ok":false,"error":"not_json",'*duplicate* ]] || fail "duplicate key: $out"
+run 1 "$ctl" -s "$sock" --json '{"cmd":"step\u0000junk","count":1}'
+[[ $out == '{"ok":false,"error":"not_json",'* ]] || fail "NUL in cmd: $out"
 run 1 "$ctl" -s "$sock" step
 [[ $out == *count_missing* ]] || fail "step: $out"
 run 1 "$ctl" -s "$sock" fly speed=3 name=x

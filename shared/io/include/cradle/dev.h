@@ -10,10 +10,21 @@
  *   {"cmd":"<other>", ...}     a host command: parse returns CRADLE_EDEV_UNKNOWN
  *                              and cradle_dev_common() returns NULL; the host
  *                              looks the name up in its own table
- *                              (cradle_dev_find) and reads its fields from
- *                              request.root with the cJSON API or
- *                              cradle_dev_arg_integer().
- * Any request may carry "id" (a string or a number); its reply echoes it.
+ *                              (cradle_dev_find) and reads its fields with
+ *                              cradle_dev_arg_integer() and
+ *                              cradle_dev_arg_names().
+ * Any request may carry "id" (a string, or an integer below 2^53 in
+ * magnitude); its reply echoes it exactly.
+ *
+ * Strict JSON (RFC 8259, parsed with jansson): a line is exactly one JSON
+ * value with only space, tab, CR or LF around it. Refused as not_json and
+ * never run: bytes after the value, a form feed or NUL as whitespace,
+ * duplicate keys, NUL in a string or key (raw or \u0000), invalid UTF-8 or
+ * lone surrogates, leading zeros (01), bare dots (1., .5), integers beyond
+ * 2^63, nesting deeper than 2048. A value that is not an object is
+ * not_object. Integer fields (count, slot, ...) must be JSON integers:
+ * 1.0 and 1e3 are reals and refused (count_not_integer); from 2^53 on an
+ * integer is count_too_large (a double stops being exact there).
  *
  * Replies, one line each:
  *   {"ok":true[,"id":...][,fields...]}
@@ -22,11 +33,10 @@
  * become \u00XX and bytes that are not valid UTF-8 become \ufffd, so a reply
  * is valid JSON whatever bytes the request held.
  *
- * Memory: parsing goes through cJSON, which allocates the tree with malloc
- * (cJSON's hooks are process-wide, so this module does not redirect them);
- * cradle_dev_request_deinit frees it. The dev protocol is not on the step
- * path. Replies are written into a cradle_writer over caller memory and
- * allocate nothing.
+ * Memory: parsing goes through jansson, which allocates the tree with
+ * malloc; cradle_dev_request_deinit frees it. The dev protocol is not on
+ * the step path. Replies are written into a cradle_writer over caller
+ * memory and allocate nothing.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -35,7 +45,7 @@
 #include "cradle/errors.h"
 #include "cradle/writer.h"
 
-struct cJSON;
+struct json_t;
 
 /* The largest count a host may allow: every integer below 2^53 is exact in
  * the double a JSON number is read into. */
@@ -60,8 +70,8 @@ typedef struct cradle_dev_command {
 /* What parse learnt from one line. Pointers point into root and live until
  * cradle_dev_request_deinit. */
 typedef struct cradle_dev_request {
-    struct cJSON *root;      /* the parsed value, NULL when the line was not JSON */
-    const struct cJSON *id;  /* "id" when it is a string or a number, else NULL */
+    struct json_t *root;     /* the parsed value (jansson), NULL when the line was not JSON */
+    const struct json_t *id; /* "id" when it is a string or an integer, else NULL */
     const char *cmd;         /* "cmd" when it is a string, else NULL */
     cradle_dev_command command; /* meaningful when error == 0 */
     int error;               /* what parse returned */
@@ -94,11 +104,17 @@ const cradle_dev_command *cradle_dev_common(const cradle_dev_request *request);
 
 /* Reads the optional integer field `name` of a host command into *out.
  * Absent: *out = fallback and 0 when not required, else CRADLE_EDEV_ARGUMENT.
- * Present but not a whole number in [min, max]: CRADLE_EDEV_ARGUMENT and
+ * Present but not a JSON integer in [min, max]: CRADLE_EDEV_ARGUMENT and
  * request->message names the field, the range and the value got. min and max
  * must lie within +-(2^53 - 1) (asserted). */
 int cradle_dev_arg_integer(cradle_dev_request *request, const char *name, bool required,
                            int64_t min, int64_t max, int64_t fallback, int64_t *out);
+
+/* Reads the optional field `name`, an array of strings each one of
+ * names[0..count-1] (count <= 64), into *mask (bit i for names[i]); absent:
+ * every bit. Anything else is CRADLE_EDEV_ARGUMENT naming what was wrong. */
+int cradle_dev_arg_names(cradle_dev_request *request, const char *name, const char *const *names, size_t count,
+                         uint64_t *mask);
 
 /* A host's command table: it looks a request's cmd up by exact name. */
 typedef struct cradle_dev_entry {
