@@ -44,8 +44,15 @@ ctl_fails() { # expected-error args...: the reply is ok:false with that error
 ctl status | grep -q '"player_limit":2'
 ctl status | grep -q '"mode":"commanded"'
 [ "$(json_field "$(ctl step 50)" step)" = 50 ]
-sleep 0.3
-[ "$(json_field "$(ctl status)" step)" = 50 ]   # nothing advances by itself
+# Nothing advances by itself: once the server's own clock has run 300 ms
+# (18 steps at 60/s) past the step, a status it answers then still says 50.
+up0=$(json_field "$(ctl status)" uptime_ms)
+status_after() { # MS: the server answers a status at uptime >= MS (kept in $status)
+  status=$(ctl status)
+  [ "$(json_field "$status" uptime_ms)" -ge "$1" ]
+}
+wait_until 30 "the server's uptime to pass $((up0 + 300)) ms" status_after $((up0 + 300))
+[ "$(json_field "$status" step)" = 50 ] || { echo "commanded mode stepped by itself: $status"; exit 1; }
 [ "$(json_field "$(ctl step 7)" step)" = 57 ]
 
 # Refusals carry their reason.
@@ -57,6 +64,7 @@ grep -q '"reason":"build"' r2.out
 grep -q '"reason":"protocol"' r3.out
 
 # Two players join mid-session (state block at step 57); a third is refused.
+joins0=$(json_field "$(ctl status)" joins)
 "$client" --port "$PORT" --game "$game" --steps 100 --seed 1 --timeout-ms 20000 >a.out 2>a.err & a=$!
 "$client" --port "$PORT" --game "$game" --steps 100 --seed 2 --timeout-ms 20000 >b.out 2>b.err & b=$!
 "$client" --port "$PORT" --game "$game" --spectator --steps 100 --timeout-ms 20000 >s.out 2>s.err & s=$!
@@ -64,7 +72,10 @@ slots_at_least() { [ "$(ctl players | grep -o '"slot"' | wc -l)" -ge "$1" ]; }
 wait_until 30 "two players in their slots" slots_at_least 2
 "$client" --port "$PORT" --game "$game" --expect-refusal full >r4.out
 grep -q '"reason":"full"' r4.out
-sleep 0.2
+# A slot is taken at HELLO, but a peer joins (WELCOME, state block) in turn:
+# step only once all three have joined, so each joins at step 57.
+joins_at_least() { [ "$(json_field "$(ctl status)" joins)" -ge "$1" ]; }
+wait_until 30 "the two players and the spectator to join" joins_at_least $((joins0 + 3))
 ctl step 43 >/dev/null
 wait $a; wait $b; wait $s
 server_hash=$(json_field "$(ctl hash)" hash)
@@ -101,7 +112,10 @@ start_server --game "$game" --dev-socket dev.sock --log p.log
 ctl_fails wrong_state step 1
 ctl pause >/dev/null
 ctl resume >/dev/null
-sleep 0.3
+# The session steps again after the resume before SIGTERM stops it.
+step0=$(json_field "$(ctl status)" step)
+stepped_past() { [ "$(json_field "$(ctl status)" step)" -ge "$1" ]; }
+wait_until 30 "paced steps after the resume (step $((step0 + 10)))" stepped_past $((step0 + 10))
 kill -TERM "$SERVER_PID"
 rc=0; wait "$SERVER_PID" || rc=$?
 [ "$rc" -eq 0 ]
