@@ -33,7 +33,11 @@ for try in $(seq 1 20); do
   break
 done &
 rejoin=$!
-sleep 2
+# The late joiner comes last: once the rejoiner has joined slot 2 again (the
+# server's second join line for slot 2), so it catches up from a state block
+# of a session that has seen the drop and the rejoin.
+rejoined() { [ "$(grep -c 'joined as the player in slot 2 at step' server.err)" -ge 2 ]; }
+wait_until 30 "the rejoin of slot 2" rejoined
 run_client late --slot 3 --seed 14 --steps 600 --output late.bin & late=$!
 for pid in $p0 $p1 $spec $late; do wait "$pid"; done
 wait $rejoin || true
@@ -52,6 +56,7 @@ done
 # The late joiner and the rejoiner started from a state block.
 [ "$(json_field "$(grep done late.out)" start_step)" -gt 0 ]
 [ "$(json_field "$(grep done p2b.out)" start_step)" -ge 200 ]
+[ "$(json_field "$(grep done late.out)" start_step)" -ge "$(json_field "$(grep done p2b.out)" start_step)" ]
 grep -q "slot 2 left" server.err
 
 kill -TERM "$SERVER_PID"
