@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # cradle-server --agones against a stand-in for the Agones SDK sidecar
-# (agones_standin.py): the sidecar comes up a second after the server, so
+# (agones_standin.py): the sidecar is not ready when the server starts, so
 # the first calls fail and are retried; then Ready arrives once, Health at
 # least every 5 s, and SIGTERM (and, in a second run, the dev protocol's
 # quit) brings a Shutdown. A bad AGONES_SDK_HTTP_PORT is refused.
@@ -26,10 +26,13 @@ AGONES_PORT=$(cat port.txt)
 kill "$STANDIN_PID"; wait "$STANDIN_PID" 2>/dev/null || true; STANDIN_PID=
 export AGONES_SDK_HTTP_PORT=$AGONES_PORT
 
-# 1. SIGTERM ends the session.
+# 1. SIGTERM ends the session. The sidecar is not ready yet: the stand-in
+# answers 503 (its calls go to refused1.txt) until the server has made a
+# call that failed; then it comes up, and the server's retries get through.
+standin calls1.txt "$AGONES_PORT" refused1.txt
 start_server --game "$game" --players 2 --log one.log --agones
-sleep 1 # the sidecar is not there yet: calls fail and are retried
-standin calls1.txt "$AGONES_PORT"
+wait_until 30 "a failed call to the sidecar" test -s refused1.txt
+kill -USR1 "$STANDIN_PID"
 deadline=$((SECONDS + 30)) # Health every 2 s: three of them, then stop
 until [ "$(grep -c ' /health ' calls1.txt 2>/dev/null)" -ge 3 ]; do
   [ $SECONDS -lt $deadline ] || { echo "fewer than 3 Health calls in 30 s"; cat calls1.txt; exit 1; }
