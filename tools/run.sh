@@ -89,7 +89,7 @@ else
   pids+=("$!")
   for _ in $(seq 1 $(( (seconds + 4) / 5 ))); do
     sleep 5
-    ctl status || true
+    ctl --readable status || true
   done
 fi
 ctl quit >/dev/null 2>&1 || kill -TERM "$server_pid" 2>/dev/null || true

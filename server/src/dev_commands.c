@@ -12,6 +12,7 @@
 
 #include "cradle/log.h"
 #include "cradle/systime.h"
+#include "dev_events.h"
 #include "host_internal.h"
 
 static void write_hash_field(cradle_writer *reply, const char *key, uint64_t hash) {
@@ -100,6 +101,13 @@ static void dev_status(cradle_server_host *host, const cradle_dev_request *req, 
     cradle_dev_field_u64(reply, "dropped_stale", atomic_load(&host->net->stats.dropped_stale));
     /* Steps on disk after an fdatasync: a crash from now on keeps at least these. */
     cradle_dev_field_u64(reply, "durable_steps", host->log_open ? cradle_log_writer_durable_steps(&host->log) : 0);
+    /* The dev protocol itself: connections now, refused (all --dev-clients
+     * taken), event subscribers and those dropped for not reading. */
+    const cradle_transport_stats *dev = cradle_transport_get_stats(&host->transport);
+    cradle_dev_field_u64(reply, "dev_clients", dev->clients);
+    cradle_dev_field_u64(reply, "dev_refused", dev->refused);
+    cradle_dev_field_u64(reply, "dev_subscribers", dev->subscribers);
+    cradle_dev_field_u64(reply, "dev_subscribers_dropped", dev->subscribers_dropped);
     cradle_dev_reply_end(reply);
 }
 
@@ -143,6 +151,7 @@ static bool dev_kick(void *context, cradle_dev_request *req, cradle_writer *repl
     cradle_wire_set_text(m.as.bye.text, sizeof m.as.bye.text, "kicked by the operator");
     cradle__server_flush_steps(host);
     cradle__server_send_to_peer(host, p, &m, CRADLE_SERVER_OUT_RELIABLE | CRADLE_SERVER_OUT_DISCONNECT);
+    cradle_server_say(host, "info", "kick", "the operator kicked the player in slot %d", (int)slot);
     cradle__server_release_peer(host, p, "kicked");
     cradle_dev_reply_ok(reply, req);
     return false;
@@ -150,6 +159,7 @@ static bool dev_kick(void *context, cradle_dev_request *req, cradle_writer *repl
 
 static bool dev_pause(void *context, cradle_dev_request *req, cradle_writer *reply) {
     cradle_server_host *host = context;
+    if (!host->paused) cradle_server_say(host, "info", "pause", "paused by the operator at step %" PRIu64, host->sim.next_step);
     host->paused = true;
     cradle_dev_reply_ok(reply, req);
     return false;
@@ -157,6 +167,7 @@ static bool dev_pause(void *context, cradle_dev_request *req, cradle_writer *rep
 
 static bool dev_resume(void *context, cradle_dev_request *req, cradle_writer *reply) {
     cradle_server_host *host = context;
+    if (host->paused) cradle_server_say(host, "info", "pause", "resumed by the operator at step %" PRIu64, host->sim.next_step);
     host->paused = false;
     host->last_offer_ns = cradle_mono_ns(); /* no burst of owed steps */
     cradle_dev_reply_ok(reply, req);
@@ -211,6 +222,7 @@ static bool dev_flush(void *context, cradle_dev_request *req, cradle_writer *rep
 static const cradle_dev_entry dev_table[] = {
     {"players", dev_players}, {"kick", dev_kick},     {"pause", dev_pause}, {"resume", dev_resume},
     {"hash", dev_hash},       {"reload", dev_reload}, {"flush", dev_flush},
+    {"subscribe", cradle__server_dev_subscribe}, {"unsubscribe", cradle__server_dev_unsubscribe},
 };
 
 bool cradle_server_dev_line(void *context, const char *line, size_t length, cradle_writer *reply,

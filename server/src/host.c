@@ -15,13 +15,14 @@
 #include "cradle/hash.h"
 #include "cradle/systime.h"
 #include "cradle/wire.h"
+#include "dev_events.h"
 
 #define RELOAD_POLL_NS 200000000ull
 #define HELLO_TIMEOUT_NS 5000000000ull
 #define OUT_PUSH_PATIENCE_NS 2000000000ull
 
-void cradle_server_say(const cradle_server_host *host, const char *level, const char *event,
-                       const char *format, ...) {
+void cradle_server_say(cradle_server_host *host, const char *level, const char *event, const char *format,
+                       ...) {
     char message[512];
     va_list ap;
     va_start(ap, format);
@@ -42,6 +43,7 @@ void cradle_server_say(const cradle_server_host *host, const char *level, const 
     } else {
         fprintf(stderr, "cradle-server: %s: %s\n", level, message);
     }
+    if (host) cradle__server_publish_said(host, level, event, message);
 }
 
 /* ---- outbound --------------------------------------------------------------- */
@@ -164,6 +166,7 @@ static void report_log_error(cradle_server_host *host, int rc) {
 
 static void run_step(cradle_server_host *host) {
     uint64_t s = host->sim.next_step;
+    uint64_t started = host->transport_open ? cradle_mono_ns() : 0;
     build_snapshot(host, s);
     if (host->log_open) report_log_error(host, cradle_log_writer_append_step(&host->log, s, host->snapshot));
     cradle_sim_step(&host->sim, host->snapshot);
@@ -181,6 +184,7 @@ static void run_step(cradle_server_host *host) {
         host->last_hash = h;
         if (host->log_open) report_log_error(host, cradle_log_writer_append_hash(&host->log, s, h));
     }
+    if (host->transport_open) cradle__server_publish_step(host, cradle_mono_ns() - started);
 }
 
 /* ---- joining ---------------------------------------------------------------------- */
@@ -585,6 +589,7 @@ int cradle_server_host_init(cradle_server_host *host, const cradle_server_option
             .stdio = options->dev_stdin,
             .handler = cradle_server_dev_line,
             .context = host,
+            .max_clients = options->dev_clients,
             .peer_group = options->dev_group_set,
             .peer_gid = options->dev_group,
         };
@@ -677,6 +682,7 @@ int cradle_server_host_run(cradle_server_host *host) {
         }
         stream_join(host);
         cradle__server_flush_steps(host);
+        if (host->transport_open) cradle__server_publish_lag(host);
         if (host->log_open) report_log_error(host, cradle_log_writer_maybe_sync(&host->log, now));
         /* Nothing to do before the next step, reload check or dev line. */
         uint64_t wait = host->last_reload_poll_ns + RELOAD_POLL_NS - now;

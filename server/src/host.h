@@ -130,6 +130,10 @@ typedef struct cradle_server_host {
     cradle_transport transport;
     bool transport_open;
     bool transport_failed; /* a poll error was reported (once) */
+    /* its event stream (dev_events.h): each client's step-line interval */
+    uint32_t step_every[CRADLE_SERVER_DEV_CLIENTS_MAX + 1];
+    uint64_t step_ns_avg;
+    uint64_t seen_fell_behind, seen_dropped_steps; /* counters already reported */
 
     /* counters */
     uint64_t dropped_steps; /* steps the clock dropped (the host fell behind) */
@@ -181,11 +185,12 @@ int cradle_server_host_finish(cradle_server_host *host);
 /* Releases everything init acquired. Safe after a failed init. */
 void cradle_server_host_deinit(cradle_server_host *host);
 
-/* Logs a line on stderr in the format the options chose. */
+/* Logs a line on stderr in the format the options chose, and hands it to
+ * the dev event stream's subscribers (dev_events.h). Game thread only. */
 #if defined(__GNUC__)
 __attribute__((format(printf, 4, 5)))
 #endif
-void cradle_server_say(const cradle_server_host *host, const char *level, const char *event,
-                       const char *format, ...);
+void cradle_server_say(cradle_server_host *host, const char *level, const char *event, const char *format,
+                       ...);
 
 #endif

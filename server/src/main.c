@@ -133,7 +133,7 @@ static int setup_security(const cradle_server_options *o, security *sec) {
 
 /* What setup_security decided that an operator must see, in the server's
  * log format (--log-format): the insecure mode, a key file created now. */
-static void report_security(const cradle_server_host *host, const cradle_server_options *o,
+static void report_security(cradle_server_host *host, const cradle_server_options *o,
                             const security *sec) {
     if (o->insecure)
         cradle_server_say(host, "warning", "insecure",
@@ -251,7 +251,7 @@ static bool start_agones(cradle_agones *agones, cradle_server_host *host) {
 }
 
 /* The session ended (quit or SIGTERM) and the log is closed: tell Agones. */
-static void stop_agones(cradle_agones *agones, const cradle_server_host *host) {
+static void stop_agones(cradle_agones *agones, cradle_server_host *host) {
     if (!agones->started) return;
     cradle_agones_shutdown(agones);
     cradle_server_say(host, "info", "agones", "shutdown %s (health %llu, ready %llu, failed calls %llu)",

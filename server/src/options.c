@@ -15,6 +15,7 @@
 #include "cradle/game_abi.h"
 #include "cradle/help.h"
 #include "cradle/parse.h"
+#include "cradle/transport.h"
 #include "cradle/version.h"
 #include "cradle/wire.h"
 
@@ -58,6 +59,8 @@ static const option_row rows[] = {
     {"port", 'p', "N", "UDP port, 1..65535 (default 7777)", false, UINT(port, 1, 65535)},
     {"dev-socket", 'd', "PATH", "serve the dev protocol on a Unix socket", false, PATH_UP_TO(dev_socket, 108)},
     {"dev-stdin", 'i', NULL, "serve the dev protocol on stdin/stdout", false, SWITCH(dev_stdin)},
+    {"dev-clients", 'C', "N", "dev socket connections at once, 1..1024 (default 16); one\nmore is refused with a line naming this option", false,
+     UINT(dev_clients, 1, CRADLE_SERVER_DEV_CLIENTS_MAX)},
     {"log", 'l', "PATH", "record the session log to PATH", false, PATH(log)},
     {"seed", 's', "N", "session seed, 0..2^64-1 (default 1)", false, UINT(seed, 0, UINT64_MAX)},
     {"players", 'n', "N", "player slots, 1..the game's maximum (default: its maximum)", false, OWN},
@@ -353,6 +356,7 @@ void cradle_server_options_defaults(cradle_server_options *o) {
     o->hash_interval = CRADLE_SERVER_DEFAULT_HASH_INTERVAL;
     o->spectators = CRADLE_SERVER_DEFAULT_SPECTATORS;
     o->timeout_ms = 5000;
+    o->dev_clients = CRADLE_TRANSPORT_DEFAULT_CLIENTS;
 }
 
 cradle_server_parse cradle_server_options_parse(cradle_server_options *o, int argc, char **argv) {

@@ -23,12 +23,15 @@ typedef enum cradle_server_mode {
     CRADLE_SERVER_COMMANDED = 1, /* only the dev protocol's step advances */
 } cradle_server_mode;
 
+#define CRADLE_SERVER_DEV_CLIENTS_MAX 1024u /* --dev-clients at most */
+
 typedef struct cradle_server_options {
     char game[CRADLE_SERVER_PATH_MAX]; /* game library path (required) */
     char bind[64]; /* "" = any address */
     uint16_t port;
     char dev_socket[CRADLE_SERVER_PATH_MAX]; /* "" = none */
     bool dev_stdin;
+    uint32_t dev_clients; /* --dev-clients: socket connections at once */
     char log[CRADLE_SERVER_PATH_MAX]; /* "" = no session log */
     uint64_t seed;
     uint32_t players; /* 0 = the contract's maximum */

@@ -46,6 +46,8 @@ typedef struct cradle__transport_conn {
     size_t in_start, in_len, scan;
     char *out;
     size_t out_head, out_len;
+    uint64_t topics;  /* subscribed event topics; 0: not a subscriber */
+    bool dropping;    /* a slow subscriber: its last line is queued, it closes once sent */
 } conn;
 
 static size_t in_capacity(const cradle_transport *t) { return t->config.line_max + 1 + READ_CHUNK; }
@@ -254,6 +256,7 @@ int cradle_transport_open(cradle_transport *transport, const cradle_transport_co
 
 static void close_conn(cradle_transport *t, conn *c) {
     assert(!c->stdio);
+    if (c->topics) t->stats.subscribers--;
     close(c->in_fd);
     char *in = c->in, *out = c->out;
     *c = (conn){.in_fd = -1, .out_fd = -1, .in = in, .out = out};
@@ -308,6 +311,7 @@ static void run_line(cradle_transport *t, conn *c, char *line, size_t length) {
     cradle_writer w;
     cradle_writer_init(&w, c->out + c->out_len, t->config.output_bytes - c->out_len);
     cradle_arena_reset(&t->scratch);
+    t->current = (uint32_t)(c - t->conns);
     bool quit = t->config.handler(t->config.context, line, length, &w, &t->scratch);
     t->stats.lines++;
     if (w.overflow) {
@@ -400,13 +404,13 @@ static void finish_conn(cradle_transport *t, conn *c) {
         return;
     }
     bool drained = c->out_head == c->out_len;
-    if (c->broken || (c->read_closed && drained && !has_line(c))) close_conn(t, c);
+    if (c->broken || (c->read_closed && drained && (!has_line(c) || c->dropping))) close_conn(t, c);
 }
 
 static void refuse_client(cradle_transport *t, int fd) {
-    char line[160];
-    char message[96];
-    snprintf(message, sizeof message, "the server has %u clients already; try again later",
+    char line[192];
+    char message[128];
+    snprintf(message, sizeof message, "all %u dev connections are in use (the host's --dev-clients); try again later",
              (unsigned)t->config.max_clients);
     cradle_writer w;
     cradle_writer_init(&w, line, sizeof line);
@@ -534,6 +538,99 @@ int cradle_transport_poll_ns(cradle_transport *transport, int64_t timeout_ns) {
     }
     if (t->status == CRADLE_TRANSPORT_QUIT) flush_all(t, CLOSE_FLUSH_MS);
     return 0;
+}
+
+/* ---- subscriptions ---- */
+
+uint32_t cradle_transport_current(const cradle_transport *transport) { return transport->current; }
+
+void cradle_transport_subscribe(cradle_transport *transport, uint32_t client, uint64_t topics) {
+    assert(client < transport->conn_count && conn_active(&transport->conns[client]));
+    conn *c = &transport->conns[client];
+    if (c->dropping) return;
+    if (!c->topics && topics) transport->stats.subscribers++;
+    if (c->topics && !topics) transport->stats.subscribers--;
+    c->topics = topics;
+}
+
+bool cradle_transport_has_subscribers(const cradle_transport *transport, uint64_t topics) {
+    for (uint32_t i = 0; i < transport->conn_count; i++) {
+        const conn *c = &transport->conns[i];
+        if (conn_active(c) && (c->topics & topics)) return true;
+    }
+    return false;
+}
+
+/* Queues bytes at the end of c's output (the caller checked the room). */
+static void queue_bytes(cradle_transport *t, conn *c, const char *bytes, size_t length) {
+    (void)out_tail(t, c);
+    if (t->config.output_bytes - c->out_len < length) {
+        memmove(c->out, c->out + c->out_head, c->out_len - c->out_head);
+        c->out_len -= c->out_head;
+        c->out_head = 0;
+    }
+    memcpy(c->out + c->out_len, bytes, length);
+    c->out_len += length;
+}
+
+/* A subscriber that cannot keep up: its last line says why, its input is
+ * no longer read, and it closes once the queue is sent. */
+static void drop_subscriber(cradle_transport *t, conn *c) {
+    char line[MIN_RESERVE];
+    int n = snprintf(line, sizeof line,
+                     "{\"event\":\"dropped\",\"reason\":\"slow: the %zu-byte output queue was full\"}\n",
+                     t->config.output_bytes);
+    if (out_space(t, c) >= (size_t)n) queue_bytes(t, c, line, (size_t)n);
+    else c->broken = true; /* replies filled the queue: not even the last line fits */
+    c->topics = 0;
+    c->dropping = c->read_closed = true;
+    c->in_start = c->in_len = c->scan = 0;
+    t->stats.subscribers--;
+    t->stats.subscribers_dropped++;
+}
+
+/* Queues line to one subscriber, or drops it when its queue is full. */
+static bool deliver(cradle_transport *t, conn *c, const char *line, size_t length) {
+    /* A full queue is sent now, as far as the peer takes it without
+     * blocking (the stdio pair writes with blocking calls: its peer is the
+     * host's parent): a subscriber that reads keeps up even while a long
+     * step command holds the host. */
+    if (out_space(t, c) < length + MIN_RESERVE) flush_conn(c);
+    if (out_space(t, c) < length + MIN_RESERVE) {
+        drop_subscriber(t, c);
+        return false;
+    }
+    queue_bytes(t, c, line, length);
+    t->stats.published++;
+    return true;
+}
+
+static void check_event_line(const cradle_transport *t, const char *line, size_t length) {
+    (void)t, (void)line, (void)length;
+    assert(length > 0 && line[length - 1] == '\n' && length + MIN_RESERVE <= t->config.output_bytes);
+}
+
+uint32_t cradle_transport_publish(cradle_transport *transport, uint64_t topics, const char *line, size_t length) {
+    cradle_transport *t = transport;
+    check_event_line(t, line, length);
+    uint32_t reached = 0;
+    for (uint32_t i = 0; i < t->conn_count; i++) {
+        conn *c = &t->conns[i];
+        if (conn_active(c) && (c->topics & topics) && !c->broken) reached += deliver(t, c, line, length);
+    }
+    return reached;
+}
+
+uint64_t cradle_transport_topics(const cradle_transport *transport, uint32_t client) {
+    if (client >= transport->conn_count) return 0;
+    const conn *c = &transport->conns[client];
+    return conn_active(c) && !c->broken ? c->topics : 0;
+}
+
+bool cradle_transport_publish_to(cradle_transport *transport, uint32_t client, const char *line, size_t length) {
+    check_event_line(transport, line, length);
+    if (cradle_transport_topics(transport, client) == 0) return false;
+    return deliver(transport, &transport->conns[client], line, length);
 }
 
 cradle_transport_status cradle_transport_state(const cradle_transport *transport) { return transport->status; }

@@ -33,6 +33,9 @@ run() {
 # start_host ARGS...: starts the host in the background, waits for its
 # listening event.
 start_host() {
+  # The background job truncates out only once it runs: clear it here, so
+  # the previous host's listening line is never taken for this one's.
+  rm -f "$dir/out"
   "$record" --game "$counter" --log "$(newlog)" "$@" >"$dir/out" 2>"$dir/err" &
   pid=$!
   for _ in $(seq 200); do

@@ -7,7 +7,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include <cjson/cJSON.h>
+#include <jansson.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -49,6 +49,11 @@ static bool handle(void *context, const char *line, size_t length, cradle_writer
         cradle_dev_field_u64(reply, "length", length);
         cradle_dev_reply_end(reply);
         quit = cradle_dev_common(&r)->kind == CRADLE_DEV_QUIT;
+    } else if (rc == CRADLE_EDEV_UNKNOWN && strcmp(r.cmd, "sub") == 0) {
+        int64_t topics = 0;
+        assert_int_equal(cradle_dev_arg_integer(&r, "topics", true, 0, 255, 0, &topics), 0);
+        cradle_transport_subscribe(&f->transport, cradle_transport_current(&f->transport), (uint64_t)topics);
+        cradle_dev_reply_ok(reply, &r);
     } else if (rc == CRADLE_EDEV_UNKNOWN && strcmp(r.cmd, "big") == 0) {
         int64_t size = 0;
         if (cradle_dev_arg_integer(&r, "size", true, 0, 1 << 24, 0, &size) == 0) {
@@ -174,7 +179,7 @@ static void converse(fixture *f, client *clients, size_t count, size_t lines) {
 }
 
 /* The n-th reply line (from 0) of a client, parsed. */
-static cJSON *reply_at(const client *c, size_t index) {
+static json_t *reply_at(const client *c, size_t index) {
     const char *at = c->received, *end = c->received + c->received_length;
     for (size_t i = 0; i < index; i++) {
         at = memchr(at, '\n', (size_t)(end - at));
@@ -183,16 +188,16 @@ static cJSON *reply_at(const client *c, size_t index) {
     }
     const char *nl = memchr(at, '\n', (size_t)(end - at));
     assert_non_null(nl);
-    cJSON *j = cJSON_ParseWithLength(at, (size_t)(nl - at));
+    json_t *j = json_loadb(at, (size_t)(nl - at), 0, NULL);
     assert_non_null(j);
     return j;
 }
 
-static bool reply_ok(const cJSON *j) { return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "ok")); }
+static bool reply_ok(const json_t *j) { return json_is_true(json_object_get(j, "ok")); }
 
-static const char *reply_string(const cJSON *j, const char *name) {
-    const cJSON *item = cJSON_GetObjectItemCaseSensitive(j, name);
-    return cJSON_IsString(item) ? item->valuestring : "";
+static const char *reply_string(const json_t *j, const char *name) {
+    const char *text = json_string_value(json_object_get(j, name));
+    return text ? text : "";
 }
 
 static void test_listen_mode_event_and_removal(void **state) {
@@ -229,14 +234,14 @@ static void test_three_concurrent_clients(void **state) {
     converse(f, c, 1, 2);
     const char *ids[3] = {"a", "b", "c"};
     for (int i = 0; i < 3; i++) {
-        cJSON *j = reply_at(&c[i], 0);
+        json_t *j = reply_at(&c[i], 0);
         assert_string_equal(reply_string(j, "id"), ids[i]);
         assert_int_equal(reply_ok(j), i < 2);
-        cJSON_Delete(j);
+        json_decref(j);
     }
-    cJSON *j = reply_at(&c[0], 1);
+    json_t *j = reply_at(&c[0], 1);
     assert_string_equal(reply_string(j, "id"), "a2");
-    cJSON_Delete(j);
+    json_decref(j);
     assert_int_equal(cradle_transport_get_stats(&f->transport)->clients, 3);
     for (int i = 0; i < 3; i++) client_free(&c[i]);
     assert_int_equal(f->handled, 4);
@@ -285,16 +290,16 @@ static void test_overlong_line_then_good_line(void **state) {
     length += (size_t)snprintf(data + length, capacity - length, "{\"cmd\":\"status\",\"id\":\"after\"}\n");
     client c = client_new(f->path, data, length);
     converse(f, &c, 1, 3);
-    cJSON *j = reply_at(&c, 0);
+    json_t *j = reply_at(&c, 0);
     assert_string_equal(reply_string(j, "error"), "not_json");
-    cJSON_Delete(j);
+    json_decref(j);
     j = reply_at(&c, 1);
     assert_string_equal(reply_string(j, "error"), "line_too_long");
-    cJSON_Delete(j);
+    json_decref(j);
     j = reply_at(&c, 2);
     assert_true(reply_ok(j));
     assert_string_equal(reply_string(j, "id"), "after");
-    cJSON_Delete(j);
+    json_decref(j);
     assert_int_equal(cradle_transport_get_stats(&f->transport)->too_long, 1);
     client_free(&c);
     free(data);
@@ -313,11 +318,11 @@ static void test_line_split_across_writes(void **state) {
         if (i + 1 < strlen(line)) assert_int_equal(f->handled, 0);
     }
     converse(f, &c, 1, 1);
-    cJSON *j = reply_at(&c, 0);
+    json_t *j = reply_at(&c, 0);
     assert_string_equal(reply_string(j, "id"), "split");
     /* The '\r' before the newline is not part of the line. */
-    assert_int_equal(cJSON_GetObjectItemCaseSensitive(j, "length")->valueint, (int)strlen(line) - 2);
-    cJSON_Delete(j);
+    assert_int_equal((int)json_integer_value(json_object_get(j, "length")), (int)strlen(line) - 2);
+    json_decref(j);
     client_free(&c);
 }
 
@@ -367,10 +372,10 @@ static void test_quit_replies_then_stops(void **state) {
     converse(f, &c, 1, 2);
     assert_int_equal(cradle_transport_state(&f->transport), CRADLE_TRANSPORT_QUIT);
     assert_int_equal(count_lines(&c), 2);
-    cJSON *j = reply_at(&c, 1);
+    json_t *j = reply_at(&c, 1);
     assert_true(reply_ok(j));
-    assert_int_equal(cJSON_GetObjectItemCaseSensitive(j, "id")->valueint, 1);
-    cJSON_Delete(j);
+    assert_int_equal((int)json_integer_value(json_object_get(j, "id")), 1);
+    json_decref(j);
     assert_int_equal(f->handled, 2); /* the line after quit is not run */
     cradle_transport_close(&f->transport);
     f->open = false;
@@ -537,13 +542,13 @@ static void test_client_limit(void **state) {
     for (int i = 0; i < 3; i++) c[i] = client_new(f->path, "{\"cmd\":\"status\"}\n", 17);
     converse(f, c, 3, 1);
     for (int i = 0; i < 2; i++) {
-        cJSON *j = reply_at(&c[i], 0);
+        json_t *j = reply_at(&c[i], 0);
         assert_true(reply_ok(j));
-        cJSON_Delete(j);
+        json_decref(j);
     }
-    cJSON *j = reply_at(&c[2], 0);
+    json_t *j = reply_at(&c[2], 0);
     assert_string_equal(reply_string(j, "error"), "full");
-    cJSON_Delete(j);
+    json_decref(j);
     client_pump(&c[2], true);
     assert_true(c[2].closed);
     assert_int_equal(cradle_transport_get_stats(&f->transport)->refused, 1);
@@ -570,25 +575,124 @@ static void test_slow_reader_stalls_only_itself(void **state) {
     const char *q = "{\"cmd\":\"status\",\"id\":\"q\"}\n";
     client quick = client_new(f->path, q, strlen(q));
     converse(f, &quick, 1, 1);
-    cJSON *j = reply_at(&quick, 0);
+    json_t *j = reply_at(&quick, 0);
     assert_string_equal(reply_string(j, "id"), "q");
-    cJSON_Delete(j);
+    json_decref(j);
     /* A reply larger than the queue is replaced by an error line. */
     const char *bigs = "{\"cmd\":\"big\",\"size\":10000}\n{\"cmd\":\"big\",\"size\":10}\n";
     client big = client_new(f->path, bigs, strlen(bigs));
     converse(f, &big, 1, 2);
     j = reply_at(&big, 0);
     assert_string_equal(reply_string(j, "error"), "full");
-    cJSON_Delete(j);
+    json_decref(j);
     j = reply_at(&big, 1);
     assert_true(reply_ok(j));
-    cJSON_Delete(j);
+    json_decref(j);
     /* Once the slow client reads, it gets every reply in order. */
     converse(f, &slow, 1, N);
     assert_int_equal(count_lines(&slow), N);
     client_free(&slow);
     client_free(&quick);
     client_free(&big);
+}
+
+/* The index (from 0) of client c's line equal to text, or -1. */
+static long line_index(const client *c, const char *text) {
+    long index = 0;
+    const char *at = c->received, *end = c->received + c->received_length;
+    while (at < end) {
+        const char *nl = memchr(at, '\n', (size_t)(end - at));
+        if (!nl) break;
+        if ((size_t)(nl - at) == strlen(text) && memcmp(at, text, strlen(text)) == 0) return index;
+        index++;
+        at = nl + 1;
+    }
+    return -1;
+}
+
+static void test_subscribers_get_their_topics_in_order(void **state) {
+    fixture *f = *state;
+    open_socket(f, (cradle_transport_config){0});
+    const char *sub1 = "{\"cmd\":\"sub\",\"topics\":1}\n", *sub2 = "{\"cmd\":\"sub\",\"topics\":2}\n";
+    const char *status = "{\"cmd\":\"status\"}\n";
+    client c[3] = {client_new(f->path, sub1, strlen(sub1)), client_new(f->path, sub2, strlen(sub2)),
+                   client_new(f->path, status, strlen(status))};
+    converse(f, c, 3, 1);
+    assert_int_equal(cradle_transport_get_stats(&f->transport)->subscribers, 2);
+    assert_true(cradle_transport_has_subscribers(&f->transport, 1));
+    assert_false(cradle_transport_has_subscribers(&f->transport, 4));
+    assert_int_equal(cradle_transport_publish(&f->transport, 1, "{\"event\":\"e1\"}\n", 15), 1);
+    assert_int_equal(cradle_transport_publish(&f->transport, 2, "{\"event\":\"e2\"}\n", 15), 1);
+    assert_int_equal(cradle_transport_publish(&f->transport, 3, "{\"event\":\"e3\"}\n", 15), 2);
+    assert_int_equal(cradle_transport_publish(&f->transport, 4, "{\"event\":\"e4\"}\n", 15), 0);
+    converse(f, c, 2, 3);
+    assert_int_equal(line_index(&c[0], "{\"event\":\"e1\"}"), 1);
+    assert_int_equal(line_index(&c[0], "{\"event\":\"e3\"}"), 2);
+    assert_int_equal(line_index(&c[0], "{\"event\":\"e2\"}"), -1);
+    assert_int_equal(line_index(&c[1], "{\"event\":\"e2\"}"), 1);
+    assert_int_equal(line_index(&c[1], "{\"event\":\"e3\"}"), 2);
+    client_pump(&c[2], true);
+    assert_int_equal(count_lines(&c[2]), 1); /* not a subscriber: its reply only */
+    /* One subscriber's own line, and an unsubscribe. */
+    uint32_t second = UINT32_MAX;
+    for (uint32_t i = 0; i < cradle_transport_capacity(&f->transport); i++)
+        if (cradle_transport_topics(&f->transport, i) == 2) second = i;
+    assert_true(second != UINT32_MAX);
+    assert_true(cradle_transport_publish_to(&f->transport, second, "{\"event\":\"own\"}\n", 16));
+    const char *unsub = "{\"cmd\":\"sub\",\"topics\":0}\n";
+    c[0].send = unsub;
+    c[0].send_length = strlen(unsub);
+    c[0].sent = 0;
+    converse(f, c, 2, 4);
+    assert_int_equal(line_index(&c[1], "{\"event\":\"own\"}"), 3);
+    assert_false(cradle_transport_has_subscribers(&f->transport, 1));
+    assert_int_equal(cradle_transport_get_stats(&f->transport)->subscribers, 1);
+    /* A subscriber that disconnects is no longer one. */
+    client_free(&c[1]);
+    for (int i = 0; i < 1000 && cradle_transport_get_stats(&f->transport)->subscribers; i++)
+        assert_int_equal(cradle_transport_poll(&f->transport, 5), 0);
+    assert_int_equal(cradle_transport_get_stats(&f->transport)->subscribers, 0);
+    assert_int_equal(cradle_transport_publish(&f->transport, 2, "{\"event\":\"e5\"}\n", 15), 0);
+    client_free(&c[0]);
+    client_free(&c[2]);
+}
+
+static void test_slow_subscriber_is_dropped_alone(void **state) {
+    fixture *f = *state;
+    open_socket(f, (cradle_transport_config){.output_bytes = 8192, .reply_reserve = 1024});
+    const char *sub = "{\"cmd\":\"sub\",\"topics\":1}\n";
+    client slow = client_new(f->path, sub, strlen(sub));
+    client quick = client_new(f->path, sub, strlen(sub));
+    int small = 4096;
+    setsockopt(slow.fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+    converse(f, &slow, 1, 1);
+    converse(f, &quick, 1, 1);
+    char line[128];
+    int n = snprintf(line, sizeof line, "{\"event\":\"tick\",\"pad\":\"%080d\"}\n", 0);
+    enum { LINES = 20000 };
+    for (int i = 0; i < LINES; i++) {
+        (void)cradle_transport_publish(&f->transport, 1, line, (size_t)n);
+        client_pump(&quick, true); /* the quick one reads as the lines come */
+    }
+    const cradle_transport_stats *st = cradle_transport_get_stats(&f->transport);
+    assert_int_equal(st->subscribers_dropped, 1);
+    assert_int_equal(st->subscribers, 1);
+    converse(f, &quick, 1, 1 + LINES);
+    assert_int_equal(count_lines(&quick), 1 + LINES);
+    /* The slow one gets what was queued, then the dropped line, then EOF. */
+    for (int i = 0; i < 20000 && !slow.closed; i++) {
+        client_pump(&slow, true);
+        assert_int_equal(cradle_transport_poll(&f->transport, 1), 0);
+    }
+    assert_true(slow.closed);
+    assert_true(slow.received_length > 0);
+    const char *last = slow.received + slow.received_length - 1;
+    while (last > slow.received && last[-1] != '\n') last--;
+    assert_memory_equal(last, "{\"event\":\"dropped\",\"reason\":\"slow: the 8192-byte output queue was full\"}\n",
+                        strlen("{\"event\":\"dropped\",\"reason\":\"slow: the 8192-byte output queue was full\"}\n"));
+    assert_true(count_lines(&slow) < 1 + LINES);
+    client_free(&slow);
+    client_free(&quick);
 }
 
 static void test_stdio_over_pipes(void **state) {
@@ -699,6 +803,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_other_uid_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_peer_group_admitted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slow_reader_stalls_only_itself, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_subscribers_get_their_topics_in_order, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_slow_subscriber_is_dropped_alone, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stdio_over_pipes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stdio_budget_and_last_line, setup, teardown),
         cmocka_unit_test_setup_teardown(test_watched_fd_wakes_and_is_drained, setup, teardown),

@@ -39,7 +39,7 @@ typedef struct record_options {
     const char *game, *log, *script, *output;
     uint64_t seed, steps, max_count;
     bool steps_given;
-    uint32_t players, hash_interval, block_size;
+    uint32_t players, hash_interval, block_size, dev_clients;
     bool force, watch, json, check, dev_stdin;
     record_input input;
     record_pace pace;

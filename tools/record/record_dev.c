@@ -113,6 +113,7 @@ int record_dev_open(record_dev *d, recorder *r) {
     cradle_transport_config config = {
         .socket_path = r->o.dev_socket,
         .stdio = r->o.dev_stdin,
+        .max_clients = r->o.dev_clients, /* 0: the transport's default */
         .handler = handle_line,
         .context = d,
     };

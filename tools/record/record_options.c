@@ -13,7 +13,7 @@
 enum {
     OPT_GAME = 1000, OPT_LOG, OPT_SEED, OPT_PLAYERS, OPT_STEPS, OPT_SCRIPT, OPT_BOTS, OPT_OUTPUT,
     OPT_HASH_INTERVAL, OPT_RELOAD, OPT_WATCH, OPT_BLOCK_SIZE, OPT_FORCE, OPT_PACED, OPT_COMMANDED,
-    OPT_DEV_STDIN, OPT_DEV_SOCKET, OPT_MAX_COUNT, OPT_JSON, OPT_NO_CHECK, OPT_HELP, OPT_VERSION,
+    OPT_DEV_STDIN, OPT_DEV_SOCKET, OPT_DEV_CLIENTS, OPT_MAX_COUNT, OPT_JSON, OPT_NO_CHECK, OPT_HELP, OPT_VERSION,
 };
 
 typedef struct option_row {
@@ -54,6 +54,7 @@ static const option_row ROWS[] = {
     {OPT_DEV_SOCKET, "dev-socket", "PATH",
      "dev protocol on a Unix socket (mode 0600); paced or fast, status,\nflush and quit work while it runs", 0,
      0},
+    {OPT_DEV_CLIENTS, "dev-clients", "N", "dev socket connections at once (default 16)", 1, 1024},
     {OPT_MAX_COUNT, "max-count", "N", "largest step count one command may ask (default 100000)", 1,
      CRADLE_DEV_COUNT_LIMIT},
     {OPT_JSON, "json", NULL, "status and done lines as JSON", 0, 0},
@@ -98,6 +99,7 @@ static void store_number(record_options *o, int id, uint64_t v) {
     case OPT_HASH_INTERVAL: o->hash_interval = (uint32_t)v; break;
     case OPT_BLOCK_SIZE: o->block_size = (uint32_t)v; break;
     case OPT_MAX_COUNT: o->max_count = v; break;
+    case OPT_DEV_CLIENTS: o->dev_clients = (uint32_t)v; break;
     default: break;
     }
 }

@@ -17,7 +17,7 @@
  * rest of it up to the newline is discarded and the next line works.
  *
  * Socket clients: up to max_clients at once (16; one more is sent an error
- * line and closed), all non-blocking; each has its own input buffer and a
+ * line naming the limit and closed), all non-blocking; each has its own input buffer and a
  * bounded output queue, and lines split across reads and many lines per read
  * (pipelining) both work, replies in request order. Back-pressure: while a
  * client's output queue has less than reply_reserve bytes free, the server
@@ -47,6 +47,18 @@
  * anything else at the path (a symlink, a file, another user's socket) is
  * refused. cradle_transport_close removes the
  * file if it is still the one this transport created.
+ *
+ * Subscriptions: a handler may make the client whose line it runs
+ * (cradle_transport_current) a subscriber of a set of topics (bits of a
+ * mask the host defines). cradle_transport_publish queues an event line to
+ * every subscriber of its topics, interleaved with that client's replies in
+ * order. Publishing never blocks on a socket client: a full queue is first
+ * sent as far as the socket takes it at once, and a subscriber whose queue
+ * still cannot take the line is sent
+ *   {"event":"dropped","reason":"slow: the N-byte output queue was full"}
+ * instead, its input is no longer read and it is closed once that line is
+ * sent; other clients and the host go on. The stdio client's queue is
+ * flushed with blocking writes instead (its reader is the host's parent).
  *
  * Memory: open allocates every buffer (about 1.3 MiB per client with the
  * defaults) and close frees them; polling allocates nothing. Not thread-safe:
@@ -102,6 +114,9 @@ typedef struct cradle_transport_stats {
     uint64_t overflowed;   /* replies replaced because they did not fit */
     uint64_t clients;      /* socket clients connected now */
     uint64_t denied;       /* socket clients refused by the credential check */
+    uint64_t subscribers;  /* clients subscribed now */
+    uint64_t published;    /* event lines queued to subscribers */
+    uint64_t subscribers_dropped; /* subscribers closed for falling behind */
 } cradle_transport_stats;
 
 struct cradle__transport_conn;
@@ -123,6 +138,7 @@ typedef struct cradle_transport {
     void *scratch_block;
     cradle_arena scratch;
     int system_error; /* errno behind the last CRADLE_EIO, for messages */
+    uint32_t current; /* the connection whose line the handler runs */
 } cradle_transport;
 
 /* Allocates the buffers, then binds and listens on config->socket_path (if
@@ -149,6 +165,37 @@ CRADLE_MUST_CHECK int cradle_transport_poll_ns(cradle_transport *transport, int6
  * and read it dry: a wake-up pipe that another thread writes to, so one
  * wait covers the dev clients and that thread's news. */
 void cradle_transport_watch(cradle_transport *transport, int fd);
+
+/* Inside a handler: the client whose line runs (for subscribe). */
+uint32_t cradle_transport_current(const cradle_transport *transport);
+
+/* Makes client a subscriber of topics (0: no longer one). A client being
+ * dropped stays dropped. */
+void cradle_transport_subscribe(cradle_transport *transport, uint32_t client, uint64_t topics);
+
+/* True when some client subscribes to one of topics: a host skips
+ * formatting an event nobody reads. */
+bool cradle_transport_has_subscribers(const cradle_transport *transport, uint64_t topics);
+
+/* Queues line (length bytes ending with '\n', at most the output queue less
+ * 256 bytes) to every subscriber of one of topics; a slow one is dropped
+ * (above). Returns how many subscribers it reached. Never blocks on a
+ * socket. */
+uint32_t cradle_transport_publish(cradle_transport *transport, uint64_t topics, const char *line, size_t length);
+
+/* The topics client subscribes to now (0: none, or no such client). */
+uint64_t cradle_transport_topics(const cradle_transport *transport, uint32_t client);
+
+/* As publish, to one subscriber only (an event it alone asked for, such as
+ * a step line at its own interval). False when client subscribes to
+ * nothing or was dropped now. */
+bool cradle_transport_publish_to(cradle_transport *transport, uint32_t client, const char *line, size_t length);
+
+/* The most clients a transport holds (the stdio pair and the socket slots):
+ * client numbers are below it. */
+static inline uint32_t cradle_transport_capacity(const cradle_transport *transport) {
+    return transport->conn_count;
+}
 
 cradle_transport_status cradle_transport_state(const cradle_transport *transport);
 const cradle_transport_stats *cradle_transport_get_stats(const cradle_transport *transport);

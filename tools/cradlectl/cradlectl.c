@@ -8,15 +8,20 @@
  *   cradlectl --socket PATH --file script.txt one command per line
  *   cradlectl --socket PATH < script.txt      the same from stdin
  *   cradlectl --socket PATH                   a prompt, when stdin is a terminal
+ *   cradlectl --socket PATH watch join leave  the host's event stream until it ends
+ *
+ * On a terminal, replies with several fields (status, players) print as a
+ * readable block; in a pipe as one "ok  key=value ..." line; --json prints
+ * the raw JSON lines.
  *
  * Exit status: 0 when every reply was ok, 1 when the server answered
  * ok:false (or could not be reached, or did not reply in time), 2 on a usage
  * error.
  */
-#include <cjson/cJSON.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +31,7 @@
 #include <unistd.h>
 
 #include "cradle/cradle.h"
+#include "ctl.h"
 
 #define REQUEST_MAX (CRADLE_TRANSPORT_LINE_MAX + 2)
 #define REPLY_MAX ((size_t)64 << 20)
@@ -34,7 +40,7 @@ enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
 
 typedef struct ctl {
     const char *socket_path;
-    bool json;
+    ctl_format format;
     double timeout_s;
     int fd;
     char *reply;      /* received bytes: [0, reply_length) */
@@ -48,7 +54,9 @@ static void usage(FILE *to) {
             "Sends dev-protocol commands to a Cradle host and prints the replies.\n\n"
             "  -s, --socket PATH     the host's dev socket (default: $CRADLE_SOCKET)\n"
             "  -f, --file FILE       run the commands in FILE, one per line ('-': stdin)\n"
-            "  -j, --json            print each reply as the raw JSON line\n"
+            "  -j, --json            print each reply and event as the raw JSON line\n"
+            "  -r, --readable        print replies as readable blocks even when stdout\n"
+            "                        is not a terminal (the default on a terminal)\n"
             "  -t, --timeout SECS    connect and reply timeout (default 5)\n"
             "  -h, --help            show this help\n"
             "  -V, --version         show the version\n\n"
@@ -56,6 +64,12 @@ static void usage(FILE *to) {
             "  status                the host's step, mode and state\n"
             "  step N                advance N steps (commanded hosts)\n"
             "  quit                  stop the host\n"
+            "  players               the players table\n"
+            "  watch [EVENT...] [every=N]\n"
+            "                        subscribe and print the host's events until it ends\n"
+            "                        or Ctrl-C: join leave refused desync timeout reload\n"
+            "                        pause kick log fell_behind step server (default all;\n"
+            "                        'step' prints a line every N steps, default 60)\n"
             "  WORD [KEY=VALUE...]   any other command: {\"cmd\":WORD,KEY:VALUE,...}\n"
             "                        (VALUE goes as a number/true/false/null when it is\n"
             "                        one, else as a string)\n"
@@ -96,12 +110,35 @@ static void put_value(cradle_writer *w, const char *value) {
     else cradle_writer_json_string(w, value, strlen(value));
 }
 
+/* watch [EVENT...] [every=N]: the subscribe request. */
+static void build_subscribe(cradle_writer *w, char **words, int count) {
+    cradle_writer_text(w, "{\"cmd\":\"subscribe\"");
+    const char *every = NULL;
+    int names = 0;
+    for (int i = 1; i < count; i++) {
+        if (!strncmp(words[i], "every=", 6)) {
+            every = words[i] + 6;
+            continue;
+        }
+        cradle_writer_text(w, names++ ? "," : ",\"events\":[");
+        cradle_writer_json_string(w, words[i], strlen(words[i]));
+    }
+    if (names) cradle_writer_text(w, "]");
+    if (every) {
+        cradle_writer_text(w, ",\"every\":");
+        put_value(w, every);
+    }
+    cradle_writer_text(w, "}");
+}
+
 /* Turns command words into one request line (with its newline) in
  * c->request. Returns its length, or 0 after writing why into error. */
 static size_t build_request(ctl *c, char **words, int count, char *error, size_t error_size) {
     cradle_writer w;
     cradle_writer_init(&w, c->request, REQUEST_MAX);
-    if (words[0][0] == '{') {
+    if (!strcmp(words[0], "watch")) {
+        build_subscribe(&w, words, count);
+    } else if (words[0][0] == '{') {
         if (count > 1) {
             snprintf(error, error_size, "a raw JSON request must be a single argument (quote it)");
             return 0;
@@ -236,83 +273,73 @@ static int read_reply(ctl *c, size_t *line_length) {
     }
 }
 
-/* ---- printing replies ---- */
-
-/* Prints text with control characters shown as '?', so a reply cannot
- * drive the terminal. */
-static void print_clean(const char *text) {
-    for (const unsigned char *p = (const unsigned char *)text; *p; p++) putchar(*p < 0x20 || *p == 0x7f ? '?' : *p);
-}
-
-static void print_value(const cJSON *item) {
-    if (cJSON_IsString(item)) {
-        print_clean(item->valuestring);
-    } else if (cJSON_IsNumber(item)) {
-        double d = item->valuedouble;
-        if (d > -9007199254740992.0 && d < 9007199254740992.0 && d == (double)(int64_t)d) printf("%" PRId64, (int64_t)d);
-        else printf("%.17g", d);
-    } else {
-        char *text = cJSON_PrintUnformatted(item);
-        print_clean(text ? text : "?");
-        cJSON_free(text);
-    }
-}
-
-/* Prints one reply line; returns EXIT_OK for ok:true, else EXIT_FAILED. */
-static int show_reply(const ctl *c, const char *line, size_t length) {
-    cJSON *root = cJSON_ParseWithLength(line, length);
-    const cJSON *ok = cJSON_GetObjectItemCaseSensitive(root, "ok");
-    int verdict = cJSON_IsTrue(ok) ? EXIT_OK : EXIT_FAILED;
-    if (c->json) {
-        fwrite(line, 1, length, stdout);
-        putchar('\n');
-    } else if (!cJSON_IsObject(root) || !cJSON_IsBool(ok)) {
-        printf("? ");
-        fwrite(line, 1, length, stdout);
-        putchar('\n');
-        fprintf(stderr, "cradlectl: the reply is not a dev-protocol reply\n");
-    } else if (verdict == EXIT_OK) {
-        fputs("ok ", stdout);
-        for (const cJSON *item = root->child; item; item = item->next) {
-            if (!strcmp(item->string, "ok")) continue;
-            printf(" %s=", item->string);
-            print_value(item);
-        }
-        putchar('\n');
-    } else {
-        const cJSON *error = cJSON_GetObjectItemCaseSensitive(root, "error");
-        const cJSON *message = cJSON_GetObjectItemCaseSensitive(root, "message");
-        const cJSON *id = cJSON_GetObjectItemCaseSensitive(root, "id");
-        fputs("error  ", stdout);
-        print_clean(cJSON_IsString(error) ? error->valuestring : "?");
-        if (cJSON_IsString(message)) {
-            fputs(": ", stdout);
-            print_clean(message->valuestring);
-        }
-        if (id) {
-            fputs("  id=", stdout);
-            print_value(id);
-        }
-        putchar('\n');
-    }
-    fflush(stdout);
-    cJSON_Delete(root);
-    return verdict;
-}
-
 /* Sends one request (length bytes in c->request) and prints its reply. */
 static int round_trip(ctl *c, size_t length) {
     int rc = send_all(c, c->request, length);
     size_t line_length = 0;
     if (rc == EXIT_OK) rc = read_reply(c, &line_length);
     if (rc != EXIT_OK) return -1;
-    rc = show_reply(c, c->reply, line_length);
+    rc = ctl_show_reply(c->format, c->reply, line_length);
     c->reply_length -= line_length + 1;
     memmove(c->reply, c->reply + line_length + 1, c->reply_length);
     return rc;
 }
 
 /* ---- modes ---- */
+
+static volatile sig_atomic_t watch_stopped = 0;
+
+static void on_watch_signal(int signal_number) {
+    (void)signal_number;
+    watch_stopped = 1;
+}
+
+/* watch: the subscribe reply, then every event line until the host closes
+ * the stream (quit, or dropped for not reading) or SIGINT/SIGTERM. Exit 0
+ * when the host or the user ended it, 1 when it was refused or dropped. */
+static int run_watch(ctl *c, size_t length) {
+    int rc = round_trip(c, length);
+    if (rc != EXIT_OK) return EXIT_FAILED;
+    struct sigaction stop = {.sa_handler = on_watch_signal}; /* no SA_RESTART: recv returns EINTR */
+    sigemptyset(&stop.sa_mask);
+    sigaction(SIGINT, &stop, NULL);
+    sigaction(SIGTERM, &stop, NULL);
+    struct timeval forever = {0};
+    setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &forever, sizeof forever);
+    if (c->format != CTL_JSON) {
+        fprintf(stderr, "cradlectl: watching %s (Ctrl-C to stop)\n", c->socket_path);
+    }
+    for (;;) {
+        size_t line_length = 0;
+        char *nl = memchr(c->reply, '\n', c->reply_length);
+        if (!nl) {
+            if (c->reply_length == c->reply_capacity) {
+                fprintf(stderr, "cradlectl: an event line longer than %zu bytes\n", c->reply_capacity);
+                return EXIT_FAILED;
+            }
+            ssize_t n = recv(c->fd, c->reply + c->reply_length, c->reply_capacity - c->reply_length, 0);
+            if (n > 0) {
+                c->reply_length += (size_t)n;
+                continue;
+            }
+            if (n < 0 && errno == EINTR) {
+                if (watch_stopped) return EXIT_OK;
+                continue;
+            }
+            if (n == 0) return EXIT_OK; /* the host ended the stream */
+            fprintf(stderr, "cradlectl: reading from %s: %s\n", c->socket_path, strerror(errno));
+            return EXIT_FAILED;
+        }
+        line_length = (size_t)(nl - c->reply);
+        rc = ctl_show_event(c->format, c->reply, line_length);
+        c->reply_length -= line_length + 1;
+        memmove(c->reply, c->reply + line_length + 1, c->reply_length);
+        if (rc == 2) {
+            fprintf(stderr, "cradlectl: the host dropped this watch: it did not read fast enough\n");
+            return EXIT_FAILED;
+        }
+    }
+}
 
 /* Splits a script line into words at blanks (no quoting), in place. */
 static int split_words(char *line, char **words, int max) {
@@ -380,16 +407,19 @@ int main(int argc, char **argv) {
     static const struct option options[] = {
         {"socket", required_argument, NULL, 's'}, {"file", required_argument, NULL, 'f'},
         {"json", no_argument, NULL, 'j'},         {"timeout", required_argument, NULL, 't'},
+        {"readable", no_argument, NULL, 'r'},
         {"help", no_argument, NULL, 'h'},         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
     int opt;
     /* '+': options end at the first command word, so "step -1" reaches the host. */
-    while ((opt = getopt_long(argc, argv, "+s:f:jt:hV", options, NULL)) != -1) {
+    bool json = false, readable = false;
+    while ((opt = getopt_long(argc, argv, "+s:f:jrt:hV", options, NULL)) != -1) {
         switch (opt) {
         case 's': c.socket_path = optarg; break;
         case 'f': file = optarg; break;
-        case 'j': c.json = true; break;
+        case 'j': json = true; break;
+        case 'r': readable = true; break;
         case 't': {
             char *end = NULL;
             c.timeout_s = strtod(optarg, &end);
@@ -410,6 +440,7 @@ int main(int argc, char **argv) {
         default: usage(stderr); return EXIT_USAGE;
         }
     }
+    c.format = json ? CTL_JSON : readable || isatty(STDOUT_FILENO) ? CTL_READABLE : CTL_LINE;
     if (c.socket_path == NULL || c.socket_path[0] == '\0') {
         fprintf(stderr, "cradlectl: no socket: pass --socket PATH or set CRADLE_SOCKET\n");
         return EXIT_USAGE;
@@ -448,7 +479,9 @@ int main(int argc, char **argv) {
     }
     status = connect_host(&c);
     if (status == EXIT_OK) {
-        if (one_shot) {
+        if (one_shot && !strcmp(argv[optind], "watch")) {
+            status = run_watch(&c, one_shot);
+        } else if (one_shot) {
             int rc = round_trip(&c, one_shot);
             status = rc < 0 ? EXIT_FAILED : rc;
         } else if (script) {
