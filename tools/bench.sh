@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench.sh [NAME...]: builds the benchmark programs in Release and runs them
-# (all, or only those named: core world game log reload dev server secure
+# (all, or only those named: core world game log reload dev events server secure
 # client). Each prints its own figures; the README's performance table comes
 # from these runs. bench_server runs 64 bots for BENCH_SERVER_SECONDS (60).
 set -euo pipefail
@@ -12,11 +12,12 @@ cmake --build build/release -j"$(nproc)" >build/release-build.log 2>&1 ||
 b=build/release/tools/bench
 vanguard=build/release/shared/games/vanguard/vanguard.so
 names=("$@")
-[ ${#names[@]} -gt 0 ] || names=(core world game log reload dev secure client server)
+[ ${#names[@]} -gt 0 ] || names=(core world game log reload dev events secure client server)
 for name in "${names[@]}"; do
   echo "== bench_$name"
   case "$name" in
     dev) bash tools/bench/bench_dev.sh build/release ;;
+    events) bash tools/bench/bench_events.sh build/release ;;
     log) "$b/bench_log" "$vanguard" ;;
     server) "$b/bench_server" "${BENCH_SERVER_SECONDS:-60}" ;;
     *) [ -x "$b/bench_$name" ] || { echo "bench.sh: no benchmark '$name'" >&2; exit 2; }

@@ -24,6 +24,14 @@ static const char *const TOPICS[] = {"join",   "leave", "refused", "desync",    
 
 _Static_assert(TOPIC_COUNT == 12, "TOPIC_STEP and TOPIC_SERVER follow TOPICS");
 
+/* Sets client's step-line interval (0: none), keeping the count of
+ * clients that have one. */
+static void set_every(cradle_server_host *host, uint32_t client, uint32_t every) {
+    host->step_watchers -= host->step_every[client] != 0;
+    host->step_every[client] = every;
+    host->step_watchers += every != 0;
+}
+
 /* The topic of a logged event: its own name, else "server" (start, stop,
  * signals, dev transport errors, ...). */
 static uint64_t topic_of(const char *event) {
@@ -46,7 +54,7 @@ bool cradle__server_dev_subscribe(void *context, cradle_dev_request *req, cradle
     }
     uint32_t client = cradle_transport_current(&host->transport);
     cradle_transport_subscribe(&host->transport, client, topics);
-    host->step_every[client] = (topics & TOPIC_STEP) ? (uint32_t)every : 0;
+    set_every(host, client, (topics & TOPIC_STEP) ? (uint32_t)every : 0);
     cradle_dev_reply_begin(reply, req);
     cradle_writer_text(reply, ",\"events\":[");
     bool first = true;
@@ -66,7 +74,7 @@ bool cradle__server_dev_unsubscribe(void *context, cradle_dev_request *req, crad
     cradle_server_host *host = context;
     uint32_t client = cradle_transport_current(&host->transport);
     cradle_transport_subscribe(&host->transport, client, 0);
-    host->step_every[client] = 0;
+    set_every(host, client, 0);
     cradle_dev_reply_ok(reply, req);
     return false;
 }
@@ -108,7 +116,7 @@ void cradle__server_publish_step(cradle_server_host *host, uint64_t step_ns) {
         uint32_t every = host->step_every[c];
         if (!every || done % every != 0) continue;
         if (!(cradle_transport_topics(&host->transport, c) & TOPIC_STEP)) {
-            host->step_every[c] = 0; /* gone, dropped, or another client in the slot now */
+            set_every(host, c, 0); /* gone, dropped, or another client in the slot now */
             continue;
         }
         if (length == 0) {

@@ -166,7 +166,7 @@ static void report_log_error(cradle_server_host *host, int rc) {
 
 static void run_step(cradle_server_host *host) {
     uint64_t s = host->sim.next_step;
-    uint64_t started = host->transport_open ? cradle_mono_ns() : 0;
+    uint64_t started = host->step_watchers ? cradle_mono_ns() : 0;
     build_snapshot(host, s);
     if (host->log_open) report_log_error(host, cradle_log_writer_append_step(&host->log, s, host->snapshot));
     cradle_sim_step(&host->sim, host->snapshot);
@@ -184,7 +184,7 @@ static void run_step(cradle_server_host *host) {
         host->last_hash = h;
         if (host->log_open) report_log_error(host, cradle_log_writer_append_hash(&host->log, s, h));
     }
-    if (host->transport_open) cradle__server_publish_step(host, cradle_mono_ns() - started);
+    if (host->step_watchers) cradle__server_publish_step(host, cradle_mono_ns() - started);
 }
 
 /* ---- joining ---------------------------------------------------------------------- */

@@ -132,6 +132,7 @@ typedef struct cradle_server_host {
     bool transport_failed; /* a poll error was reported (once) */
     /* its event stream (dev_events.h): each client's step-line interval */
     uint32_t step_every[CRADLE_SERVER_DEV_CLIENTS_MAX + 1];
+    uint32_t step_watchers; /* clients with a step interval: 0 skips the step's timing */
     uint64_t step_ns_avg;
     uint64_t seen_fell_behind, seen_dropped_steps; /* counters already reported */
 
