@@ -70,6 +70,45 @@ out=$(CRADLE_SOCKET=$sock "$ctl" status)
 run 0 "$ctl" -s "$sock" --json '{"cmd":"step","count":5,"id":"r1"}'
 [ "$out" = '{"ok":true,"id":"r1","step":15}' ] || fail "raw JSON: $out"
 
+echo "== lines that are not strict JSON run nothing"
+before=$("$ctl" -s "$sock" --json status | sed -n 's/.*"step":\([0-9]*\).*/\1/p')
+python3 - "$sock" <<'PY'
+import json, socket, sys
+# Each would step a lenient parser; each must be refused and run nothing.
+lines = [b'{"cmd":"step","count":01}', b'{"cmd":"step","count":1.}', b'{"cmd":"step","count":.5e1}',
+         b'\x0c{"cmd":"step","count":1}', b'{"cmd":"step","count":1}\x0c', b'\x00{"cmd":"step","count":1}',
+         b'{"cmd":"step\\u0000junk","count":1}', b'{"cmd":"step","count":1,"count":2}',
+         b'{"cmd":"step","count":1e0}', b'{"cmd":"step","count":1.0}', b'{"cmd":"st\\ud800ep","count":1}',
+         b'{"cmd":"step","count":1,}', b'{"cmd":"step","count":+1}', b'{"cmd":"step","count":1',
+         b'[{"cmd":"step","count":1}]', b'{"cmd":"step","count":1}{"cmd":"step","count":1}',
+         b'{"cmd":"step","count":0x1}', b'{\'cmd\':\'step\',\'count\':1}', b'\xef\xbb\xbf{"cmd":"step","count":1}',
+         b'{"cmd":"step","count":99999999999999999999999}', b'{"cmd":"step","count":1, "c\\u0000":1}']
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(sys.argv[1])
+s.sendall(b"".join(l + b"\n" for l in lines))
+data = b""
+while data.count(b"\n") < len(lines):
+    chunk = s.recv(65536)
+    assert chunk, "the host closed the connection"
+    data += chunk
+for line, reply in zip(lines, data.split(b"\n")):
+    r = json.loads(reply)
+    assert r["ok"] is False, (line, reply)
+    assert r["error"] in ("not_json", "not_object", "count_not_integer"), (line, reply)
+print(len(lines), "refused")
+PY
+after=$("$ctl" -s "$sock" --json status | sed -n 's/.*"step":\([0-9]*\).*/\1/p')
+[ "$before" = "$after" ] || fail "a refused line stepped the host: $before -> $after"
+
+echo "== readable output: a terminal's default, or --readable"
+run 0 "$ctl" -s "$sock" --readable status
+[[ $(echo "$out" | head -n 1) == "step $after  commanded"* ]] || fail "readable status: $out"
+echo "$out" | grep -q '^game counter  build ' || fail "readable status game line: $out"
+if command -v script >/dev/null; then
+  tty_out=$(script -qec "$ctl -s $sock status" /dev/null | tr -d '\r')
+  [[ $(echo "$tty_out" | head -n 1) == "step $after  commanded"* ]] || fail "status on a terminal: $tty_out"
+fi
+
 echo "== server errors exit 1"
 run 1 "$ctl" -s "$sock" step 0
 [[ $out == "error  count_zero: "* ]] || fail "step 0: $out"

@@ -30,6 +30,11 @@ wait_until 10 "the watcher to subscribe" subscribed
 "$client" --port "$PORT" --game "$game" --insecure --steps 100000 --timeout-ms 30000 >a.out 2>a.err & a=$!
 joined() { grep -q '"event":"join"' watch.out; }
 wait_until 20 "a join event" joined
+# The players table, as a terminal shows it.
+"$ctl" --socket dev.sock --readable players >players.out
+grep -Eq '^players 1' players.out || fail "readable players: $(cat players.out)"
+grep -Eq '^  slot +address +rtt_ms' players.out || fail "players table header: $(cat players.out)"
+grep -Eq '^  0 +127\.0\.0\.1:[0-9]+ ' players.out || fail "players table row: $(cat players.out)"
 ctl step 50 >/dev/null
 ctl pause >/dev/null
 ctl resume >/dev/null

@@ -200,14 +200,16 @@ static void print_uptime(int64_t ms) {
 
 static void print_readable(json_t *root) {
     const json_t *v;
-    printf("step ");
-    print_value(stdout, json_object_get(root, "step"));
-    if ((v = json_object_get(root, "mode"))) {
-        printf("  %s", json_string_value(v) ? json_string_value(v) : "?");
-        if (json_is_true(json_object_get(root, "paused"))) printf(" (paused)");
+    if ((v = json_object_get(root, "step"))) {
+        printf("step ");
+        print_value(stdout, v);
+        if ((v = json_object_get(root, "mode"))) {
+            printf("  %s", json_string_value(v) ? json_string_value(v) : "?");
+            if (json_is_true(json_object_get(root, "paused"))) printf(" (paused)");
+        }
+        if ((v = json_object_get(root, "uptime_ms")) && json_is_integer(v)) print_uptime(json_integer_value(v));
+        putchar('\n');
     }
-    if ((v = json_object_get(root, "uptime_ms")) && json_is_integer(v)) print_uptime(json_integer_value(v));
-    putchar('\n');
     if ((v = json_object_get(root, "game"))) {
         printf("game ");
         print_value(stdout, v);
