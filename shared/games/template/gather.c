@@ -1,0 +1,184 @@
+/*
+ * gather: the template game. Copy this folder to start your own game: it
+ * shows every part of the game ABI (cradle/game_abi.h) in one small file.
+ *
+ * 1 to 8 players each steer a square on a 32 x 18 grid; a coin appears at a
+ * seeded random cell, and whoever reaches it scores a point and a new coin
+ * appears. Whole numbers only, so every machine computes the same states.
+ *
+ * The parts, in the order a host uses them:
+ *   input    1 byte per player: bit 0 up, 1 down, 2 left, 3 right
+ *   state    one block the host allocates (gather_state): no pointers, no
+ *            globals; the coin's generator lives inside it
+ *   init     a new game from the seed and the player count
+ *   step     one step: presence from the snapshot, moves every 6th step
+ *   output   the bytes golden files hold: step, coin, each player
+ *   render   squares and the coin, interpolated between two states
+ *   react    a sound and a burst when a coin is taken (client only)
+ *   bot      plays one slot: walks toward the coin (optional)
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cradle/game_abi.h"
+#include "cradle/rng.h"
+#ifndef CRADLE_BUILD_ID
+#include "cradle_build_id.h" /* cradle_game_library() writes it; with plain cc, pass -DCRADLE_BUILD_ID */
+#endif
+
+#define GATHER_MAX_PLAYERS 8u
+#define GATHER_W 32
+#define GATHER_H 18
+#define GATHER_CELL 20               /* world units per cell: a 640 x 360 view */
+#define GATHER_MOVE_EVERY 6u         /* steps per move: 10 moves a second at 60 steps/s */
+#define GATHER_EVENT_COIN 1u         /* event kind: a coin was taken (a = the new score) */
+
+enum { GATHER_UP = 1, GATHER_DOWN = 2, GATHER_LEFT = 4, GATHER_RIGHT = 8 };
+
+typedef struct gather_player {
+    int32_t x, y;
+    uint32_t score;
+    uint32_t present;
+} gather_player;
+
+typedef struct gather_state {
+    uint64_t steps;
+    cradle_rng coins; /* seeded in init: the only source of chance */
+    int32_t coin_x, coin_y;
+    uint32_t players;
+    uint32_t reloads;
+    gather_player player[GATHER_MAX_PLAYERS];
+} gather_state;
+
+static void place_coin(gather_state *s) {
+    s->coin_x = (int32_t)cradle_rng_below(&s->coins, GATHER_W);
+    s->coin_y = (int32_t)cradle_rng_below(&s->coins, GATHER_H);
+}
+
+static int gather_init(void *state, uint64_t seed, uint32_t player_count) {
+    if (player_count < 1 || player_count > GATHER_MAX_PLAYERS) return -1;
+    gather_state *s = state;
+    memset(s, 0, sizeof *s);
+    s->players = player_count;
+    cradle_rng_seed(&s->coins, seed, 1);
+    for (uint32_t p = 0; p < GATHER_MAX_PLAYERS; p++) {
+        s->player[p].x = (int32_t)(p * 4u % GATHER_W);
+        s->player[p].y = GATHER_H / 2;
+    }
+    place_coin(s);
+    return 0;
+}
+
+static int32_t clamp(int32_t v, int32_t lo, int32_t hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+static void gather_step(void *state, const cradle_game_step *step, const cradle_event_sink *events) {
+    gather_state *s = state;
+    s->steps++;
+    for (uint32_t p = 0; p < GATHER_MAX_PLAYERS; p++) {
+        gather_player *pl = &s->player[p];
+        pl->present = cradle_snapshot_present(step->snapshot, p);
+        if (!pl->present || step->index % GATHER_MOVE_EVERY != 0) continue;
+        uint8_t in = cradle_snapshot_input(step->snapshot, GATHER_MAX_PLAYERS, 1, p)[0];
+        pl->y = clamp(pl->y + ((in & GATHER_DOWN) ? 1 : 0) - ((in & GATHER_UP) ? 1 : 0), 0, GATHER_H - 1);
+        pl->x = clamp(pl->x + ((in & GATHER_RIGHT) ? 1 : 0) - ((in & GATHER_LEFT) ? 1 : 0), 0, GATHER_W - 1);
+        if (pl->x == s->coin_x && pl->y == s->coin_y) {
+            pl->score++;
+            cradle_event e = {.kind = GATHER_EVENT_COIN, .player = (uint8_t)p, .x = s->coin_x * GATHER_CELL,
+                              .y = s->coin_y * GATHER_CELL, .a = (int32_t)pl->score};
+            (void)events->emit(events->context, &e);
+            place_coin(s);
+        }
+    }
+}
+
+/* Little-endian, 12 + 8 x 9 bytes: u64 steps, i16 coin x, i16 coin y, then
+ * per slot: u8 present, i16 x, i16 y, u32 score. */
+static size_t gather_output(const void *state, uint64_t step, uint8_t *out, size_t capacity) {
+    (void)step;
+    const gather_state *s = state;
+    size_t n = 0;
+    if (capacity < 12 + GATHER_MAX_PLAYERS * 9) return 0;
+    for (int i = 0; i < 8; i++) out[n++] = (uint8_t)(s->steps >> (8 * i));
+    out[n++] = (uint8_t)s->coin_x, out[n++] = (uint8_t)(s->coin_x >> 8);
+    out[n++] = (uint8_t)s->coin_y, out[n++] = (uint8_t)(s->coin_y >> 8);
+    for (uint32_t p = 0; p < GATHER_MAX_PLAYERS; p++) {
+        const gather_player *pl = &s->player[p];
+        out[n++] = (uint8_t)pl->present;
+        out[n++] = (uint8_t)pl->x, out[n++] = (uint8_t)(pl->x >> 8);
+        out[n++] = (uint8_t)pl->y, out[n++] = (uint8_t)(pl->y >> 8);
+        for (int i = 0; i < 4; i++) out[n++] = (uint8_t)(pl->score >> (8 * i));
+    }
+    return n;
+}
+
+static const uint32_t COLOURS[GATHER_MAX_PLAYERS] = {0x4fc3f7ffu, 0xffb74dffu, 0x81c784ffu, 0xe57373ffu,
+                                                     0xba68c8ffu, 0xfff176ffu, 0x4db6acffu, 0xf06292ffu};
+
+static void gather_render(const void *previous, const void *state, float alpha, const cradle_draw *draw) {
+    const gather_state *a = previous, *b = state;
+    draw->clear(draw->context, 0x101820ffu);
+    draw->rect(draw->context, (float)(b->coin_x * GATHER_CELL + 6), (float)(b->coin_y * GATHER_CELL + 6), 8, 8,
+               0xffd700ffu);
+    char line[64];
+    for (uint32_t p = 0; p < GATHER_MAX_PLAYERS; p++) {
+        const gather_player *from = &a->player[p], *to = &b->player[p];
+        if (!to->present) continue;
+        float x = ((float)from->x + ((float)to->x - (float)from->x) * alpha) * GATHER_CELL;
+        float y = ((float)from->y + ((float)to->y - (float)from->y) * alpha) * GATHER_CELL;
+        draw->rect(draw->context, x + 2, y + 2, GATHER_CELL - 4, GATHER_CELL - 4, COLOURS[p]);
+        snprintf(line, sizeof line, "P%u %u", (unsigned)p + 1, (unsigned)to->score);
+        draw->text(draw->context, 8, 8 + (float)p * 12, 1, COLOURS[p], line);
+    }
+}
+
+static void gather_on_reload(void *state) { ((gather_state *)state)->reloads++; }
+
+static void gather_react(const void *state, const cradle_event *events, uint32_t count, const cradle_fx *fx) {
+    (void)state;
+    for (uint32_t i = 0; i < count; i++) {
+        if (events[i].kind != GATHER_EVENT_COIN) continue;
+        fx->burst(fx->context, (float)events[i].x + 10, (float)events[i].y + 10, 16, 0xffd700ffu, 120, 0.4f);
+        fx->sound(fx->context, CRADLE_SOUND_PICKUP, 0.6f, 1.0f);
+    }
+}
+
+/* Walks toward the coin, now and then the wrong way (random's low bits). */
+static void gather_bot(const void *state, uint64_t step, uint32_t slot, uint64_t random, uint8_t *input,
+                       uint32_t input_bytes) {
+    (void)step;
+    const gather_state *s = state;
+    const gather_player *me = &s->player[slot];
+    uint8_t in = 0;
+    if (me->x < s->coin_x) in |= GATHER_RIGHT;
+    if (me->x > s->coin_x) in |= GATHER_LEFT;
+    if (me->y < s->coin_y) in |= GATHER_DOWN;
+    if (me->y > s->coin_y) in |= GATHER_UP;
+    if (random % 8u == 0) in = (uint8_t)(1u << (random / 8u % 4u));
+    if (input_bytes >= 1) input[0] = in;
+}
+
+static const cradle_game_contract GATHER = {
+    .abi_major = CRADLE_ABI_MAJOR,
+    .abi_minor = CRADLE_ABI_MINOR,
+    .state_size = sizeof(gather_state),
+    .state_align = _Alignof(gather_state),
+    .input_bytes = 1,
+    .max_players = GATHER_MAX_PLAYERS,
+    .steps_per_second = 60,
+    .source_frames_per_second = 10,
+    .view_width = GATHER_W * GATHER_CELL,
+    .view_height = GATHER_H * GATHER_CELL,
+    .name = "gather",
+    .build_id = CRADLE_BUILD_ID,
+    .init = gather_init,
+    .step = gather_step,
+    .output = gather_output,
+    .render = gather_render,
+    .on_reload = gather_on_reload,
+    .react = gather_react,
+    .bot = gather_bot,
+};
+
+/* The one exported symbol (CRADLE_GAME_CONTRACT_SYMBOL); everything else is
+ * hidden (cradle_game_library() builds with -fvisibility=hidden). */
+CRADLE_GAME_DEFINE_CONTRACT(&GATHER)
