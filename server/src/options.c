@@ -2,11 +2,10 @@
 
 #include <arpa/inet.h>
 #include <assert.h>
-#include <cjson/cJSON.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <math.h>
+#include <jansson.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,7 +74,7 @@ static const option_row rows[] = {
     {"resume", 'R', "LOG", "continue the session recorded in LOG (after a crash): its\nseed, players and steps; --log names the new log, which\nholds LOG's recovered steps and continues from them", false, PATH(resume)},
     {NULL, 0, NULL, "Security (the default is secure: a key and at least one trusted issuer):", false, OWN},
     {"key", 'K', "FILE", "server key file; created (0600) if missing, and the\nserver id (its public key, for clients to pin) printed", false, PATH(key)},
-    {"trust", 't', "HEX", "trust join tokens signed by this issuer public key\n(cradle-keys pub ISSUER.key --sign); repeatable, up to 8", false, OWN},
+    {"trust", 't', "HEX", "trust join tokens signed by this issuer public key\n(cradle-keys pub ISSUER.key --sign); repeatable, up to 8\n(in --config: one key or an array of keys)", false, OWN},
     {"trust-file", 'f', "FILE", "trusted issuer keys, one hex key a line ('#' comments)", false, PATH(trust_file)},
     {"insecure", 'I', NULL, "plaintext, no tokens: local development only, refused\nunless --bind is a loopback address (127.x.x.x)", false, SWITCH(insecure)},
     {"auth-timeout", 'a', "MS", "drop a peer not authenticated after MS, 100..60000\n(default 2000)", false, UINT(auth_timeout_ms, 100, 60000)},
@@ -283,49 +282,163 @@ static bool apply(cradle_server_options *o, int opt, const char *value, const ch
     return false;
 }
 
+/* "a string", "true", "7777.0" ...: what a config message says it got. A
+ * real always shows a fraction or an exponent, so 7777.0 never reads as
+ * the integer 7777. */
+static void describe(const json_t *item, char out[48]) {
+    switch (json_typeof(item)) {
+    case JSON_INTEGER: snprintf(out, 48, "%" JSON_INTEGER_FORMAT, json_integer_value(item)); break;
+    case JSON_REAL: {
+        double d = json_real_value(item);
+        snprintf(out, 48, "%.15g", d);
+        if (strtod(out, NULL) != d) snprintf(out, 48, "%.17g", d);
+        if (!strpbrk(out, ".eEn")) strcat(out, ".0");
+        break;
+    }
+    case JSON_STRING: snprintf(out, 48, "a string"); break;
+    case JSON_TRUE: snprintf(out, 48, "true"); break;
+    case JSON_FALSE: snprintf(out, 48, "false"); break;
+    case JSON_NULL: snprintf(out, 48, "null"); break;
+    case JSON_ARRAY: snprintf(out, 48, "an array"); break;
+    default: snprintf(out, 48, "an object"); break;
+    }
+}
+
+/* Whether the option's value is a number (not a path, a name or a switch). */
+static bool takes_integer(const option_row *r) {
+    return r->kind == VALUE_UINT || r->flag == 'n' || r->flag == 'D' || r->flag == 'G';
+}
+
+/* A JSON number is exact in every JSON tool below 2^53 (a double's
+ * integers); a larger one must be written as a string of digits. */
+#define CONFIG_EXACT_INTEGER ((json_int_t)1 << 53)
+
+/* One config value as the text a flag would give: a string as it is, a
+ * boolean as "true" or "false", a JSON integer from 0 to 2^53 - 1 as its
+ * digits. Returns false after printing what the key takes. */
+static bool config_text(const json_t *item, const option_row *r, const char *where, char *value, size_t size) {
+    char got[48];
+    describe(item, got);
+    switch (json_typeof(item)) {
+    case JSON_STRING:
+        if (json_string_length(item) >= size) {
+            /* Never cut it: a cut path would name another file. */
+            fprintf(stderr, "cradle-server: --config: %s must be at most %zu bytes\n", where, size - 1);
+            return false;
+        }
+        memcpy(value, json_string_value(item), json_string_length(item) + 1);
+        return true;
+    case JSON_TRUE:
+    case JSON_FALSE: snprintf(value, size, "%s", json_is_true(item) ? "true" : "false"); return true;
+    case JSON_INTEGER: {
+        json_int_t v = json_integer_value(item);
+        if (v >= 0 && v < CONFIG_EXACT_INTEGER) {
+            snprintf(value, size, "%" JSON_INTEGER_FORMAT, v);
+            return true;
+        }
+        if (v >= CONFIG_EXACT_INTEGER) {
+            fprintf(stderr, "cradle-server: --config: %s: %s is 2^53 or more, which many JSON tools cannot hold "
+                            "exactly; write it as a string of digits (\"%s\")\n", where, got, got);
+            return false;
+        }
+        break;
+    }
+    case JSON_REAL:
+        if (takes_integer(r)) {
+            fprintf(stderr, "cradle-server: --config: %s needs an integer, got %s (a fraction or an exponent "
+                            "makes a JSON real: write the digits alone)\n", where, got);
+            return false;
+        }
+        break;
+    default: break;
+    }
+    fprintf(stderr, "cradle-server: --config: %s must be a string, a boolean or a whole number, got %s\n", where,
+            got);
+    return false;
+}
+
+/* "trust": one issuer key, or an array of them (a key appears once in a
+ * JSON object, so several issuers are one array). */
+static bool config_trust(cradle_server_options *o, const json_t *item, const option_row *r, const char *where) {
+    char value[CRADLE_SERVER_PATH_MAX];
+    if (!json_is_array(item)) return config_text(item, r, where, value, sizeof value) && apply_trust(o, value, where);
+    size_t index;
+    const json_t *entry;
+    json_array_foreach(item, index, entry) {
+        if (!json_is_string(entry)) {
+            char got[48];
+            describe(entry, got);
+            fprintf(stderr, "cradle-server: --config: %s: entry %zu must be a string of 64 hex digits, got %s\n",
+                    where, index, got);
+            return false;
+        }
+        if (!config_text(entry, r, where, value, sizeof value) || !apply_trust(o, value, where)) return false;
+    }
+    return true;
+}
+
+/* Strict RFC 8259 through jansson, as the dev protocol (shared/io/dev.c):
+ * no duplicate keys, no NUL (raw or \u0000), valid UTF-8, no leading zeros,
+ * no trailing commas, nothing after the object. Prints where it failed. */
+static json_t *load_config_json(const char *text, size_t length, const char *origin) {
+    json_error_t error;
+    json_t *root = json_loadb(text, length, JSON_REJECT_DUPLICATES, &error);
+    if (root) return root;
+    size_t at = error.position > 0 ? (size_t)error.position : 0;
+    if (at > length) at = length;
+    /* jansson stops just after the 0 of "07777": say why. */
+    bool leading_zero = at > 0 && text[at - 1] == '0' && text[at] >= '0' && text[at] <= '9' &&
+                        (at == 1 || text[at - 2] < '0' || text[at - 2] > '9');
+    const char *hint = "";
+    if (leading_zero) hint = " (a JSON number has no leading zero: write 7777, not 07777)";
+    else if (json_error_code(&error) == json_error_duplicate_key && strstr(error.text, "\"trust\""))
+        hint = " (several issuers: \"trust\": [\"HEX\", \"HEX\"])";
+    else if (json_error_code(&error) == json_error_duplicate_key)
+        hint = " (each option once)";
+    else if (json_error_code(&error) == json_error_null_character ||
+             json_error_code(&error) == json_error_null_byte_in_key)
+        hint = " (a string holds no NUL: a path would be cut there)";
+    else if (json_error_code(&error) == json_error_numeric_overflow)
+        hint = " (write a number from 2^53 on as a string of digits)";
+    fprintf(stderr, "cradle-server: --config: '%s' is not valid JSON at line %d, column %d (byte %zu): %s%s\n",
+            origin, error.line, error.column, at, error.text, hint);
+    return NULL;
+}
+
 cradle_server_parse cradle_server_options_parse_config_text(cradle_server_options *o, const char *text,
                                                             size_t length, const char *origin) {
     assert(text && text[length] == '\0' && "text[length] must be a NUL");
-    cJSON *root = cJSON_ParseWithLength(text, length);
-    if (!root || !cJSON_IsObject(root)) {
-        fprintf(stderr, "cradle-server: --config: '%s' is not a JSON object\n", origin);
-        cJSON_Delete(root);
+    json_t *root = load_config_json(text, length, origin);
+    if (!root) return CRADLE_SERVER_EXIT_USAGE;
+    if (!json_is_object(root)) {
+        char got[48];
+        describe(root, got);
+        fprintf(stderr, "cradle-server: --config: '%s' is not a JSON object, got %s\n", origin, got);
+        json_decref(root);
         return CRADLE_SERVER_EXIT_USAGE;
     }
     bool ok = true;
-    for (const cJSON *item = root->child; item && ok; item = item->next) {
-        const option_row *opt = row_of_name(item->string);
+    const char *key;
+    json_t *item;
+    /* jansson keeps a file's keys in their order: they apply in it. */
+    json_object_foreach(root, key, item) {
+        const option_row *opt = row_of_name(key);
         char where[96];
-        snprintf(where, sizeof where, "config key \"%s\"", item->string ? item->string : "");
+        snprintf(where, sizeof where, "config key \"%s\"", key);
         if (!opt || opt->not_config) {
             fprintf(stderr, "cradle-server: --config: unknown %s (keys are the long option names)\n", where);
             ok = false;
             break;
         }
-        char value[CRADLE_SERVER_PATH_MAX];
-        if (cJSON_IsString(item)) {
-            if (strlen(item->valuestring) >= sizeof value) {
-                /* Never cut it: a cut path would name another file. */
-                fprintf(stderr, "cradle-server: --config: %s must be at most %u bytes\n", where,
-                        CRADLE_SERVER_PATH_MAX - 1u);
-                ok = false;
-                break;
-            }
-            snprintf(value, sizeof value, "%s", item->valuestring);
-        } else if (cJSON_IsBool(item)) {
-            snprintf(value, sizeof value, "%s", cJSON_IsTrue(item) ? "true" : "false");
-        } else if (cJSON_IsNumber(item) && item->valuedouble >= 0 && item->valuedouble < 9007199254740992.0 &&
-                   floor(item->valuedouble) == item->valuedouble) {
-            snprintf(value, sizeof value, "%llu", (unsigned long long)item->valuedouble);
+        if (opt->flag == 't') {
+            ok = config_trust(o, item, opt, where);
         } else {
-            fprintf(stderr, "cradle-server: --config: %s must be a string, a boolean or a whole number\n",
-                    where);
-            ok = false;
-            break;
+            char value[CRADLE_SERVER_PATH_MAX];
+            ok = config_text(item, opt, where, value, sizeof value) && apply(o, opt->flag, value, where);
         }
-        ok = apply(o, opt->flag, value, where);
+        if (!ok) break;
     }
-    cJSON_Delete(root);
+    json_decref(root);
     return ok ? CRADLE_SERVER_RUN : CRADLE_SERVER_EXIT_USAGE;
 }
 

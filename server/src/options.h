@@ -70,7 +70,16 @@ void cradle_server_options_defaults(cradle_server_options *options);
 
 /* Applies a config file's text over *options: a JSON object whose keys are
  * the long option names ("port": 7777, "mode": "paced", "dev-stdin": true),
- * values strings, booleans or whole numbers, checked as the flags are.
+ * values strings, booleans or whole numbers, checked as the flags are, in
+ * the file's order. "trust" also takes an array of keys ("trust": ["HEX",
+ * "HEX"]): the way to give several, since a key appears once.
+ * The text is strict RFC 8259 read by jansson, as the dev protocol is: a
+ * duplicate key (named in the message), a NUL in a string (raw or \u0000),
+ * invalid UTF-8, a leading zero (07777), a trailing comma or anything after
+ * the object is refused with the line, column and byte. A whole number is
+ * a JSON integer from 0 to 2^53 - 1, written as digits alone: 7777.0 and
+ * 7.777e3 are JSON reals and refused (for a numeric option the message says
+ * it needs an integer); a larger number (a seed) is a string of digits.
  * text holds length untrusted bytes followed by a NUL at text[length] (the
  * parser may look one byte past the end). origin names the text in messages
  * (the file's path). Returns CRADLE_SERVER_RUN, or CRADLE_SERVER_EXIT_USAGE

@@ -6,17 +6,18 @@
  * Nothing may crash, leak or read out of bounds. When the text is accepted:
  * every string field is NUL-terminated inside its array, every number is in
  * the range options.h and --help document, and the fields agree with the
- * JSON itself (parsed again here with cJSON): the last value of a path key is
- * the field byte for byte (a boolean or whole number as its text), a whole
- * number or numeric string for a number key is the field's value, and each
- * "trust" key is one entry of the trust list.
+ * JSON itself, parsed again here with jansson as strictly (so no key
+ * appears twice): a path key's value is the field byte for byte (a boolean
+ * or a JSON integer as its text), a JSON integer or numeric string for a
+ * number key is the field's value, and "trust" (a string or an array of
+ * them) is the trust list in order. A duplicate key, a NUL in a string, a
+ * JSON real for a number key or an integer from 2^53 on is never accepted.
  *
  * Seeds in corpus/server_config: deploy/server.json and small valid and
  * invalid configs, written by hand.
  */
-#include <cjson/cJSON.h>
 #include <errno.h>
-#include <math.h>
+#include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -47,17 +48,17 @@ static void in_range(uint64_t v, uint64_t min, uint64_t max) {
     if (v < min || v > max) abort();
 }
 
-/* A JSON value as the parser reads a number: a whole number below 2^53, or
- * a string of decimal digits. */
-static bool number_of(const cJSON *item, uint64_t *out) {
-    if (cJSON_IsNumber(item)) {
-        double d = item->valuedouble;
-        if (!(d >= 0 && d < 9007199254740992.0 && floor(d) == d)) return false;
-        *out = (uint64_t)d;
+/* A JSON value as the parser reads a number: a JSON integer from 0 to
+ * 2^53 - 1 (never a real), or a string of decimal digits. */
+static bool number_of(const json_t *item, uint64_t *out) {
+    if (json_is_integer(item)) {
+        json_int_t v = json_integer_value(item);
+        if (v < 0 || v >= ((json_int_t)1 << 53)) return false;
+        *out = (uint64_t)v;
         return true;
     }
-    if (!cJSON_IsString(item)) return false;
-    const char *s = item->valuestring;
+    if (!json_is_string(item)) return false;
+    const char *s = json_string_value(item);
     if (s[0] < '0' || s[0] > '9') return false;
     char *end = NULL;
     errno = 0;
@@ -67,11 +68,26 @@ static bool number_of(const cJSON *item, uint64_t *out) {
     return true;
 }
 
-/* The accepted text again, key by key: every key was applied in order, so
- * the last one of a name decides a scalar field. */
+/* "trust" again: a string is one entry, an array its entries in order. */
+static void agree_trust(const cradle_server_options *o, const json_t *item) {
+    if (json_is_string(item)) {
+        if (o->trust_count != 1 || strcmp(o->trust[0], json_string_value(item)) != 0) abort();
+        return;
+    }
+    if (!json_is_array(item) || json_array_size(item) != o->trust_count) abort();
+    size_t index;
+    const json_t *entry;
+    json_array_foreach(item, index, entry) {
+        if (!json_is_string(entry) || strcmp(o->trust[index], json_string_value(entry)) != 0) abort();
+    }
+}
+
+/* The accepted text again, key by key: jansson refuses a repeated key, so
+ * each key's one value decides its field. */
 static void agree_with_json(const cradle_server_options *o, const char *text, size_t size) {
-    cJSON *root = cJSON_ParseWithLength(text, size);
-    if (!root || !cJSON_IsObject(root)) abort();
+    json_error_t error;
+    json_t *root = json_loadb(text, size, JSON_REJECT_DUPLICATES, &error);
+    if (!root || !json_is_object(root)) abort();
     const struct {
         const char *key;
         const char *field;
@@ -95,26 +111,24 @@ static void agree_with_json(const cradle_server_options *o, const char *text, si
         {"connect-burst", o->connect_burst},
         {"dev-group", o->dev_group},
     };
-    uint32_t trusts = 0;
-    for (const cJSON *item = root->child; item; item = item->next) {
-        if (!item->string) abort();
-        if (strcmp(item->string, "trust") == 0) {
-            if (!cJSON_IsString(item) || trusts >= o->trust_count) abort();
-            if (strcmp(o->trust[trusts++], item->valuestring) != 0) abort();
+    if (!json_object_get(root, "trust") && o->trust_count != 0) abort();
+    const char *key;
+    const json_t *item;
+    json_object_foreach(root, key, item) {
+        /* The parser took a string: jansson refuses any NUL inside one. */
+        if (json_is_string(item) && strlen(json_string_value(item)) != json_string_length(item)) abort();
+        if (strcmp(key, "trust") == 0) {
+            agree_trust(o, item);
             continue;
         }
-        bool last = true;
-        for (const cJSON *later = item->next; later; later = later->next)
-            if (later->string && strcmp(later->string, item->string) == 0) last = false;
-        if (!last) continue;
         for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
-            if (strcmp(item->string, paths[i].key) != 0) continue;
+            if (strcmp(key, paths[i].key) != 0) continue;
             char value[32];
-            const char *expect = item->valuestring;
+            const char *expect = json_string_value(item);
             uint64_t v = 0;
-            if (cJSON_IsBool(item)) {
-                expect = cJSON_IsTrue(item) ? "true" : "false";
-            } else if (cJSON_IsNumber(item) && number_of(item, &v)) {
+            if (json_is_boolean(item)) {
+                expect = json_is_true(item) ? "true" : "false";
+            } else if (json_is_integer(item) && number_of(item, &v)) {
                 snprintf(value, sizeof value, "%llu", (unsigned long long)v);
                 expect = value;
             }
@@ -122,12 +136,11 @@ static void agree_with_json(const cradle_server_options *o, const char *text, si
         }
         for (size_t i = 0; i < sizeof numbers / sizeof numbers[0]; i++) {
             uint64_t v = 0;
-            if (strcmp(item->string, numbers[i].key) != 0) continue;
+            if (strcmp(key, numbers[i].key) != 0) continue;
             if (!number_of(item, &v) || v != numbers[i].value) abort();
         }
     }
-    if (trusts != o->trust_count) abort();
-    cJSON_Delete(root);
+    json_decref(root);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
