@@ -5,8 +5,8 @@
 #include "bindings.h"
 
 #include <SDL.h>
-#include <cjson/cJSON.h>
 #include <errno.h>
+#include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,20 +64,37 @@ static unsigned line_of_key(const char *text, const char *from, const char *name
     return 0;
 }
 
-static unsigned line_at(const char *text, const char *at) {
-    unsigned line = 1;
-    for (const char *c = text; *c && c < at; c++) line += *c == '\n';
-    return line;
+/* "a string", "40", "3.0" ...: what a message says a value was. A real
+ * always shows a fraction or an exponent, so 3.0 never reads as 3. */
+static void describe(const json_t *item, char out[48]) {
+    switch (json_typeof(item)) {
+    case JSON_INTEGER: snprintf(out, 48, "%" JSON_INTEGER_FORMAT, json_integer_value(item)); break;
+    case JSON_REAL: {
+        double d = json_real_value(item);
+        snprintf(out, 48, "%.15g", d);
+        if (strtod(out, NULL) != d) snprintf(out, 48, "%.17g", d);
+        if (!strpbrk(out, ".eEn")) strcat(out, ".0");
+        break;
+    }
+    case JSON_STRING: snprintf(out, 48, "a string"); break;
+    case JSON_TRUE: snprintf(out, 48, "true"); break;
+    case JSON_FALSE: snprintf(out, 48, "false"); break;
+    case JSON_NULL: snprintf(out, 48, "null"); break;
+    case JSON_ARRAY: snprintf(out, 48, "an array"); break;
+    default: snprintf(out, 48, "an object"); break;
+    }
 }
 
 /* Reads one section ("keys" or "buttons") into table; problems go to message. */
-static uint32_t parse_section(const cJSON *section, const char *text, const char *name, bool keys,
+static uint32_t parse_section(json_t *section, const char *text, const char *name, bool keys,
                               cradle_binding *table, char *message, size_t message_size) {
     const char *from = strstr(text, keys ? "\"keys\"" : "\"buttons\"");
     if (!from) from = text;
     uint32_t count = 0;
-    for (const cJSON *item = section->child; item; item = item->next) {
-        const char *key = item->string ? item->string : "";
+    const char *key;
+    const json_t *item;
+    /* jansson keeps the file's order, so the messages come in it. */
+    json_object_foreach(section, key, item) {
         unsigned line = line_of_key(text, from, key);
         int32_t code = keys ? (int32_t)SDL_GetKeyFromName(key)
                             : (int32_t)SDL_GameControllerGetButtonFromString(key);
@@ -86,10 +103,12 @@ static uint32_t parse_section(const cJSON *section, const char *text, const char
                 keys ? "key" : "gamepad button", key);
             continue;
         }
-        if (!cJSON_IsNumber(item) || item->valuedouble < 0.0 || item->valuedouble > 31.0 ||
-            item->valuedouble != (double)(int)item->valuedouble) {
-            say(message, message_size, "%s line %u: \"%s\" must map to an input bit number 0..31 (ignored)",
-                name, line, key);
+        if (!json_is_integer(item) || json_integer_value(item) < 0 || json_integer_value(item) > 31) {
+            char got[48];
+            describe(item, got);
+            say(message, message_size, "%s line %u: \"%s\" must map to an input bit number 0..31, got %s%s (ignored)",
+                name, line, key, got,
+                json_is_real(item) ? " (a fraction or an exponent makes a JSON real: the bit needs an integer)" : "");
             continue;
         }
         if (count == CRADLE_BINDINGS_MAX) {
@@ -97,27 +116,50 @@ static uint32_t parse_section(const cJSON *section, const char *text, const char
                 CRADLE_BINDINGS_MAX, keys ? "key" : "button");
             continue;
         }
-        table[count++] = (cradle_binding){.code = code, .bit = (uint8_t)item->valueint};
+        table[count++] = (cradle_binding){.code = code, .bit = (uint8_t)json_integer_value(item)};
     }
     return count;
 }
 
-bool cradle_bindings_parse(cradle_bindings *b, const char *text, const char *name, char *message,
-                           size_t message_size) {
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
+/* Strict RFC 8259 through jansson, as the dev protocol (shared/io/dev.c)
+ * and cradle-server --config: no duplicate keys, no NUL (raw or \u0000),
+ * valid UTF-8, no leading zeros, no trailing commas, nothing after the
+ * object. Says where it failed. */
+static json_t *load_json(const char *text, size_t length, const char *name, char *message, size_t message_size) {
+    json_error_t error;
+    json_t *root = json_loadb(text, length, JSON_REJECT_DUPLICATES, &error);
+    if (root) return root;
+    size_t at = error.position > 0 ? (size_t)error.position : 0;
+    if (at > length) at = length;
+    /* jansson stops just after the 0 of "07": say why. */
+    bool leading_zero = at > 0 && at < length && text[at - 1] == '0' && text[at] >= '0' && text[at] <= '9' &&
+                        (at == 1 || text[at - 2] < '0' || text[at - 2] > '9');
+    const char *hint = "";
+    if (leading_zero) hint = " (a JSON number has no leading zero: write 4, not 04)";
+    else if (json_error_code(&error) == json_error_duplicate_key) hint = " (each name once in a section)";
+    else if (json_error_code(&error) == json_error_null_character ||
+             json_error_code(&error) == json_error_null_byte_in_key)
+        hint = " (a name holds no NUL)";
+    else if (json_error_code(&error) == json_error_invalid_utf8)
+        hint = " (the file must be UTF-8)";
+    say(message, message_size, "%s: not valid JSON (line %d, column %d): %s%s", name, error.line, error.column,
+        error.text, hint);
+    return NULL;
+}
+
+/* cradle_bindings_parse over length bytes (a file may hold a NUL: refused). */
+static bool parse_text(cradle_bindings *b, const char *text, size_t length, const char *name, char *message,
+                       size_t message_size) {
+    json_t *root = load_json(text, length, name, message, message_size);
     bool ok = false;
-    if (!root) {
-        say(message, message_size, "%s: not valid JSON (line %u)", name, line_at(text, end ? end : text));
-        goto out;
-    }
-    const cJSON *keys = cJSON_GetObjectItemCaseSensitive(root, "keys");
-    const cJSON *buttons = cJSON_GetObjectItemCaseSensitive(root, "buttons");
-    if (!cJSON_IsObject(root) || !cJSON_IsObject(keys)) {
+    if (!root) goto out;
+    json_t *keys = json_object_get(root, "keys");
+    json_t *buttons = json_object_get(root, "buttons");
+    if (!json_is_object(root) || !json_is_object(keys)) {
         say(message, message_size, "%s: expected an object with a \"keys\" object", name);
         goto out;
     }
-    if (buttons && !cJSON_IsObject(buttons)) {
+    if (buttons && !json_is_object(buttons)) {
         say(message, message_size, "%s: \"buttons\" must be an object", name);
         goto out;
     }
@@ -126,22 +168,26 @@ bool cradle_bindings_parse(cradle_bindings *b, const char *text, const char *nam
     if (buttons) b->button_count = parse_section(buttons, text, name, false, b->buttons, message, message_size);
     ok = true;
 out:
-    cJSON_Delete(root);
+    json_decref(root);
     if (!ok) cradle_bindings_defaults(b);
     return ok;
+}
+
+bool cradle_bindings_parse(cradle_bindings *b, const char *text, const char *name, char *message,
+                           size_t message_size) {
+    return parse_text(b, text, strlen(text), name, message, message_size);
 }
 
 void cradle_bindings_defaults(cradle_bindings *b) {
     char ignored[CRADLE_BINDINGS_MESSAGE_MAX] = "";
     memset(b, 0, sizeof *b);
-    cJSON *root = cJSON_Parse(cradle_bindings_default_text);
+    json_t *root = json_loads(cradle_bindings_default_text, JSON_REJECT_DUPLICATES, NULL);
     if (!root) return;
-    b->key_count = parse_section(cJSON_GetObjectItemCaseSensitive(root, "keys"), cradle_bindings_default_text,
-                                 "defaults", true, b->keys, ignored, sizeof ignored);
-    b->button_count = parse_section(cJSON_GetObjectItemCaseSensitive(root, "buttons"),
-                                    cradle_bindings_default_text, "defaults", false, b->buttons, ignored,
-                                    sizeof ignored);
-    cJSON_Delete(root);
+    b->key_count = parse_section(json_object_get(root, "keys"), cradle_bindings_default_text, "defaults", true,
+                                 b->keys, ignored, sizeof ignored);
+    b->button_count = parse_section(json_object_get(root, "buttons"), cradle_bindings_default_text, "defaults",
+                                    false, b->buttons, ignored, sizeof ignored);
+    json_decref(root);
 }
 
 bool cradle_bindings_default_path(char *out, size_t size) {
@@ -201,7 +247,7 @@ cradle_bindings_outcome cradle_bindings_load(cradle_bindings *b, const char *pat
         fclose(f);
         if (text && !read_error && n < CONFIG_FILE_MAX) {
             text[n] = '\0';
-            bool ok = cradle_bindings_parse(b, text, path, message, message_size);
+            bool ok = parse_text(b, text, n, path, message, message_size);
             free(text);
             if (ok) return CRADLE_BINDINGS_LOADED;
             snprintf(problem, sizeof problem, "%s", message);

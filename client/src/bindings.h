@@ -2,7 +2,7 @@
 #define CRADLE_CLIENT_BINDINGS_H
 /*
  * bindings: keys and gamepad buttons mapped to the game's input bits, from a
- * JSON config file (cJSON), and the held-bits state the window feeds.
+ * JSON config file (jansson), and the held-bits state the window feeds.
  *
  * The file (default $XDG_CONFIG_HOME/cradle/client.json, else
  * ~/.config/cradle/client.json):
@@ -17,8 +17,16 @@
  * defaults suit vanguard: arrows/WASD bits 0..3 (up, down, left, right),
  * Space bit 4 (fire), R bit 5 (restart); dpad, A and Start alike.
  *
- * Loading: a missing file, or one that is not JSON or whose top level is not
- * an object with a "keys" object, is written anew with the defaults (a temp
+ * The file is strict RFC 8259, read by jansson as the dev protocol and
+ * cradle-server --config are: a name given twice in a section (named in the
+ * message), a NUL in a string (raw or \u0000), invalid UTF-8, a leading
+ * zero (04), a trailing comma or anything after the object makes it not
+ * JSON. A bit number is a JSON integer, digits alone: 3.0 and 3e0 are JSON
+ * reals, not bit numbers.
+ *
+ * Loading: a missing file, or one that is not JSON (the message gives the
+ * line, the column and jansson's reason) or whose top level is not an
+ * object with a "keys" object, is written anew with the defaults (a temp
  * file in the same directory, then rename) and one line says what was wrong.
  * An unknown key or button name, or a value that is not a bit number, is
  * reported with its line in the file and skipped; the rest of the file holds.
@@ -65,9 +73,11 @@ bool cradle_bindings_default_path(char *out, size_t size);
 cradle_bindings_outcome cradle_bindings_load(cradle_bindings *b, const char *path, char *message,
                                              size_t message_size);
 
-/* Parses text. Returns true when the text is a usable config (problems with
- * single entries go to message, with line numbers); false when it is invalid
- * as a whole (message says why, *b holds the defaults). */
+/* Parses text, a NUL-terminated string (load() passes the file's length, so
+ * a NUL byte in a file is refused, not read as its end). Returns true when
+ * the text is a usable config (problems with single entries go to message,
+ * with line numbers); false when it is invalid as a whole (message says why,
+ * *b holds the defaults). */
 bool cradle_bindings_parse(cradle_bindings *b, const char *text, const char *name, char *message,
                            size_t message_size);
 

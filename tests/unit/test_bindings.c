@@ -1,8 +1,9 @@
 /*
  * Tests for cradle-client's bindings (client/src/bindings.c): the config
- * file is regenerated when missing or invalid, unknown names are reported
- * with their line and skipped, held keys become input bits, repeat is
- * ignored, focus loss releases everything.
+ * file is regenerated when missing or invalid (strict JSON: what cJSON took,
+ * a repeated name, 04, \u0000, a trailing comma, is invalid now), unknown
+ * names and non-integer bits are reported with their line and skipped, held
+ * keys become input bits, repeat is ignored, focus loss releases everything.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -140,7 +141,71 @@ static void test_invalid_file_rewritten(void **state) {
     write_all(path, bad[0]);
     cradle_bindings b;
     (void)cradle_bindings_load(&b, path, message, sizeof message);
-    assert_non_null(strstr(message, "not valid JSON (line 2)"));
+    assert_non_null(strstr(message, "not valid JSON (line 2, column 10): unexpected token near '}'"));
+}
+
+/* What cJSON took and jansson refuses: the whole file is not JSON, and the
+ * message says why. */
+static void test_strict_json_refused(void **state) {
+    (void)state;
+    static const struct {
+        const char *text, *why;
+    } bad[] = {
+        {"{ \"keys\": { \"Up\": 0,\n  \"Up\": 4 } }",
+         "(line 2, column 6): duplicate object key near '\"Up\"' (each name once"},
+        {"{ \"keys\": { \"Up\": 0 }, \"keys\": {} }", "duplicate object key near '\"keys\"'"},
+        {"{ \"keys\": { \"Up\": 04 } }", "invalid token near '0' (a JSON number has no leading zero"},
+        {"{ \"about\": \"a\\u0000b\", \"keys\": {} }", "\\u0000 is not allowed"},
+        {"{ \"keys\": { \"U\\u0000p\": 0 } }", "NUL byte in object key"},
+        {"{ \"keys\": { \"Up\": 0, } }", "string or '}' expected near '}'"},
+        {"{ \"keys\": { \"Up\": 0 } } x", "end of file expected near 'x'"},
+        {"{ \"keys\": { \"Up\": 0 }, \"about\": \"\xff\" }",
+         "unable to decode byte 0xff near '\"' (the file must be UTF-8)"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char message[CRADLE_BINDINGS_MESSAGE_MAX] = "";
+        cradle_bindings b;
+        if (cradle_bindings_parse(&b, bad[i].text, "c.json", message, sizeof message))
+            fail_msg("accepted: %s", bad[i].text);
+        if (!strstr(message, "c.json: not valid JSON (line ") || !strstr(message, bad[i].why))
+            fail_msg("%s: message \"%s\" lacks \"%s\"", bad[i].text, message, bad[i].why);
+        assert_int_equal(b.key_count, 10); /* the defaults */
+    }
+    /* A NUL byte in the file is refused, not read as the file's end. */
+    char path[128], message[CRADLE_BINDINGS_MESSAGE_MAX];
+    snprintf(path, sizeof path, "%s/nul.json", dir);
+    static const char raw[] = "{ \"keys\": { \"Up\": 0 } }\n\0{ \"keys\": 1 }";
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(raw, 1, sizeof raw - 1, f), sizeof raw - 1);
+    fclose(f);
+    cradle_bindings b;
+    assert_int_equal(cradle_bindings_load(&b, path, message, sizeof message), CRADLE_BINDINGS_REGENERATED);
+    assert_non_null(strstr(message, "not valid JSON (line 2"));
+    assert_string_equal(read_all(path), cradle_bindings_default_text);
+}
+
+/* A bit number is a JSON integer: 3.0 is a real, reported and skipped. */
+static void test_real_bit_skipped(void **state) {
+    (void)state;
+    const char *text = "{\n"
+                       "  \"keys\": {\n"
+                       "    \"Up\": 3.0,\n"
+                       "    \"Down\": 1e0,\n"
+                       "    \"Left\": \"2\",\n"
+                       "    \"Right\": 3\n"
+                       "  }\n"
+                       "}\n";
+    char message[CRADLE_BINDINGS_MESSAGE_MAX] = "";
+    cradle_bindings b;
+    assert_true(cradle_bindings_parse(&b, text, "c.json", message, sizeof message));
+    assert_non_null(strstr(message, "c.json line 3: \"Up\" must map to an input bit number 0..31, got 3.0 (a "
+                                    "fraction or an exponent makes a JSON real: the bit needs an integer) (ignored)"));
+    assert_non_null(strstr(message, "c.json line 4: \"Down\" must map to an input bit number 0..31, got 1.0"));
+    assert_non_null(strstr(message, "c.json line 5: \"Left\" must map to an input bit number 0..31, got a string"));
+    assert_int_equal(b.key_count, 1);
+    cradle_bindings_key(&b, SDLK_RIGHT, true, false);
+    assert_int_equal(cradle_bindings_bits(&b), 1u << 3);
 }
 
 static void test_unknown_names_reported_with_line(void **state) {
@@ -208,6 +273,8 @@ int main(void) {
         cmocka_unit_test(test_repeat_ignored_and_focus_loss),
         cmocka_unit_test(test_missing_file_written_with_defaults),
         cmocka_unit_test(test_invalid_file_rewritten),
+        cmocka_unit_test(test_strict_json_refused),
+        cmocka_unit_test(test_real_bit_skipped),
         cmocka_unit_test(test_unknown_names_reported_with_line),
         cmocka_unit_test(test_default_path),
         cmocka_unit_test(test_pack_bits),
