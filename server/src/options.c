@@ -398,6 +398,8 @@ static json_t *load_config_json(const char *text, size_t length, const char *ori
     else if (json_error_code(&error) == json_error_null_character ||
              json_error_code(&error) == json_error_null_byte_in_key)
         hint = " (a string holds no NUL: a path would be cut there)";
+    else if (json_error_code(&error) == json_error_invalid_utf8)
+        hint = " (the file must be UTF-8)";
     else if (json_error_code(&error) == json_error_numeric_overflow)
         hint = " (write a number from 2^53 on as a string of digits)";
     fprintf(stderr, "cradle-server: --config: '%s' is not valid JSON at line %d, column %d (byte %zu): %s%s\n",

@@ -174,6 +174,8 @@ static void test_trailing_comma_and_garbage_refused(void **state) {
     refused("{\"port\":7777} {\"port\":1}", "not valid JSON", "end of file expected", NULL);
     refused("{\"port\":7777", "not valid JSON", NULL);
     refused("", "not valid JSON", NULL);
+    refused("{\"game\":\"g\xff.so\"}", "not valid JSON", "unable to decode byte 0xff", "the file must be UTF-8",
+            NULL);
 }
 
 /* 7777.0 is a JSON real: refused, saying the option needs an integer. */
