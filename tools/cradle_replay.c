@@ -16,10 +16,10 @@
  * Exit status: 0 success, 1 failure (damaged log, hash or golden mismatch,
  * refused library), 2 usage.
  */
-#include <cjson/cJSON.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -383,34 +383,63 @@ static void print_golden_difference(const run *r) {
     print_hex(stderr, "replay", r->diff_ours, r->diff_ours_len);
 }
 
+/* A count as a JSON integer (counts here stay far below 2^63). */
+static void put_count(json_t *j, const char *key, uint64_t value) {
+    json_object_set_new(j, key, json_integer((json_int_t)value));
+}
+
+/* A time or a rate as a JSON number: 15 significant digits (a real, or 0
+ * when it is not finite: JSON has no infinity). */
+static void put_real(json_t *j, const char *key, double value) {
+    json_t *number = json_real(value);
+    json_object_set_new(j, key, number ? number : json_integer(0));
+}
+
+/* Text as a JSON string; bytes that are not UTF-8 (a path may hold any)
+ * become '?', since JSON text is UTF-8. */
+static void put_text(json_t *j, const char *key, const char *text) {
+    json_t *string = json_string(text);
+    if (!string) {
+        char *copy = strdup(text);
+        if (!copy) return;
+        for (char *c = copy; *c; c++)
+            if ((unsigned char)*c >= 0x80) *c = '?';
+        string = json_string(copy);
+        free(copy);
+    }
+    json_object_set_new(j, key, string);
+}
+
 static void print_json(const run *r, bool ok, double seconds, double rate) {
     const verdict *v = &r->v;
     cradle_log_end end = log_end(r);
-    cJSON *j = cJSON_CreateObject();
-    cJSON_AddStringToObject(j, "log", r->o.log);
-    cJSON_AddStringToObject(j, "verdict", ok ? "ok" : "failed");
-    cJSON_AddNumberToObject(j, "steps", (double)v->steps);
-    cJSON_AddNumberToObject(j, "seconds", seconds);
-    cJSON_AddNumberToObject(j, "steps_per_second", rate);
-    cJSON_AddNumberToObject(j, "hashes_checked", (double)v->hashes_checked);
-    cJSON_AddNumberToObject(j, "reloads", (double)v->reloads);
-    cJSON_AddStringToObject(j, "log_end", end_name(end));
-    if (end == CRADLE_LOG_END_TORN) cJSON_AddNumberToObject(j, "tail_offset", (double)r->replay.reader.tail_offset);
-    if (v->hash_mismatch) cJSON_AddNumberToObject(j, "hash_mismatch_step", (double)v->hash_step);
-    if (v->trailer_checked) cJSON_AddBoolToObject(j, "final_hash_equal", !v->trailer_mismatch);
-    if (v->signature_checked) cJSON_AddBoolToObject(j, "signature_valid", !v->signature_bad);
+    json_t *j = json_object();
+    if (!j) return;
+    put_text(j, "log", r->o.log);
+    json_object_set_new(j, "verdict", json_string(ok ? "ok" : "failed"));
+    put_count(j, "steps", v->steps);
+    put_real(j, "seconds", seconds);
+    put_real(j, "steps_per_second", rate);
+    put_count(j, "hashes_checked", v->hashes_checked);
+    put_count(j, "reloads", v->reloads);
+    json_object_set_new(j, "log_end", json_string(end_name(end)));
+    if (end == CRADLE_LOG_END_TORN) put_count(j, "tail_offset", r->replay.reader.tail_offset);
+    if (v->hash_mismatch) put_count(j, "hash_mismatch_step", v->hash_step);
+    if (v->trailer_checked) json_object_set_new(j, "final_hash_equal", json_boolean(!v->trailer_mismatch));
+    if (v->signature_checked) json_object_set_new(j, "signature_valid", json_boolean(!v->signature_bad));
     if (v->golden_checked) {
-        cJSON_AddBoolToObject(j, "golden_equal", !v->golden_differs);
+        json_object_set_new(j, "golden_equal", json_boolean(!v->golden_differs));
         if (v->golden_differs) {
-            cJSON_AddNumberToObject(j, "first_difference", (double)v->golden_byte);
-            cJSON_AddNumberToObject(j, "difference_step", (double)v->golden_step);
+            put_count(j, "first_difference", v->golden_byte);
+            put_count(j, "difference_step", v->golden_step);
         }
     }
-    if (v->failure) cJSON_AddStringToObject(j, "error", v->failure);
-    char *text = cJSON_PrintUnformatted(j);
+    if (v->failure) put_text(j, "error", v->failure);
+    /* One line, the keys in the order set. */
+    char *text = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(15));
     if (text) printf("%s\n", text);
-    cJSON_free(text);
-    cJSON_Delete(j);
+    free(text);
+    json_decref(j);
 }
 
 /* Prints the summary (stderr, and JSON on stdout with --json). Returns
