@@ -6,7 +6,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config clang libclang-rt-14-dev valgrind
-  libenet-dev libsodium-dev libcmocka-dev libsdl2-dev libcjson-dev libjansson-dev
+  libenet-dev libsodium-dev libcmocka-dev libsdl2-dev libjansson-dev
   xvfb xauth python3
   libcurl4-openssl-dev python3
 )

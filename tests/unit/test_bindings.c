@@ -1,9 +1,10 @@
 /*
  * Tests for cradle-client's bindings (client/src/bindings.c): the config
- * file is regenerated when missing or invalid (strict JSON: what cJSON took,
- * a repeated name, 04, \u0000, a trailing comma, is invalid now), unknown
- * names and non-integer bits are reported with their line and skipped, held
- * keys become input bits, repeat is ignored, focus loss releases everything.
+ * file is regenerated when missing or invalid (strict JSON: what the old,
+ * lenient parser took, a repeated name, 04, \u0000, a trailing comma, is
+ * invalid now), unknown names and non-integer bits are reported with their
+ * line and skipped, held keys become input bits, repeat is ignored, focus
+ * loss releases everything.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -144,8 +145,8 @@ static void test_invalid_file_rewritten(void **state) {
     assert_non_null(strstr(message, "not valid JSON (line 2, column 10): unexpected token near '}'"));
 }
 
-/* What cJSON took and jansson refuses: the whole file is not JSON, and the
- * message says why. */
+/* What the old, lenient parser took and jansson refuses: the whole file is
+ * not JSON, and the message says why. */
 static void test_strict_json_refused(void **state) {
     (void)state;
     static const struct {

@@ -129,7 +129,7 @@ static void test_trust_one_or_an_array(void **state) {
     assert_int_equal(o.trust_count, 2);
     assert_string_equal(o.trust[0], HEX_A);
     assert_string_equal(o.trust[1], HEX_F);
-    /* Two "trust" keys were two issuers to cJSON: now a duplicate, with the way to write it. */
+    /* Two "trust" keys were two issuers to the old, lenient parser: now a duplicate, with the way to write it. */
     refused("{\"trust\":\"" HEX_A "\",\"trust\":\"" HEX_F "\"}", "duplicate object key", "\"trust\"",
             "\"trust\": [\"HEX\", \"HEX\"]", NULL);
     refused("{\"trust\":[\"" HEX_A "\", 5]}", "config key \"trust\": entry 1 must be a string of 64 hex digits, got 5",
@@ -137,7 +137,7 @@ static void test_trust_one_or_an_array(void **state) {
     refused("{\"trust\":[\"abc\"]}", "config key \"trust\" must be 64 hex digits", "got 'abc'", NULL);
 }
 
-/* What cJSON took and jansson refuses. */
+/* What the old, lenient parser took and jansson refuses. */
 static void test_duplicate_key_refused(void **state) {
     (void)state;
     refused("{\"input-delay\":\"auto\",\"port\":7777,\"port\":8000}", "'cfg.json' is not valid JSON",
@@ -155,7 +155,7 @@ static void test_leading_zero_refused(void **state) {
 
 static void test_nul_in_string_refused(void **state) {
     (void)state;
-    /* cJSON cut the string at the NUL: "/var/lib/g" would have been loaded. */
+    /* The old parser cut the string at the NUL: "/var/lib/g" would have been loaded. */
     refused("{\"game\":\"/var/lib/g\\u0000.so\"}", "not valid JSON", "\\u0000 is not allowed", NULL);
     refused("{\"ga\\u0000me\":\"g.so\"}", "not valid JSON", "NUL byte in object key", NULL);
     /* A raw NUL byte inside the file is refused too, not read as its end. */
