@@ -7,18 +7,26 @@
 # is recorded by the installed cradle-record and must give the committed
 # golden output byte for byte; the CMake build is hosted by the installed
 # server, joined by installed headless bots, and its log replays.
-# usage: sdk.sh BUILD_DIR SOURCE_DIR GOLDEN
+# usage: sdk.sh BUILD_DIR SOURCE_DIR GOLDEN      (installs BUILD_DIR first)
+#        sdk.sh --prefix DIR SOURCE_DIR GOLDEN   (an installed tree: deb.sh's
+#                                                 unpacked package)
 set -euo pipefail
+given_prefix=
+if [ "$1" = --prefix ]; then given_prefix=$(cd "$2" && pwd); shift 2; set -- "$given_prefix" "$@"; fi
 build=$(cd "$1" && pwd) src=$(cd "$2" && pwd) golden=$(cd "$(dirname "$3")" && pwd)/$(basename "$3")
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 if [ -z "${CRADLE_SDK_INSIDE:-}" ]; then
   work=$(mktemp -d /tmp/cradle-sdk-XXXXXX)
   trap 'rm -rf "$work"' EXIT
-  prefix=$work/prefix
-  cmake --install "$build" --prefix "$prefix" >"$work/install.txt"
-  libdir=$(sed -n 's/^CMAKE_INSTALL_LIBDIR:[A-Z]*=//p' "$build/CMakeCache.txt")
-  libdir=${libdir:-lib}
+  prefix=$work/prefix libdir=lib
+  if [ -n "$given_prefix" ]; then
+    ln -s "$given_prefix" "$prefix"
+  else
+    cmake --install "$build" --prefix "$prefix" >"$work/install.txt"
+    libdir=$(sed -n 's/^CMAKE_INSTALL_LIBDIR:[A-Z]*=//p' "$build/CMakeCache.txt")
+    libdir=${libdir:-lib}
+  fi
   # Every file the SDK promises.
   for f in include/cradle/game_abi.h include/cradle/ecs.h include/cradle/grid.h include/cradle/rng.h \
            include/cradle/input.h include/cradle/events.h include/cradle/errors.h include/cradle/version.h \
@@ -62,7 +70,8 @@ mkdir -p plain
 export PKG_CONFIG_PATH=$prefix/$libdir/pkgconfig
 id=$(sha256sum mygame/gather.c | cut -c1-16)
 # shellcheck disable=SC2046 # pkg-config's words are flags
-cc -O2 -shared -o plain/gather.so mygame/gather.c $(pkg-config --cflags --libs cradle) \
+cc -O2 $(pkg-config --variable=game_cflags cradle) $(pkg-config --cflags cradle) -shared -o plain/gather.so \
+  mygame/gather.c $(pkg-config --libs cradle) $(pkg-config --variable=game_ldflags cradle) \
   -DCRADLE_BUILD_ID="\"$id\"" 2>cc.txt || { cat cc.txt; fail "cc with pkg-config"; }
 for lib in "$cmake_lib" plain/gather.so; do
   exports=$(nm -D --defined-only "$lib" | awk '$2 == "T" { print $3 }')
