@@ -1,70 +1,15 @@
 /*
- * audio: synthesized cues and a small mixer (see audio.h).
+ * audio: the game's sound files and a small mixer (see audio.h).
  */
 #include "audio.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define TAU 6.2831853f
-
-/* A deterministic noise source for synthesis (not the simulation's). */
-static float noise(uint32_t *s) {
-    *s ^= *s << 13;
-    *s ^= *s >> 17;
-    *s ^= *s << 5;
-    return (float)(*s >> 8) / 8388608.0f - 1.0f;
-}
+#include "cradle/contract.h"
 
 static float clampf(float v, float lo, float hi) { return v < lo ? lo : v > hi ? hi : v; }
-
-/* One sample of cue at time t (seconds) of its duration d. */
-static float synth(int cue, float t, float d, uint32_t *rng, float *state) {
-    float env, f;
-    switch (cue) {
-    case CRADLE_SOUND_SHOT: /* a falling square blip */
-        f = 1200.0f - 700.0f * (t / d);
-        env = expf(-t * 40.0f);
-        return env * (sinf(TAU * f * t) > 0.0f ? 0.5f : -0.5f);
-    case CRADLE_SOUND_EXPLOSION: { /* low-passed noise with a thump */
-        *state += (noise(rng) - *state) * (0.25f - 0.2f * t / d);
-        env = expf(-t * 5.0f);
-        return env * (1.6f * *state + 0.5f * sinf(TAU * (60.0f - 30.0f * t) * t));
-    }
-    case CRADLE_SOUND_HIT:
-        env = expf(-t * 25.0f);
-        return env * (0.5f * noise(rng) + 0.5f * sinf(TAU * 220.0f * t));
-    case CRADLE_SOUND_PICKUP: { /* a rising three-note arpeggio */
-        static const float notes[3] = {659.25f, 830.61f, 987.77f};
-        int n = (int)(t / (d / 3.0f));
-        if (n > 2) n = 2;
-        env = 1.0f - fmodf(t, d / 3.0f) / (d / 3.0f) * 0.6f;
-        return 0.45f * env * sinf(TAU * notes[n] * t);
-    }
-    case CRADLE_SOUND_WAVE: /* a two-tone chime */
-        env = expf(-t * 4.0f);
-        return 0.4f * env * (sinf(TAU * 523.25f * t) + (t > 0.15f ? sinf(TAU * 784.0f * t) : 0.0f));
-    case CRADLE_SOUND_NEAR_MISS: { /* a filtered noise sweep */
-        float a = 0.05f + 0.4f * (t / d);
-        *state += (noise(rng) - *state) * a;
-        env = sinf(3.14159f * t / d);
-        return 0.8f * env * *state;
-    }
-    case CRADLE_SOUND_GAME_OVER: { /* four falling notes */
-        static const float notes[4] = {392.0f, 329.63f, 261.63f, 196.0f};
-        int n = (int)(t / (d / 4.0f));
-        if (n > 3) n = 3;
-        env = 1.0f - fmodf(t, d / 4.0f) / (d / 4.0f) * 0.5f;
-        float x = sinf(TAU * notes[n] * t);
-        return 0.45f * env * (x + 0.3f * (x > 0.0f ? 1.0f : -1.0f)) * (1.0f - 0.3f * t / d);
-    }
-    default: return 0.0f;
-    }
-}
-
-static const float durations[CRADLE_AUDIO_CUES] = {0.0f, 0.09f, 0.7f, 0.15f, 0.3f, 0.6f, 0.3f, 1.4f};
 
 static void mix(void *userdata, Uint8 *stream, int len) {
     cradle_audio *a = userdata;
@@ -90,24 +35,6 @@ static void mix(void *userdata, Uint8 *stream, int len) {
 int cradle_audio_init(cradle_audio *a, bool open_device, char *message, size_t message_size) {
     memset(a, 0, sizeof *a);
     message[0] = '\0';
-    for (int c = 1; c < (int)CRADLE_AUDIO_CUES; c++) {
-        float d = durations[c];
-        uint32_t n = (uint32_t)(d * (float)CRADLE_AUDIO_RATE);
-        a->cue[c] = malloc(n * sizeof(int16_t));
-        if (!a->cue[c]) {
-            snprintf(message, message_size, "out of memory for the sound cues");
-            cradle_audio_deinit(a);
-            return -1;
-        }
-        a->cue_length[c] = n;
-        uint32_t rng = 0x9e3779b9u * (uint32_t)c;
-        float state = 0.0f;
-        for (uint32_t i = 0; i < n; i++) {
-            float t = (float)i / (float)CRADLE_AUDIO_RATE;
-            float fade = i + 256u > n ? (float)(n - i) / 256.0f : 1.0f; /* no click at the end */
-            a->cue[c][i] = (int16_t)(clampf(synth(c, t, d, &rng, &state) * fade, -1.0f, 1.0f) * 20000.0f);
-        }
-    }
     if (!open_device) return 0;
     if (SDL_InitSubSystem(SDL_INIT_AUDIO) != 0) {
         snprintf(message, message_size, "no audio: %s", SDL_GetError());
@@ -125,9 +52,108 @@ int cradle_audio_init(cradle_audio *a, bool open_device, char *message, size_t m
     return 0;
 }
 
-void cradle_audio_play(void *context, cradle_sound cue, float volume, float pitch) {
+/* The file's samples as 16-bit mono at CRADLE_AUDIO_RATE (malloc'd, *length
+ * of them), or NULL with why in error. */
+static int16_t *read_wav(const char *path, uint32_t *length, char *error, size_t error_size) {
+    SDL_AudioSpec spec;
+    Uint8 *data = NULL;
+    Uint32 bytes = 0;
+    if (!SDL_LoadWAV(path, &spec, &data, &bytes)) {
+        snprintf(error, error_size, "%s", SDL_GetError());
+        return NULL;
+    }
+    int16_t *out = NULL;
+    SDL_AudioCVT cvt;
+    if (SDL_BuildAudioCVT(&cvt, spec.format, spec.channels, spec.freq, AUDIO_S16SYS, 1, CRADLE_AUDIO_RATE) < 0) {
+        snprintf(error, error_size, "cannot convert its format: %s", SDL_GetError());
+        goto out;
+    }
+    cvt.len = (int)bytes;
+    cvt.buf = malloc((size_t)bytes * (size_t)(cvt.len_mult > 0 ? cvt.len_mult : 1));
+    if (!cvt.buf) {
+        snprintf(error, error_size, "out of memory for %u bytes", (unsigned)bytes);
+        goto out;
+    }
+    memcpy(cvt.buf, data, bytes);
+    if (cvt.needed && SDL_ConvertAudio(&cvt) != 0) {
+        snprintf(error, error_size, "cannot convert it: %s", SDL_GetError());
+        free(cvt.buf);
+        goto out;
+    }
+    size_t samples = (size_t)(cvt.needed ? cvt.len_cvt : cvt.len) / sizeof(int16_t);
+    if (samples == 0 || samples > (size_t)CRADLE_AUDIO_MAX_SECONDS * CRADLE_AUDIO_RATE) {
+        snprintf(error, error_size, "%s", samples == 0 ? "it holds no samples" : "it is longer than 60 s");
+        free(cvt.buf);
+        goto out;
+    }
+    out = (int16_t *)(void *)cvt.buf;
+    *length = (uint32_t)samples;
+out:
+    SDL_FreeWAV(data);
+    return out;
+}
+
+/* message += "; " + text, as far as it fits. */
+static void add_problem(char *message, size_t size, const char *text) {
+    size_t used = strlen(message);
+    if (used + 3 >= size) return;
+    snprintf(message + used, size - used, "%s%s", used ? "; " : "", text);
+}
+
+/* Stops every voice and frees the loaded sounds. */
+static void drop_sounds(cradle_audio *a) {
+    if (a->device) SDL_LockAudioDevice(a->device);
+    memset(a->voices, 0, sizeof a->voices);
+    if (a->device) SDL_UnlockAudioDevice(a->device);
+    for (uint32_t i = 0; i <= CRADLE_GAME_MAX_SOUNDS; i++) {
+        free(a->sound[i]);
+        a->sound[i] = NULL;
+        a->sound_length[i] = 0;
+    }
+    a->sound_count = 0;
+    a->loaded_for = NULL;
+}
+
+uint32_t cradle_audio_load(cradle_audio *a, const cradle_game_contract *contract, const char *library_path,
+                           char *message, size_t message_size) {
+    message[0] = '\0';
+    drop_sounds(a);
+    uint32_t count = 0;
+    const char *const *names = cradle_contract_sounds(contract, &count);
+    const char *slash = strrchr(library_path, '/');
+    int folder = slash ? (int)(slash - library_path) : 1;
+    const char *base = slash ? library_path : ".";
+    uint32_t loaded = 0;
+    for (uint32_t i = 0; i < count; i++) {
+        char path[4096], error[512], problem[768];
+        snprintf(path, sizeof path, "%.*s/%s", folder, base, names[i]);
+        uint32_t length = 0;
+        int16_t *samples = read_wav(path, &length, error, sizeof error);
+        if (!samples) {
+            snprintf(problem, sizeof problem, "sound %u %.127s: %.600s", (unsigned)i + 1u, names[i], error);
+            add_problem(message, message_size, problem);
+            continue;
+        }
+        a->sound[i + 1u] = samples;
+        a->sound_length[i + 1u] = length;
+        loaded++;
+    }
+    a->sound_count = count;
+    return loaded;
+}
+
+bool cradle_audio_follow(cradle_audio *a, const cradle_game_contract *contract, const char *library_path,
+                         char *message, size_t message_size) {
+    message[0] = '\0';
+    if (a->loaded_for == contract) return false;
+    (void)cradle_audio_load(a, contract, library_path, message, message_size);
+    a->loaded_for = contract;
+    return true;
+}
+
+void cradle_audio_play(void *context, cradle_sound sound, float volume, float pitch) {
     cradle_audio *a = context;
-    if (!a->device || (int)cue < 1 || (int)cue >= (int)CRADLE_AUDIO_CUES) return;
+    if (!a->device || sound < 1 || sound > a->sound_count || !a->sound[sound]) return;
     if (!(pitch > 0.05f)) pitch = 1.0f;
     volume = clampf(volume, 0.0f, 1.0f);
     SDL_LockAudioDevice(a->device);
@@ -139,8 +165,8 @@ void cradle_audio_play(void *context, cradle_sound cue, float volume, float pitc
         }
         if (a->voices[v].started < a->voices[pick].started) pick = v;
     }
-    a->voices[pick] = (cradle_audio_voice){.samples = a->cue[cue],
-                                           .length = a->cue_length[cue],
+    a->voices[pick] = (cradle_audio_voice){.samples = a->sound[sound],
+                                           .length = a->sound_length[sound],
                                            .step = pitch,
                                            .volume = volume,
                                            .started = ++a->plays};
@@ -150,8 +176,5 @@ void cradle_audio_play(void *context, cradle_sound cue, float volume, float pitc
 void cradle_audio_deinit(cradle_audio *a) {
     if (a->device) SDL_CloseAudioDevice(a->device);
     a->device = 0;
-    for (uint32_t c = 0; c < CRADLE_AUDIO_CUES; c++) {
-        free(a->cue[c]);
-        a->cue[c] = NULL;
-    }
+    drop_sounds(a);
 }

@@ -37,6 +37,14 @@ static void warn(void *context, const char *message) {
     fprintf(stderr, "cradle-client: --play: warning: %s\n", message);
 }
 
+/* Where the game's sound files are looked for: beside --game, else beside
+ * the build the log archived (which has none: the replay is then silent,
+ * and says which files it missed). */
+static const char *sound_library(const cradle_client_options *o, const player *p) {
+    if (o->game) return o->game;
+    return cradle_reload_copy_path(&p->replay.libraries[p->replay.in_use]);
+}
+
 static int play_open(player *p, const cradle_client_options *o) {
     cradle_replay_config config = {.log_path = o->play,
                                    .game_path = o->game,
@@ -147,7 +155,7 @@ static int play_window(player *p, const cradle_client_options *o) {
     static cradle_render_sdl render;
     static cradle_audio audio;
     static cradle_present present;
-    char message[256];
+    char message[1024];
     int status = 1;
     if (!renderer || cradle_render_sdl_init(&render, renderer, k->view_width, k->view_height, message, sizeof message) != 0) {
         fprintf(stderr, "cradle-client: cannot open a window: %s\n", SDL_GetError());
@@ -177,6 +185,8 @@ static int play_window(player *p, const cradle_client_options *o) {
             if (rc <= 0) break;
             last_step_ns = now;
             k = sim->contract; /* may change at a reload */
+            if (!o->mute && cradle_audio_follow(&audio, k, sound_library(o, p), message, sizeof message) && message[0])
+                fprintf(stderr, "cradle-client: %s (those sounds stay silent)\n", message);
             if (k->react) {
                 cradle_fx fx = cradle_present_fx(&present);
                 k->react(sim->state, cradle_events_data(&sim->events), cradle_events_count(&sim->events), &fx);

@@ -45,10 +45,10 @@ static void fx_shake(void *context, float amount) {
     if (p->shake > 40.0f) p->shake = 40.0f;
 }
 
-static void fx_sound(void *context, cradle_sound cue, float volume, float pitch) {
+static void fx_sound(void *context, cradle_sound sound, float volume, float pitch) {
     cradle_present *p = context;
     p->sounds++;
-    if (p->play) p->play(p->play_context, cue, volume, pitch);
+    if (p->play) p->play(p->play_context, sound, volume, pitch);
 }
 
 cradle_fx cradle_present_fx(cradle_present *p) {

@@ -22,7 +22,7 @@ typedef struct cradle_particle {
     uint32_t rgba;
 } cradle_particle;
 
-typedef void (*cradle_sound_fn)(void *context, cradle_sound cue, float volume, float pitch);
+typedef void (*cradle_sound_fn)(void *context, cradle_sound sound, float volume, float pitch);
 
 typedef struct cradle_present {
     cradle_particle *particles; /* caller's storage */

@@ -292,6 +292,14 @@ static bool poll_events(cradle_bindings *bindings) {
     return quit;
 }
 
+/* The game's sounds, (re)loaded beside --game when a reload brought
+ * another library; a file that cannot be read is named and stays silent. */
+static void follow_sounds(window_session *s) {
+    if (s->o->mute) return;
+    if (cradle_audio_follow(&s->audio, s->k, s->o->game, s->message, sizeof s->message) && s->message[0])
+        fprintf(stderr, "cradle-client: %s (those sounds stay silent)\n", s->message);
+}
+
 /* Runs up to CRADLE_WINDOW_MAX_STEPS_PER_FRAME received steps, each one's
  * events going to the game's react(); --steps reached sets quit. */
 static void run_due_steps(window_session *s, frame_loop *l) {
@@ -300,6 +308,7 @@ static void run_due_steps(window_session *s, frame_loop *l) {
         if (cradle_netclient_step(net, l->now) != 1) break;
         l->last_step_ns = l->now;
         s->k = net->sim.contract; /* may change at a reload */
+        follow_sounds(s);
         if (s->k->react) {
             cradle_fx fx = cradle_present_fx(&s->present);
             s->k->react(net->sim.state, cradle_events_data(&net->sim.events), cradle_events_count(&net->sim.events),

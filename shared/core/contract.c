@@ -49,6 +49,52 @@ static int check_string(const char *field, const char *s, size_t max, char *mess
     return CRADLE_OK;
 }
 
+/* One sound file's name (game_abi.h, minor 2): a printable relative path
+ * ending in ".wav", with no ".." component. */
+static int check_sound_name(uint32_t index, const char *name, char *message, size_t message_size) {
+    char field[32];
+    snprintf(field, sizeof field, "sound %u name", (unsigned)index + 1u);
+    int rc = check_string(field, name, CRADLE_GAME_SOUND_NAME_MAX, message, message_size);
+    if (rc != CRADLE_OK) return rc;
+    size_t n = cradle_contract_strnlen(name, CRADLE_GAME_SOUND_NAME_MAX);
+    if (name[0] == '/')
+        return cradle__say(CRADLE_ERELOAD_CONTRACT, message, message_size, "%s \"%s\" is absolute", field, name);
+    if (n < 5 || name[n - 4] != '.' || name[n - 3] != 'w' || name[n - 2] != 'a' || name[n - 1] != 'v')
+        return cradle__say(CRADLE_ERELOAD_CONTRACT, message, message_size, "%s \"%s\" does not end in .wav", field,
+                           name);
+    for (size_t i = 0; i + 1 < n; i++) {
+        bool starts = i == 0 || name[i - 1] == '/';
+        if (starts && name[i] == '.' && name[i + 1] == '.' && (i + 2 == n || name[i + 2] == '/'))
+            return cradle__say(CRADLE_ERELOAD_CONTRACT, message, message_size, "%s \"%s\" has a .. component",
+                               field, name);
+    }
+    return CRADLE_OK;
+}
+
+/* The fields of minor 2, read only when abi_minor says they exist. */
+static int check_sounds(const cradle_game_contract *c, char *message, size_t message_size) {
+    if (c->abi_minor < CRADLE_ABI_MINOR_SOUNDS || c->sound_count == 0) return CRADLE_OK;
+    if (c->sound_count > CRADLE_GAME_MAX_SOUNDS)
+        return cradle__say(CRADLE_ERELOAD_CONTRACT, message, message_size, "sound count %u > maximum %u",
+                           (unsigned)c->sound_count, (unsigned)CRADLE_GAME_MAX_SOUNDS);
+    if (!c->sounds)
+        return cradle__say(CRADLE_ERELOAD_CONTRACT, message, message_size, "sounds is NULL with sound count %u",
+                           (unsigned)c->sound_count);
+    for (uint32_t i = 0; i < c->sound_count; i++) {
+        int rc = check_sound_name(i, c->sounds[i], message, message_size);
+        if (rc != CRADLE_OK) return rc;
+    }
+    return CRADLE_OK;
+}
+
+const char *const *cradle_contract_sounds(const cradle_game_contract *c, uint32_t *count) {
+    assert(c && count && "a checked contract, never NULL");
+    *count = 0;
+    if (c->abi_minor < CRADLE_ABI_MINOR_SOUNDS || c->sound_count == 0) return NULL;
+    *count = c->sound_count;
+    return c->sounds;
+}
+
 /* The one place a host reads a field past minor 0 (game_abi.h's minor rule):
  * the abi_minor test comes first, so an older library's shorter contract is
  * never read past its end. */
@@ -125,5 +171,5 @@ int cradle_contract_check(const cradle_game_contract *c, const cradle_contract_l
     if (rc != CRADLE_OK) return rc;
     if (!c->init) return cradle__say(CRADLE_ERELOAD_CONTRACT, message, message_size, "init is NULL");
     if (!c->step) return cradle__say(CRADLE_ERELOAD_CONTRACT, message, message_size, "step is NULL");
-    return CRADLE_OK;
+    return check_sounds(c, message, message_size);
 }

@@ -9,10 +9,14 @@
  *    56   1  bits 0..5: init, step, output, render, on_reload, react set;
  *            bit 6: the contract pointer is NULL; bit 7: message NULL when
  *            the message size is 0
- *    57   1  bit 0: name NULL; bit 1: build id NULL; bit 2: bot set (minor 1)
+ *    57   1  bit 0: name NULL; bit 1: build id NULL; bit 2: bot set (minor 1);
+ *            bit 3: sounds (minor 2) follow the build id; bit 4: add 256 to
+ *            their count; bit 5: the sounds array is NULL
  *    58   2  message size (u16 LE, mod 512)
  *    60   1  name byte count; 61: build id byte count; 62: strnlen's max
- *    63      name bytes, build id bytes, then the strnlen test bytes
+ *    63      name bytes, build id bytes, [with bit 3: a count byte, then per
+ *            sound a length byte and its name bytes, a missing one NULL],
+ *            then the strnlen test bytes
  * Strings are copied into heap buffers of exactly the size a correct check
  * may read (up to the first NUL, or max + 1 bytes when there is none), so an
  * overread is an ASan finding; so is the contract itself, sized as the
@@ -73,9 +77,10 @@ static void never_bot(const void *s, uint64_t step, uint32_t slot, uint64_t rand
 }
 
 /* The bytes a library built against abi_minor has of the contract: minor 0
- * ends where minor 1's bot field begins. */
+ * ends where minor 1's bot field begins, minor 1 where minor 2's sounds do. */
 static size_t ref_contract_size(uint32_t abi_minor) {
-    return abi_minor >= 1u ? sizeof(cradle_game_contract) : offsetof(cradle_game_contract, bot);
+    if (abi_minor >= 2u) return sizeof(cradle_game_contract);
+    return abi_minor >= 1u ? offsetof(cradle_game_contract, sounds) : offsetof(cradle_game_contract, bot);
 }
 
 /* A heap copy of the n bytes at src sized to what a reader bounded by max
@@ -110,9 +115,61 @@ static bool ref_string_ok(const char *s, size_t size, size_t max) {
     return true;
 }
 
+/* The sounds of the input (bit 3 of byte 57): names[count] with each name a
+ * string_buffer (NULL past the input's end), and their buffer sizes. */
+typedef struct sounds {
+    uint32_t count;
+    char **names;
+    size_t *sizes;
+    size_t used; /* input bytes taken */
+} sounds;
+
+static sounds read_sounds(const uint8_t *bytes, size_t n, uint8_t flags) {
+    sounds out = {0};
+    if (!(flags & 0x08u) || n == 0) return out;
+    out.count = bytes[0] + ((flags & 0x10u) ? 256u : 0u);
+    out.used = 1;
+    out.names = calloc(out.count ? out.count : 1, sizeof *out.names);
+    out.sizes = calloc(out.count ? out.count : 1, sizeof *out.sizes);
+    if (!out.names || !out.sizes) abort();
+    for (uint32_t i = 0; i < out.count && out.used < n; i++) {
+        size_t length = bytes[out.used++];
+        if (length > n - out.used) length = n - out.used;
+        out.names[i] = string_buffer(bytes + out.used, length, CRADLE_GAME_SOUND_NAME_MAX, &out.sizes[i]);
+        out.used += length;
+    }
+    return out;
+}
+
+static void free_sounds(sounds *s) {
+    for (uint32_t i = 0; s->names && i < s->count; i++) free(s->names[i]);
+    free(s->names);
+    free(s->sizes);
+}
+
+/* One sound name's rules (contract.h): a string, relative, ".wav", no "..". */
+static bool ref_sound_ok(const char *name, size_t size) {
+    if (!ref_string_ok(name, size, CRADLE_GAME_SOUND_NAME_MAX)) return false;
+    size_t n = ref_strnlen(name, size, CRADLE_GAME_SOUND_NAME_MAX);
+    if (name[0] == '/' || n < 5 || memcmp(name + n - 4, ".wav", 4) != 0) return false;
+    for (size_t i = 0; i + 1 < n; i++) {
+        bool starts = i == 0 || name[i - 1] == '/';
+        if (starts && name[i] == '.' && name[i + 1] == '.' && (i + 2 == n || name[i + 2] == '/')) return false;
+    }
+    return true;
+}
+
+static int ref_sounds(const cradle_game_contract *c, const sounds *s) {
+    if (c->abi_minor < 2u || c->sound_count == 0) return CRADLE_OK;
+    if (c->sound_count > CRADLE_GAME_MAX_SOUNDS || !c->sounds) return CRADLE_ERELOAD_CONTRACT;
+    for (uint32_t i = 0; i < c->sound_count; i++)
+        if (!ref_sound_ok(s->names[i], s->sizes[i])) return CRADLE_ERELOAD_CONTRACT;
+    return CRADLE_OK;
+}
+
 /* contract.h's rules, in its order: the code the first broken one returns. */
 static int ref_check(const cradle_game_contract *c, const cradle_contract_limits *l,
-                     size_t name_size, size_t build_size) {
+                     size_t name_size, size_t build_size, const sounds *s) {
     if (!c) return CRADLE_ERELOAD_CONTRACT;
     if (c->abi_major != l->abi_major) return CRADLE_ERELOAD_MAJOR;
     if (c->abi_minor > l->abi_minor) return CRADLE_ERELOAD_MINOR;
@@ -130,7 +187,7 @@ static int ref_check(const cradle_game_contract *c, const cradle_contract_limits
     if (!ref_string_ok(c->name, name_size, CRADLE_GAME_NAME_MAX)) return CRADLE_ERELOAD_CONTRACT;
     if (!ref_string_ok(c->build_id, build_size, CRADLE_GAME_BUILD_ID_MAX)) return CRADLE_ERELOAD_CONTRACT;
     if (!c->init || !c->step) return CRADLE_ERELOAD_CONTRACT;
-    return CRADLE_OK; /* optional entries (bot, minor 1) need no check */
+    return ref_sounds(c, s); /* other optional entries (bot, minor 1) need no check */
 }
 
 static void fuzz_strnlen(const uint8_t *bytes, size_t n, size_t max) {
@@ -164,6 +221,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     char *build = (strings & 2u) ? NULL
                                  : string_buffer(rest + name_n, build_n, CRADLE_GAME_BUILD_ID_MAX,
                                                  &build_size);
+    size_t strings_end = name_n + build_n;
+    sounds snd = read_sounds(rest + strings_end, rest_size - strings_end, strings);
+    size_t tail = strings_end + snd.used;
     cradle_game_contract c = {
         .abi_major = f[0],
         .abi_minor = f[1],
@@ -184,6 +244,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         .on_reload = (fn & 0x10u) ? never_reload : NULL,
         .react = (fn & 0x20u) ? never_react : NULL,
         .bot = (strings & 4u) ? never_bot : NULL,
+        .sounds = (strings & 0x20u) ? NULL : (const char *const *)snd.names,
+        .sound_count = snd.count,
     };
     cradle_contract_limits limits = {
         .abi_major = f[10], .abi_minor = f[11], .max_state_align = f[12], .state_capacity = f[13],
@@ -201,10 +263,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         memset(message, 'x', message_size ? message_size : 1);
     }
     int rc = cradle_contract_check(cp, &limits, message, message_size);
-    int expect = ref_check(cp, &limits, name_size, build_size);
+    int expect = ref_check(cp, &limits, name_size, build_size, &snd);
     if (rc != expect) abort();
     if (memcmp(object, &c, object_size) != 0) abort();
     if (cp && cradle_contract_bot(cp) != (c.abi_minor >= 1u ? c.bot : NULL)) abort();
+    if (cp && rc == CRADLE_OK) {
+        uint32_t count = 99;
+        const char *const *names = cradle_contract_sounds(cp, &count);
+        bool has = c.abi_minor >= 2u && c.sound_count > 0;
+        if (names != (has ? c.sounds : NULL) || count != (has ? c.sound_count : 0u)) abort();
+    }
     if (message_size > 0) {
         const char *nul = memchr(message, 0, message_size);
         if (!nul) abort();
@@ -218,8 +286,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     free(object);
     free(name);
     free(build);
+    free_sounds(&snd);
 
-    fuzz_strnlen(rest + name_n + build_n, rest_size - name_n - build_n, strnlen_max);
+    fuzz_strnlen(rest + tail, rest_size - tail, strnlen_max);
     return 0;
 }
 

@@ -133,6 +133,60 @@ static void fake_bot(const void *state, uint64_t step, uint32_t slot, uint64_t r
     (void)state, (void)step, (void)slot, (void)random, (void)input, (void)input_bytes;
 }
 
+/* Minor 2 added the game's sound files: each name is checked, and an older
+ * contract's (shorter) object is never read for them. */
+static void test_minor_2_sounds(void **unused) {
+    (void)unused;
+    cradle_contract_limits l = limits();
+    cradle_game_contract c = good();
+    static const char *const ok[] = {"game/coin.wav", "boom.wav", "a/b/c.wav", "..x/y.wav"};
+    c.sounds = ok;
+    c.sound_count = 4;
+    assert_int_equal(cradle_contract_check(&c, &l, NULL, 0), CRADLE_OK);
+    uint32_t count = 0;
+    assert_ptr_equal(cradle_contract_sounds(&c, &count), ok);
+    assert_int_equal(count, 4);
+    c.sounds = NULL;
+    c.sound_count = 0;
+    assert_int_equal(cradle_contract_check(&c, &l, NULL, 0), CRADLE_OK);
+    assert_null(cradle_contract_sounds(&c, &count));
+    assert_int_equal(count, 0);
+    c.sound_count = 2;
+    expect_refusal(&c, CRADLE_ERELOAD_CONTRACT, "sounds is NULL with sound count 2");
+    c.sound_count = CRADLE_GAME_MAX_SOUNDS + 1u;
+    expect_refusal(&c, CRADLE_ERELOAD_CONTRACT, "sound count 257 > maximum 256");
+    const struct {
+        const char *name, *message;
+    } bad[] = {
+        {"/etc/a.wav", "sound 2 name \"/etc/a.wav\" is absolute"},
+        {"a.ogg", "sound 2 name \"a.ogg\" does not end in .wav"},
+        {".wav", "sound 2 name \".wav\" does not end in .wav"},
+        {"../a.wav", "sound 2 name \"../a.wav\" has a .. component"},
+        {"g/../../a.wav", "sound 2 name \"g/../../a.wav\" has a .. component"},
+        {"g/..", "sound 2 name \"g/..\" does not end in .wav"},
+        {"a\x01.wav", "sound 2 name byte 1 is 0x01, not printable ASCII 0x20..0x7e"},
+        {"", "sound 2 name length 0 < minimum 1"},
+        {NULL, "sound 2 name is NULL"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *names[] = {"fine.wav", bad[i].name};
+        c.sounds = names;
+        c.sound_count = 2;
+        expect_refusal(&c, CRADLE_ERELOAD_CONTRACT, bad[i].message);
+    }
+    /* A minor-1 object ends before the fields: never read, no sounds. */
+    c = good();
+    c.abi_minor = CRADLE_ABI_MINOR_BOT;
+    size_t v1_size = offsetof(cradle_game_contract, sounds);
+    cradle_game_contract *old = malloc(v1_size);
+    assert_non_null(old);
+    memcpy(old, &c, v1_size);
+    assert_int_equal(cradle_contract_check(old, &l, NULL, 0), CRADLE_OK);
+    assert_null(cradle_contract_sounds(old, &count));
+    assert_int_equal(count, 0);
+    free(old);
+}
+
 /* Minor 1 added the optional bot entry: present or NULL, a minor-1 contract
  * passes; the accessor answers it only for minor >= 1, and the check never
  * reads past a minor-0 contract's end. */
@@ -312,6 +366,7 @@ int main(void) {
         cmocka_unit_test(test_host_limits),
         cmocka_unit_test(test_abi_versions),
         cmocka_unit_test(test_minor_1_bot_entry),
+        cmocka_unit_test(test_minor_2_sounds),
         cmocka_unit_test(test_alignment),
         cmocka_unit_test(test_state_size),
         cmocka_unit_test(test_input_players_rates),

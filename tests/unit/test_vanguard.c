@@ -906,7 +906,7 @@ static void test_react(void **unused) {
     assert_int_equal(r.bursts, 4);
     assert_int_equal(r.shakes, 4);
     assert_int_equal(r.sounds, 5);
-    assert_int_equal(r.last_sound, CRADLE_SOUND_GAME_OVER);
+    assert_int_equal(r.last_sound, VG_SOUND_GAME_OVER);
     cradle_fx none = {0};
     g.c->react(g.s, evs, 6, &none);
     game_close(&g);

@@ -14,7 +14,9 @@
  *   step     one step: presence from the snapshot, moves every 6th step
  *   output   the bytes golden files hold: step, coin, each player
  *   render   squares and the coin, interpolated between two states
- *   react    a sound and a burst when a coin is taken (client only)
+ *   react    a sound and a burst when a coin is taken (client only); the
+ *            sound is a WAV file shipped beside the library (gather/coin.wav,
+ *            from sounds/ here: CMakeLists.txt copies it)
  *   bot      plays one slot: walks toward the coin (optional)
  */
 #include <stdio.h>
@@ -34,6 +36,10 @@
 #define GATHER_EVENT_COIN 1u         /* event kind: a coin was taken (a = the new score) */
 
 enum { GATHER_UP = 1, GATHER_DOWN = 2, GATHER_LEFT = 4, GATHER_RIGHT = 8 };
+
+/* Sound ids: sound i plays GATHER_SOUNDS[i - 1], relative to the library's folder. */
+enum { GATHER_SOUND_COIN = 1 };
+static const char *const GATHER_SOUNDS[] = {"gather/coin.wav"};
 
 typedef struct gather_player {
     int32_t x, y;
@@ -138,7 +144,7 @@ static void gather_react(const void *state, const cradle_event *events, uint32_t
     for (uint32_t i = 0; i < count; i++) {
         if (events[i].kind != GATHER_EVENT_COIN) continue;
         fx->burst(fx->context, (float)events[i].x + 10, (float)events[i].y + 10, 16, 0xffd700ffu, 120, 0.4f);
-        fx->sound(fx->context, CRADLE_SOUND_PICKUP, 0.6f, 1.0f);
+        fx->sound(fx->context, GATHER_SOUND_COIN, 0.6f, 1.0f);
     }
 }
 
@@ -177,6 +183,8 @@ static const cradle_game_contract GATHER = {
     .on_reload = gather_on_reload,
     .react = gather_react,
     .bot = gather_bot,
+    .sounds = GATHER_SOUNDS,
+    .sound_count = 1,
 };
 
 /* The one exported symbol (CRADLE_GAME_CONTRACT_SYMBOL); everything else is

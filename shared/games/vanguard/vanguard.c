@@ -883,6 +883,12 @@ static void vanguard_on_reload(void *state) {
     s->grazing = 1;
 }
 
+/* In vg_sound order (vanguard_internal.h). */
+static const char *const vg_sounds[] = {
+    "vanguard/shot.wav", "vanguard/explosion.wav", "vanguard/hit.wav",       "vanguard/pickup.wav",
+    "vanguard/wave.wav", "vanguard/near_miss.wav", "vanguard/game_over.wav",
+};
+
 static const cradle_game_contract vg_contract = {
     .abi_major = CRADLE_ABI_MAJOR,
     .abi_minor = CRADLE_ABI_MINOR,
@@ -903,6 +909,8 @@ static const cradle_game_contract vg_contract = {
     .on_reload = vanguard_on_reload,
     .react = vanguard_react,
     .bot = vanguard_bot,
+    .sounds = vg_sounds,
+    .sound_count = (uint32_t)(sizeof vg_sounds / sizeof vg_sounds[0]),
 };
 
 const cradle_game_contract *vanguard_contract(void) { return &vg_contract; }

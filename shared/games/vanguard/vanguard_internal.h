@@ -33,6 +33,18 @@
 #define VG_MAX_PLAYERS 8u
 #define VG_STEPS_PER_SECOND 60u
 #define VG_SOURCE_FRAMES_PER_SECOND 20u
+
+/* vanguard's sounds: the contract's sounds[id - 1], WAV files in the
+ * vanguard/ folder beside the library (made by sounds/make_sounds.py). */
+enum vg_sound {
+    VG_SOUND_SHOT = 1,
+    VG_SOUND_EXPLOSION,
+    VG_SOUND_HIT,
+    VG_SOUND_PICKUP,
+    VG_SOUND_WAVE,
+    VG_SOUND_NEAR_MISS,
+    VG_SOUND_GAME_OVER,
+};
 #define VG_START_LIVES 3u
 #define VG_MAX_LIVES 9u
 

@@ -267,54 +267,54 @@ void vanguard_react(const void *state, const cradle_event *events, uint32_t coun
         switch (e->kind) {
         case VG_EV_FIRED:
             vg_burst(fx, e, 2, pc, 60.0f, 0.12f);
-            vg_sound(fx, CRADLE_SOUND_SHOT, 0.25f, 1.0f + 0.04f * (float)(e->player % 8u));
+            vg_sound(fx, VG_SOUND_SHOT, 0.25f, 1.0f + 0.04f * (float)(e->player % 8u));
             break;
         case VG_EV_ENEMY_DESTROYED:
             if (e->b == VG_BOSS) {
                 vg_burst(fx, e, 160, 0xff1744ffu, 260.0f, 1.4f);
                 vg_shake(fx, 18.0f);
-                vg_sound(fx, CRADLE_SOUND_EXPLOSION, 1.0f, 0.55f);
+                vg_sound(fx, VG_SOUND_EXPLOSION, 1.0f, 0.55f);
             } else {
                 vg_burst(fx, e, 18, e->b == VG_SHOOTER ? 0xb39ddbffu : 0xffab40ffu, 150.0f, 0.5f);
                 vg_shake(fx, 2.0f);
-                vg_sound(fx, CRADLE_SOUND_EXPLOSION, 0.6f, e->b == VG_DRIFTER ? 1.2f : 1.0f);
+                vg_sound(fx, VG_SOUND_EXPLOSION, 0.6f, e->b == VG_DRIFTER ? 1.2f : 1.0f);
             }
             break;
         case VG_EV_ENEMY_HIT:
             vg_burst(fx, e, 4, 0xffffffffu, 90.0f, 0.15f);
-            vg_sound(fx, CRADLE_SOUND_HIT, 0.25f, 1.6f);
+            vg_sound(fx, VG_SOUND_HIT, 0.25f, 1.6f);
             break;
         case VG_EV_PLAYER_HIT:
             vg_burst(fx, e, 48, pc, 220.0f, 0.9f);
             vg_shake(fx, 10.0f);
-            vg_sound(fx, CRADLE_SOUND_HIT, 1.0f, 0.8f);
+            vg_sound(fx, VG_SOUND_HIT, 1.0f, 0.8f);
             break;
         case VG_EV_PLAYER_DIED:
             vg_burst(fx, e, 80, pc, 120.0f, 1.5f);
             vg_shake(fx, 16.0f);
-            vg_sound(fx, CRADLE_SOUND_EXPLOSION, 1.0f, 0.5f);
+            vg_sound(fx, VG_SOUND_EXPLOSION, 1.0f, 0.5f);
             break;
         case VG_EV_WAVE_STARTED:
-            vg_sound(fx, CRADLE_SOUND_WAVE, 0.8f, e->a % VG_BOSS_EVERY == 0 ? 0.7f : 1.0f);
+            vg_sound(fx, VG_SOUND_WAVE, 0.8f, e->a % VG_BOSS_EVERY == 0 ? 0.7f : 1.0f);
             break;
         case VG_EV_NEAR_MISS:
             vg_burst(fx, e, 6, 0xffffffffu, 40.0f, 0.25f);
             vg_shake(fx, 1.5f);
-            vg_sound(fx, CRADLE_SOUND_NEAR_MISS, 0.6f, 1.0f);
+            vg_sound(fx, VG_SOUND_NEAR_MISS, 0.6f, 1.0f);
             break;
         case VG_EV_PICKUP:
             vg_burst(fx, e, 14, e->a == VG_PICKUP_LIFE ? 0x69f0aeffu : 0xffd54fffu, 100.0f, 0.6f);
-            vg_sound(fx, CRADLE_SOUND_PICKUP, 0.8f, e->a == VG_PICKUP_LIFE ? 1.3f : 1.0f);
+            vg_sound(fx, VG_SOUND_PICKUP, 0.8f, e->a == VG_PICKUP_LIFE ? 1.3f : 1.0f);
             break;
         case VG_EV_GAME_OVER:
             vg_shake(fx, 8.0f);
-            vg_sound(fx, CRADLE_SOUND_GAME_OVER, 1.0f, 1.0f);
+            vg_sound(fx, VG_SOUND_GAME_OVER, 1.0f, 1.0f);
             break;
         case VG_EV_RESTART:
-            vg_sound(fx, CRADLE_SOUND_WAVE, 0.8f, 1.5f);
+            vg_sound(fx, VG_SOUND_WAVE, 0.8f, 1.5f);
             break;
         case VG_EV_PLAYER_JOINED:
-            vg_sound(fx, CRADLE_SOUND_PICKUP, 0.6f, 0.8f);
+            vg_sound(fx, VG_SOUND_PICKUP, 0.6f, 0.8f);
             break;
         default:
             break;

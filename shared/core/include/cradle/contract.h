@@ -42,9 +42,13 @@ cradle_contract_limits cradle_contract_host_limits(void);
  *   name: 1..CRADLE_GAME_NAME_MAX printable ASCII bytes and a NUL,
  *   build_id: 1..CRADLE_GAME_BUILD_ID_MAX printable ASCII bytes and a NUL,
  *   init and step non-NULL                             CRADLE_ERELOAD_CONTRACT
- * Optional entries need no check (NULL means absent). The check reads only
- * the fields of minor 0, so it is safe on a contract of any accepted minor,
- * and it reads abi_minor before anything that depends on it.
+ *   from minor 2, when sound_count > 0: sound_count <= CRADLE_GAME_MAX_SOUNDS,
+ *   sounds non-NULL, and each name 1..CRADLE_GAME_SOUND_NAME_MAX printable
+ *   ASCII bytes and a NUL, not starting with '/', ending in ".wav", with no
+ *   ".." component                                     CRADLE_ERELOAD_CONTRACT
+ * Optional entries need no check (NULL means absent). The check reads the
+ * fields of a minor only when abi_minor says they exist, so it is safe on a
+ * contract of any accepted minor.
  * Returns 0 or that code; on failure writes a NUL-terminated message naming
  * the field and both values into message (message_size bytes; message may be
  * NULL when message_size is 0). On success message is set to "". */
@@ -57,6 +61,11 @@ CRADLE_MUST_CHECK int cradle_contract_check(const cradle_game_contract *c,
  * field (game_abi.h, the minor rule), so the field is read only when
  * abi_minor says it exists. c must be non-NULL and checked. */
 cradle_game_bot_fn *cradle_contract_bot(const cradle_game_contract *c);
+
+/* The game's sound file names and their count (*count; 0 and NULL when it
+ * has none): always none before CRADLE_ABI_MINOR_SOUNDS. c must be non-NULL
+ * and checked. */
+const char *const *cradle_contract_sounds(const cradle_game_contract *c, uint32_t *count);
 
 /* The length of s if a NUL occurs within its first max + 1 bytes, else
  * max + 1; reads no byte past the first NUL. s may be NULL (returns 0). */

@@ -41,16 +41,20 @@
  * host's, not the library's). Minor history:
  *   0  everything up to react
  *   1  bot (CRADLE_ABI_MINOR_BOT)
+ *   2  sounds, sound_count (CRADLE_ABI_MINOR_SOUNDS): the game's own sound
+ *      files; before minor 2 a sound id named one of seven cues built into
+ *      the client, which no longer exist (an older game plays silent)
  */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #define CRADLE_ABI_MAJOR 1u
-#define CRADLE_ABI_MINOR 1u
+#define CRADLE_ABI_MINOR 2u
 
 /* The minor version that added each optional entry (see the minor rule). */
 #define CRADLE_ABI_MINOR_BOT 1u
+#define CRADLE_ABI_MINOR_SOUNDS 2u
 
 /* The name of the one symbol a game library exports. */
 #define CRADLE_GAME_CONTRACT_SYMBOL "cradle_game_get_contract"
@@ -61,6 +65,8 @@
 #define CRADLE_GAME_NAME_MAX 31u         /* bytes, without the NUL */
 #define CRADLE_GAME_BUILD_ID_MAX 63u     /* bytes, without the NUL */
 #define CRADLE_GAME_OUTPUT_MAX 1024u     /* bytes output() may write per step */
+#define CRADLE_GAME_MAX_SOUNDS 256u      /* sound files a game names */
+#define CRADLE_GAME_SOUND_NAME_MAX 127u  /* bytes of a sound file's name, without the NUL */
 
 /* ---- what a step receives ------------------------------------------------
  *
@@ -141,16 +147,10 @@ typedef struct cradle_draw {
 
 /* ---- effects: what react() may ask of a client ---------------------------- */
 
-/* Sound cues every client synthesizes at start-up (no asset files). */
-typedef enum cradle_sound {
-    CRADLE_SOUND_SHOT = 1,
-    CRADLE_SOUND_EXPLOSION = 2,
-    CRADLE_SOUND_HIT = 3,
-    CRADLE_SOUND_PICKUP = 4,
-    CRADLE_SOUND_WAVE = 5,
-    CRADLE_SOUND_NEAR_MISS = 6,
-    CRADLE_SOUND_GAME_OVER = 7,
-} cradle_sound;
+/* A sound of the game's own: id i (1..sound_count) plays the contract's
+ * sounds[i - 1], a WAV file the client loads when it loads the library
+ * (minor 2). 0 and ids past sound_count play nothing. */
+typedef uint32_t cradle_sound;
 
 typedef struct cradle_fx {
     void *context;
@@ -160,8 +160,9 @@ typedef struct cradle_fx {
                   float life);
     /* Adds screen shake, in world units of displacement. */
     void (*shake)(void *context, float amount);
-    /* Plays a cue at volume [0,1] and pitch (1 = as synthesized). */
-    void (*sound)(void *context, cradle_sound cue, float volume, float pitch);
+    /* Plays the game's sound `sound` at volume [0,1] and pitch (1 = as
+     * recorded; 2 = an octave up and twice as fast). */
+    void (*sound)(void *context, cradle_sound sound, float volume, float pitch);
 } cradle_fx;
 
 /* ---- bots: what bot() may do (minor 1) -------------------------------------
@@ -236,6 +237,19 @@ typedef struct cradle_game_contract {
      * generic bot, which flips random input bits. Hosts read this field
      * only through cradle_contract_bot() (the minor rule). */
     cradle_game_bot_fn *bot;
+
+    /* ---- minor 2 (CRADLE_ABI_MINOR_SOUNDS) ---- */
+
+    /* The game's sound files, shipped beside its library: sound id i plays
+     * sounds[i - 1]. Each name is relative to the folder that holds the
+     * library (e.g. "mygame/coin.wav"): 1..CRADLE_GAME_SOUND_NAME_MAX
+     * printable ASCII bytes ending in ".wav", no leading '/', no ".."
+     * component. A WAV file SDL can read (PCM, any rate, mono or stereo);
+     * the client converts it. A missing or unreadable file is reported with
+     * its name and that sound stays silent. sound_count 0 (sounds may then
+     * be NULL): no sounds. Hosts read these through cradle_contract_sounds(). */
+    const char *const *sounds;
+    uint32_t sound_count;
 } cradle_game_contract;
 
 typedef const cradle_game_contract *(*cradle_game_contract_fn)(void);
