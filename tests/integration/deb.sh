@@ -27,7 +27,8 @@ if [ -x "$build/client/cradle-client" ]; then
 fi
 files=$(dpkg-deb -c "$deb" | awk '{ print $6 }')
 for f in usr/bin/cradle-server usr/bin/cradlectl usr/bin/cradle-replay usr/bin/cradle-record \
-         usr/lib/cradle/games/vanguard.so usr/lib/systemd/system/cradle-server.service \
+         usr/lib/cradle/games/vanguard.so usr/lib/cradle/games/vanguard/shot.wav \
+         usr/lib/systemd/system/cradle-server.service \
          usr/include/cradle/game_abi.h usr/lib/libcradle_core.a usr/lib/pkgconfig/cradle.pc \
          usr/lib/cmake/Cradle/CradleConfig.cmake usr/share/doc/cradle/copyright usr/share/doc/cradle/changelog.gz; do
   echo "$files" | grep -qx "./$f" || fail "the package lacks /$f"

@@ -16,6 +16,9 @@ for program in cradle-server cradlectl cradle-replay cradle-record cradle-proxy 
   [ -x "$root/bin/$program" ] || { echo "missing program bin/$program"; cat "$dest/install.txt"; exit 1; }
 done
 [ -f "$root/$libdir/cradle/games/vanguard.so" ] || { echo "missing $libdir/cradle/games/vanguard.so"; exit 1; }
+for sound in shot explosion hit pickup wave near_miss game_over; do
+  [ -f "$root/$libdir/cradle/games/vanguard/$sound.wav" ] || { echo "missing the sound $libdir/cradle/games/vanguard/$sound.wav"; exit 1; }
+done
 unit=$root/lib/systemd/system/cradle-server.service
 [ -f "$unit" ] || { echo "missing lib/systemd/system/cradle-server.service"; exit 1; }
 grep -q "^ExecStart=/bin/sh -c 'exec $prefix/bin/cradle-server " "$unit"
