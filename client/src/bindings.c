@@ -256,9 +256,19 @@ cradle_bindings_outcome cradle_bindings_load(cradle_bindings *b, const char *pat
             free(text);
             snprintf(problem, sizeof problem, "%s: unreadable or larger than 1 MiB", path);
         }
+    } else if (errno != ENOENT) {
+        snprintf(problem, sizeof problem, "%s: %s", path, strerror(errno));
     } else {
         snprintf(problem, sizeof problem, "%s: %s", path, strerror(errno));
+        goto write_new;
     }
+    /* A file that is there but bad is the user's: it is left as it is. */
+    cradle_bindings_defaults(b);
+    say(message, message_size, "%s; using the default bindings (the file is left as it is: fix it, or remove it for a new one)",
+        problem);
+    return CRADLE_BINDINGS_DEFAULTS;
+
+write_new:
     cradle_bindings_defaults(b);
     char why[256];
     if (write_defaults(path, why, sizeof why)) {

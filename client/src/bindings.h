@@ -56,8 +56,9 @@ typedef struct cradle_bindings {
 
 typedef enum cradle_bindings_outcome {
     CRADLE_BINDINGS_LOADED = 0,      /* the file was used (message may list skipped names) */
-    CRADLE_BINDINGS_REGENERATED = 1, /* the file was missing or invalid; defaults written */
-    CRADLE_BINDINGS_DEFAULTS = 2,    /* the file was bad and could not be written: defaults in use */
+    CRADLE_BINDINGS_REGENERATED = 1, /* the file was missing; the defaults were written to it */
+    CRADLE_BINDINGS_DEFAULTS = 2,    /* the file is invalid or unreadable (it is left as it is), or was
+                                        missing and could not be written: the defaults are in use */
 } cradle_bindings_outcome;
 
 /* The default config file's text (what a regenerated file holds). */

@@ -117,7 +117,7 @@ static void test_missing_file_written_with_defaults(void **state) {
     assert_int_not_equal(access(tmp, F_OK), 0);
 }
 
-static void test_invalid_file_rewritten(void **state) {
+static void test_invalid_file_kept(void **state) {
     (void)state;
     static const char *const bad[] = {
         "{ \"keys\": { \"Up\": 0,\n \"Down\": }\n",  /* not JSON */
@@ -130,11 +130,12 @@ static void test_invalid_file_rewritten(void **state) {
         snprintf(path, sizeof path, "%s/bad%zu.json", dir, i);
         write_all(path, bad[i]);
         cradle_bindings b;
-        assert_int_equal(cradle_bindings_load(&b, path, message, sizeof message), CRADLE_BINDINGS_REGENERATED);
+        assert_int_equal(cradle_bindings_load(&b, path, message, sizeof message), CRADLE_BINDINGS_DEFAULTS);
         assert_non_null(strstr(message, path));
         assert_non_null(strstr(message, "default bindings"));
+        assert_non_null(strstr(message, "left as it is"));
         assert_null(strchr(message, '\n'));
-        assert_string_equal(read_all(path), cradle_bindings_default_text);
+        assert_string_equal(read_all(path), bad[i]); /* the user's file, untouched */
         assert_int_equal(b.key_count, 10);
     }
     char path[128], message[CRADLE_BINDINGS_MESSAGE_MAX];
@@ -181,9 +182,8 @@ static void test_strict_json_refused(void **state) {
     assert_int_equal(fwrite(raw, 1, sizeof raw - 1, f), sizeof raw - 1);
     fclose(f);
     cradle_bindings b;
-    assert_int_equal(cradle_bindings_load(&b, path, message, sizeof message), CRADLE_BINDINGS_REGENERATED);
+    assert_int_equal(cradle_bindings_load(&b, path, message, sizeof message), CRADLE_BINDINGS_DEFAULTS);
     assert_non_null(strstr(message, "not valid JSON (line 2"));
-    assert_string_equal(read_all(path), cradle_bindings_default_text);
 }
 
 /* A bit number is a JSON integer: 3.0 is a real, reported and skipped. */
@@ -273,7 +273,7 @@ int main(void) {
         cmocka_unit_test(test_defaults_suit_vanguard),
         cmocka_unit_test(test_repeat_ignored_and_focus_loss),
         cmocka_unit_test(test_missing_file_written_with_defaults),
-        cmocka_unit_test(test_invalid_file_rewritten),
+        cmocka_unit_test(test_invalid_file_kept),
         cmocka_unit_test(test_strict_json_refused),
         cmocka_unit_test(test_real_bit_skipped),
         cmocka_unit_test(test_unknown_names_reported_with_line),
