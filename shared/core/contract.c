@@ -1,6 +1,7 @@
 #include "cradle/contract.h"
 
 #include "cradle/internal.h"
+#include "cradle/layout.h"
 
 #include <assert.h>
 #include <stdarg.h>
@@ -87,6 +88,14 @@ static int check_sounds(const cradle_game_contract *c, char *message, size_t mes
     return CRADLE_OK;
 }
 
+const cradle_state_region *cradle_contract_layout(const cradle_game_contract *c, uint32_t *count) {
+    assert(c && count && "a checked contract, never NULL");
+    *count = 0;
+    if (c->abi_minor < CRADLE_ABI_MINOR_LAYOUT || c->layout_count == 0) return NULL;
+    *count = c->layout_count;
+    return c->layout;
+}
+
 const char *const *cradle_contract_sounds(const cradle_game_contract *c, uint32_t *count) {
     assert(c && count && "a checked contract, never NULL");
     *count = 0;
@@ -171,5 +180,7 @@ int cradle_contract_check(const cradle_game_contract *c, const cradle_contract_l
     if (rc != CRADLE_OK) return rc;
     if (!c->init) return cradle__say(CRADLE_ERELOAD_CONTRACT, message, message_size, "init is NULL");
     if (!c->step) return cradle__say(CRADLE_ERELOAD_CONTRACT, message, message_size, "step is NULL");
-    return check_sounds(c, message, message_size);
+    int sounds = check_sounds(c, message, message_size);
+    if (sounds != CRADLE_OK || c->abi_minor < CRADLE_ABI_MINOR_LAYOUT) return sounds;
+    return cradle_layout_check(c->layout, c->layout_count, c->state_size, message, message_size);
 }

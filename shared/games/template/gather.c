@@ -18,7 +18,9 @@
  *            sound is a WAV file shipped beside the library (gather/coin.wav,
  *            from sounds/ here: CMakeLists.txt copies it)
  *   bot      plays one slot: walks toward the coin (optional)
+ *   layout   names for the state's bytes, for reports (optional)
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -163,6 +165,23 @@ static void gather_bot(const void *state, uint64_t step, uint32_t slot, uint64_t
     if (input_bytes >= 1) input[0] = in;
 }
 
+/* The state's layout (optional): names for its bytes, so a sync test or a
+ * desync report says "player[2].score" rather than "state byte 60". A row's
+ * parent is the index + 1 of the row it sits in (0: the state itself). */
+static const cradle_state_region GATHER_LAYOUT[] = {
+    {"steps", 0, offsetof(gather_state, steps), sizeof(uint64_t), 1, 0},
+    {"coins", 0, offsetof(gather_state, coins), sizeof(cradle_rng), 1, 0},
+    {"coin_x", 0, offsetof(gather_state, coin_x), sizeof(int32_t), 1, 0},
+    {"coin_y", 0, offsetof(gather_state, coin_y), sizeof(int32_t), 1, 0},
+    {"players", 0, offsetof(gather_state, players), sizeof(uint32_t), 1, 0},
+    {"reloads", 0, offsetof(gather_state, reloads), sizeof(uint32_t), 1, 0},
+    {"player", 0, offsetof(gather_state, player), sizeof(gather_player), GATHER_MAX_PLAYERS, sizeof(gather_player)},
+    {"x", 7, offsetof(gather_player, x), sizeof(int32_t), 1, 0},
+    {"y", 7, offsetof(gather_player, y), sizeof(int32_t), 1, 0},
+    {"score", 7, offsetof(gather_player, score), sizeof(uint32_t), 1, 0},
+    {"present", 7, offsetof(gather_player, present), sizeof(uint32_t), 1, 0},
+};
+
 static const cradle_game_contract GATHER = {
     .abi_major = CRADLE_ABI_MAJOR,
     .abi_minor = CRADLE_ABI_MINOR,
@@ -185,6 +204,8 @@ static const cradle_game_contract GATHER = {
     .bot = gather_bot,
     .sounds = GATHER_SOUNDS,
     .sound_count = 1,
+    .layout = GATHER_LAYOUT,
+    .layout_count = sizeof GATHER_LAYOUT / sizeof GATHER_LAYOUT[0],
 };
 
 /* The one exported symbol (CRADLE_GAME_CONTRACT_SYMBOL); everything else is

@@ -889,6 +889,49 @@ static const char *const vg_sounds[] = {
     "vanguard/wave.wav", "vanguard/near_miss.wav", "vanguard/game_over.wav",
 };
 
+/* The state's layout (game_abi.h, minor 3): reports name the field a byte
+ * belongs to. Region i + 1 is the parent of the rows that name it. */
+#define VG_FIELD(name, parent, type, field)                                                      \
+    {#name, parent, (uint32_t)offsetof(type, field), (uint32_t)sizeof(((type *)0)->field), 1, 0}
+#define VG_ARRAY(name, parent, type, field, n)                                                   \
+    {#name, parent, (uint32_t)offsetof(type, field), (uint32_t)sizeof(((type *)0)->field[0]), n, \
+     (uint32_t)sizeof(((type *)0)->field[0])}
+static const cradle_state_region vg_layout[] = {
+    VG_FIELD(magic, 0, vanguard_state, magic),
+    VG_FIELD(player_count, 0, vanguard_state, player_count),
+    VG_FIELD(seed, 0, vanguard_state, seed),
+    VG_FIELD(rng, 0, vanguard_state, rng), /* 3 */
+    VG_FIELD(tick, 0, vanguard_state, tick),
+    VG_FIELD(wave, 0, vanguard_state, wave),
+    VG_FIELD(wave_steps, 0, vanguard_state, wave_steps),
+    VG_FIELD(break_steps, 0, vanguard_state, break_steps),
+    VG_FIELD(spawn_steps, 0, vanguard_state, spawn_steps),
+    VG_ARRAY(pending, 0, vanguard_state, pending, VG_ENEMY_TYPES),
+    VG_FIELD(game_over, 0, vanguard_state, game_over),
+    VG_FIELD(restarts, 0, vanguard_state, restarts),
+    VG_FIELD(reloads, 0, vanguard_state, reloads),
+    VG_FIELD(refused_spawns, 0, vanguard_state, refused_spawns),
+    VG_FIELD(dropped_hits, 0, vanguard_state, dropped_hits),
+    VG_FIELD(grazing, 0, vanguard_state, grazing),
+    VG_ARRAY(players, 0, vanguard_state, players, VG_MAX_PLAYERS), /* 16 */
+    VG_FIELD(score, 17, vg_player, score),
+    VG_FIELD(ship, 17, vg_player, ship),
+    VG_FIELD(respawn, 17, vg_player, respawn),
+    VG_FIELD(invulnerable, 17, vg_player, invulnerable),
+    VG_FIELD(cooldown, 17, vg_player, cooldown),
+    VG_FIELD(rapid, 17, vg_player, rapid),
+    VG_FIELD(joined, 17, vg_player, joined),
+    VG_FIELD(present, 17, vg_player, present),
+    VG_FIELD(lives, 17, vg_player, lives),
+    VG_FIELD(input, 17, vg_player, input),
+    VG_FIELD(world, 0, vanguard_state, world), /* the ECS block (ecs.h) */
+    VG_FIELD(grid, 0, vanguard_state, grid),
+    VG_ARRAY(scratch, 0, vanguard_state, scratch, VG_MAX_ENTITIES),
+    VG_ARRAY(square, 0, vanguard_state, square, VG_MAX_ENTITIES),
+    {"state", 4, 0, 8, 1, 0},      /* rng.state */
+    {"increment", 4, 8, 8, 1, 0},  /* rng.increment */
+};
+
 static const cradle_game_contract vg_contract = {
     .abi_major = CRADLE_ABI_MAJOR,
     .abi_minor = CRADLE_ABI_MINOR,
@@ -911,6 +954,8 @@ static const cradle_game_contract vg_contract = {
     .bot = vanguard_bot,
     .sounds = vg_sounds,
     .sound_count = (uint32_t)(sizeof vg_sounds / sizeof vg_sounds[0]),
+    .layout = vg_layout,
+    .layout_count = (uint32_t)(sizeof vg_layout / sizeof vg_layout[0]),
 };
 
 const cradle_game_contract *vanguard_contract(void) { return &vg_contract; }

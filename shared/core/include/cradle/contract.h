@@ -46,6 +46,8 @@ cradle_contract_limits cradle_contract_host_limits(void);
  *   sounds non-NULL, and each name 1..CRADLE_GAME_SOUND_NAME_MAX printable
  *   ASCII bytes and a NUL, not starting with '/', ending in ".wav", with no
  *   ".." component                                     CRADLE_ERELOAD_CONTRACT
+ *   from minor 3: the layout's regions (cradle_layout_check, layout.h)
+ *                                                      CRADLE_ERELOAD_CONTRACT
  * Optional entries need no check (NULL means absent). The check reads the
  * fields of a minor only when abi_minor says they exist, so it is safe on a
  * contract of any accepted minor.
@@ -66,6 +68,11 @@ cradle_game_bot_fn *cradle_contract_bot(const cradle_game_contract *c);
  * has none): always none before CRADLE_ABI_MINOR_SOUNDS. c must be non-NULL
  * and checked. */
 const char *const *cradle_contract_sounds(const cradle_game_contract *c, uint32_t *count);
+
+/* The game's state layout and its region count (*count; 0 and NULL when it
+ * has none): always none before CRADLE_ABI_MINOR_LAYOUT. c must be non-NULL
+ * and checked (its layout too). */
+const cradle_state_region *cradle_contract_layout(const cradle_game_contract *c, uint32_t *count);
 
 /* The length of s if a NUL occurs within its first max + 1 bytes, else
  * max + 1; reads no byte past the first NUL. s may be NULL (returns 0). */

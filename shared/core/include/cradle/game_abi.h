@@ -44,17 +44,20 @@
  *   2  sounds, sound_count (CRADLE_ABI_MINOR_SOUNDS): the game's own sound
  *      files; before minor 2 a sound id named one of seven cues built into
  *      the client, which no longer exist (an older game plays silent)
+ *   3  layout, layout_count (CRADLE_ABI_MINOR_LAYOUT): names for the bytes
+ *      of the state block, so reports say "players[3].score" (layout.h)
  */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #define CRADLE_ABI_MAJOR 1u
-#define CRADLE_ABI_MINOR 2u
+#define CRADLE_ABI_MINOR 3u
 
 /* The minor version that added each optional entry (see the minor rule). */
 #define CRADLE_ABI_MINOR_BOT 1u
 #define CRADLE_ABI_MINOR_SOUNDS 2u
+#define CRADLE_ABI_MINOR_LAYOUT 3u
 
 /* The name of the one symbol a game library exports. */
 #define CRADLE_GAME_CONTRACT_SYMBOL "cradle_game_get_contract"
@@ -67,6 +70,8 @@
 #define CRADLE_GAME_OUTPUT_MAX 1024u     /* bytes output() may write per step */
 #define CRADLE_GAME_MAX_SOUNDS 256u      /* sound files a game names */
 #define CRADLE_GAME_SOUND_NAME_MAX 127u  /* bytes of a sound file's name, without the NUL */
+#define CRADLE_GAME_MAX_REGIONS 1024u    /* regions of a state layout */
+#define CRADLE_GAME_REGION_NAME_MAX 31u  /* bytes of a region's name, without the NUL */
 
 /* ---- what a step receives ------------------------------------------------
  *
@@ -190,6 +195,28 @@ typedef struct cradle_fx {
 typedef void cradle_game_bot_fn(const void *state, uint64_t step, uint32_t slot, uint64_t random,
                                 uint8_t *input, uint32_t input_bytes);
 
+/* ---- the state's layout: names for its bytes (minor 3) ---------------------
+ *
+ * A game may describe its state block as named regions, so a host reports a
+ * byte as a path (`players[3].score`, `wave`) rather than an offset. A region
+ * is `count` elements of `size` bytes, `stride` bytes apart (stride >= size
+ * when count > 1; a plain field has count 1), starting `offset` bytes into
+ * one element of its parent region (or into the state, for a top-level
+ * region). Regions nest: `parent` is the index + 1 of the enclosing region,
+ * which comes earlier in the array (0: top level). Siblings do not overlap,
+ * and every region fits inside one element of its parent (or the state).
+ * Names are 1..CRADLE_GAME_REGION_NAME_MAX bytes of letters, digits and '_'.
+ * Bytes no region covers are reported as offsets. The host checks all of
+ * this when it loads the library (contract.h), like the rest. */
+typedef struct cradle_state_region {
+    const char *name;
+    uint32_t parent;
+    uint32_t offset;
+    uint32_t size;
+    uint32_t count;
+    uint32_t stride;
+} cradle_state_region;
+
 /* ---- the contract -------------------------------------------------------- */
 
 typedef struct cradle_game_contract {
@@ -250,6 +277,13 @@ typedef struct cradle_game_contract {
      * be NULL): no sounds. Hosts read these through cradle_contract_sounds(). */
     const char *const *sounds;
     uint32_t sound_count;
+
+    /* ---- minor 3 (CRADLE_ABI_MINOR_LAYOUT) ---- */
+
+    /* The state's layout (above): layout_count regions, or 0 (layout may
+     * then be NULL) for none. Hosts read it through cradle_contract_layout(). */
+    const cradle_state_region *layout;
+    uint32_t layout_count;
 } cradle_game_contract;
 
 typedef const cradle_game_contract *(*cradle_game_contract_fn)(void);
