@@ -108,8 +108,9 @@ ctl status | grep -q '"ok":true' || fail "status after the kill"
 # 4. One connection past --dev-clients 4 is refused, naming the option.
 holders=()
 for _ in 1 2 3 4; do
-  python3 -c 'import socket,sys,time
-s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); time.sleep(30)' dev.sock & holders+=($!)
+  # Each holds a connection until the test kills it.
+  python3 -c 'import signal,socket,sys
+s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); signal.pause()' dev.sock & holders+=($!)
 done
 watchers+=("${holders[@]}")
 refused_one() {
