@@ -6,14 +6,14 @@
 #include <string.h>
 
 /* Whether the storage can hold the contract's state block. */
-static int check_fit(const cradle_sim *sim, const cradle_game_contract *c, char *message,
+static int check_fit(uint32_t capacity, uint32_t align, const cradle_game_contract *c, char *message,
                      size_t message_size) {
-    if (c->state_size > sim->state_capacity)
+    if (c->state_size > capacity)
         return cradle__say(CRADLE_ERELOAD_SIZE, message, message_size, "state size %u > capacity %u",
-                   (unsigned)c->state_size, (unsigned)sim->state_capacity);
-    if (c->state_align > sim->state_align)
+                   (unsigned)c->state_size, (unsigned)capacity);
+    if (c->state_align > align)
         return cradle__say(CRADLE_ERELOAD_ALIGN, message, message_size, "state alignment %u > the storage's %u",
-                   (unsigned)c->state_align, (unsigned)sim->state_align);
+                   (unsigned)c->state_align, (unsigned)align);
     return CRADLE_OK;
 }
 
@@ -28,7 +28,7 @@ int cradle_sim_init(cradle_sim *sim, const cradle_sim_config *config, const crad
     sim->state_align = config->state_align ? config->state_align : contract->state_align;
     assert(((uintptr_t)sim->state % sim->state_align) == 0 && "the storage has the alignment it claims");
     sim->hash = config->hash;
-    int rc = check_fit(sim, contract, message, message_size);
+    int rc = check_fit(sim->state_capacity, sim->state_align, contract, message, message_size);
     if (rc != CRADLE_OK) return rc;
     rc = cradle_events_init(&sim->events, config->events, config->events ? config->event_capacity : 0);
     assert(rc == CRADLE_OK);
@@ -115,6 +115,22 @@ int cradle_sim_output(cradle_sim *sim) {
     return CRADLE_OK;
 }
 
+int cradle_sim_move(cradle_sim *sim, void *storage, uint32_t capacity, uint32_t align, char *message,
+                    size_t message_size) {
+    assert(sim && sim->contract && storage && align > 0 && (align & (align - 1u)) == 0);
+    assert(((uintptr_t)storage % align) == 0 && "the storage has the alignment it claims");
+    int rc = check_fit(capacity, align, sim->contract, message, message_size);
+    if (rc != CRADLE_OK) return rc;
+    uint32_t kept = capacity < sim->state_capacity ? capacity : sim->state_capacity;
+    memmove(storage, sim->state, kept);
+    memset((uint8_t *)storage + kept, 0, capacity - kept);
+    sim->state = storage;
+    sim->state_capacity = capacity;
+    sim->state_align = align;
+    if (message && message_size > 0) message[0] = '\0';
+    return CRADLE_OK;
+}
+
 /* Whether contract may take over the state: the same game, and it fits. */
 static int check_takeover(const cradle_sim *sim, const cradle_game_contract *contract, char *message,
                           size_t message_size) {
@@ -129,7 +145,7 @@ static int check_takeover(const cradle_sim *sim, const cradle_game_contract *con
                    (unsigned)contract->source_frames_per_second, sim->game_name, (unsigned)sim->max_players,
                    (unsigned)sim->input_bytes, (unsigned)sim->steps_per_second,
                    (unsigned)sim->source_frames_per_second);
-    int rc = check_fit(sim, contract, message, message_size);
+    int rc = check_fit(sim->state_capacity, sim->state_align, contract, message, message_size);
     if (rc == CRADLE_OK && message && message_size > 0) message[0] = '\0';
     return rc;
 }

@@ -163,8 +163,15 @@ static int on_reload_record(cradle_replay *r, cradle_replay_item *item) {
                     "the log switches to build '%s' at step %" PRIu64 " but %s is missing (--force keeps the library in use)",
                     rec->build_id, rec->step, path);
     }
+    const cradle_game_contract *contract = cradle_reload_contract(&r->libraries[next]);
     char why[CRADLE_RELOAD_MESSAGE_MAX];
-    int rc = cradle_sim_swap(&r->sim, cradle_reload_contract(&r->libraries[next]), why, sizeof why);
+    if (r->sim.state != r->state &&
+        (contract->state_size > r->sim.state_capacity || contract->state_align > r->sim.state_align)) {
+        int moved = cradle_sim_move(&r->sim, r->state, r->capacity, STATE_ALIGN, why, sizeof why);
+        assert(moved == 0 && "the driver's own storage holds the build in charge");
+        (void)moved;
+    }
+    int rc = cradle_sim_swap(&r->sim, contract, why, sizeof why);
     if (rc != 0) {
         if (next != r->in_use) cradle_reload_close(&r->libraries[next]);
         return fail(r, rc, "build '%s' at step %" PRIu64 ": %s", rec->build_id, rec->step, why);
@@ -198,6 +205,7 @@ static int read_record(cradle_replay *r) {
     if (r->error) return r->error;
     if (r->held) return 1;
     if (r->ended || r->stopped) return 0;
+    r->ran_step = false; /* the record about to be read replaces the step's */
     int rc = cradle_log_reader_next(&r->reader, &r->record);
     if (rc < 0) return fail(r, rc, "%s", r->reader.message);
     if (rc == 0) {
@@ -236,28 +244,36 @@ int cradle_replay_catch_up(cradle_replay *r) {
     }
 }
 
+/* Runs the STEP record r->record on the sim as it is (next() and rerun())
+ * and writes its output when asked. Returns 1 with *item filled, or the
+ * sticky error. */
+static int run_step(cradle_replay *r, cradle_replay_item *item) {
+    const cradle_log_record *rec = &r->record;
+    item->kind = CRADLE_REPLAY_STEP;
+    item->snapshot = rec->snapshot;
+    cradle_sim_step(&r->sim, rec->snapshot);
+    r->ran_step = true;
+    if (r->config.output && rec->step >= r->config.output_from) {
+        int rc = cradle_sim_output(&r->sim);
+        if (rc != 0) return fail(r, rc, "the game's output() at step %" PRIu64 ": %s", rec->step, cradle_strerror(rc));
+        item->output = r->sim.output;
+        item->output_size = r->sim.output_size;
+    }
+    return 1;
+}
+
 /* Handles r->record (just read): runs a step, compares a hash, takes a
  * reload over. Returns 1 with *item filled, or the sticky error. */
 static int take_record(cradle_replay *r, cradle_replay_item *item) {
     const cradle_log_record *rec = &r->record;
-    int rc;
     *item = (cradle_replay_item){.step = rec->step, .record = rec};
     switch (rec->kind) {
     case CRADLE_LOG_RECORD_STEP:
         if (rec->step != r->sim.next_step)
             return fail(r, CRADLE_ELOG_CORRUPT, "the log holds step %" PRIu64 " where step %" PRIu64 " belongs",
                         rec->step, r->sim.next_step);
-        item->kind = CRADLE_REPLAY_STEP;
-        item->snapshot = rec->snapshot;
-        cradle_sim_step(&r->sim, rec->snapshot);
         r->steps++;
-        if (r->config.output && rec->step >= r->config.output_from) {
-            rc = cradle_sim_output(&r->sim);
-            if (rc != 0) return fail(r, rc, "the game's output() at step %" PRIu64 ": %s", rec->step, cradle_strerror(rc));
-            item->output = r->sim.output;
-            item->output_size = r->sim.output_size;
-        }
-        return 1;
+        return run_step(r, item);
     case CRADLE_LOG_RECORD_HASH:
         item->kind = CRADLE_REPLAY_HASH;
         r->hashes_checked++;
@@ -290,6 +306,41 @@ int cradle_replay_seek(cradle_replay *r, uint64_t step) {
         if (rc == 0) return CRADLE_ERANGE;
     }
     return 0;
+}
+
+int cradle_replay_rerun(cradle_replay *r, const void *saved, size_t size, cradle_replay_item *item) {
+    assert(r && saved && item);
+    if (r->error) return r->error;
+    if (!r->ran_step || r->held) return CRADLE_EINVAL;
+    assert(r->record.kind == CRADLE_LOG_RECORD_STEP && r->sim.next_step == r->record.step + 1);
+    int rc = cradle_sim_restore(&r->sim, saved, size, r->record.step);
+    if (rc != 0) return rc;
+    *item = (cradle_replay_item){.step = r->record.step, .record = &r->record};
+    r->reruns++;
+    rc = run_step(r, item);
+    return rc == 1 ? 0 : rc;
+}
+
+/* The alignment storage has: the largest power of two that divides its
+ * address, up to the most a build may ask. */
+static uint32_t alignment_of(const void *storage) {
+    uint32_t align = 1;
+    while (align < STATE_ALIGN && (uintptr_t)storage % (2u * align) == 0) align *= 2u;
+    return align;
+}
+
+int cradle_replay_move(cradle_replay *r, void *storage, uint32_t capacity) {
+    assert(r && r->sim.contract);
+    if (r->error) return r->error;
+    if (!storage) {
+        storage = r->state;
+        capacity = r->capacity;
+    }
+    if (storage == r->sim.state) return 0;
+    char why[CRADLE_RELOAD_MESSAGE_MAX];
+    int rc = cradle_sim_move(&r->sim, storage, capacity, alignment_of(storage), why, sizeof why);
+    if (rc != 0) (void)snprintf(r->message, sizeof r->message, "cannot move the state: %s", why);
+    return rc;
 }
 
 uint64_t cradle_replay_position(const cradle_replay *r) {

@@ -3,7 +3,9 @@
  * reload to another build (+5 a step) and one back to the same build, then
  * the driver replays it: every step, every hash, both reloads (on_reload runs
  * for the same build too), the trailer; stop_at, seek back and forth, a
- * tampered hash, a missing archived build, and --force's fallback. */
+ * tampered hash, a missing archived build, and --force's fallback; each step
+ * run again from its saved state (rerun) and the state moved to another
+ * address (move), across the reloads too. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -89,6 +91,40 @@ static int setup(void **unused) {
     snprintf(log_path, sizeof log_path, "%s/session.log", dir);
     record_session();
     return 0;
+}
+
+/* A second session: the counter for 10 steps, then the build that asks for
+ * 64-byte alignment (the most) for 10 more. */
+static void record_align_session(const char *path) {
+    static cradle_reload libs[2];
+    char message[256];
+    cradle_reload_config rc1 = {.path = RELOAD_LIB_INC1, .copy_dir = dir, .state_capacity = 4096};
+    cradle_reload_config rc64 = {.path = RELOAD_LIB_ALIGN64, .copy_dir = dir, .state_capacity = 4096};
+    assert_int_equal(cradle_reload_open(&libs[0], &rc1, 0, message, sizeof message), 0);
+    assert_int_equal(cradle_reload_open(&libs[1], &rc64, 0, message, sizeof message), 0);
+    static _Alignas(64) uint8_t state[4096];
+    cradle_sim sim;
+    cradle_sim_config sc = {.state = state, .state_capacity = sizeof state, .state_align = 64, .hash = cradle_hash64};
+    assert_int_equal(cradle_sim_init(&sim, &sc, cradle_reload_contract(&libs[0]), message, sizeof message), 0);
+    assert_int_equal(cradle_sim_start(&sim, 3, 1), 0);
+    cradle_log_header h;
+    assert_int_equal(cradle_log_header_from_contract(&h, sim.contract, 3, 1, 0, 5), 0);
+    static cradle_log_writer w;
+    cradle_log_writer_config wc = {.sync_inline = true};
+    assert_int_equal(cradle_log_writer_open(&w, path, &h, &wc, RELOAD_LIB_INC1, message, sizeof message), 0);
+    uint8_t snapshot[16] = {1, 2};
+    for (uint64_t s = 0; s < 20; s++) {
+        if (s == 10) {
+            assert_int_equal(cradle_sim_swap(&sim, cradle_reload_contract(&libs[1]), message, sizeof message), 0);
+            assert_int_equal(cradle_log_writer_append_reload(&w, s, sim.contract->build_id, RELOAD_LIB_ALIGN64), 0);
+        }
+        assert_int_equal(cradle_log_writer_append_step(&w, s, snapshot), 0);
+        cradle_sim_step(&sim, snapshot);
+        if ((s + 1) % 5 == 0) assert_int_equal(cradle_log_writer_append_hash(&w, s, cradle_sim_hash(&sim)), 0);
+    }
+    assert_int_equal(cradle_log_writer_close(&w, cradle_sim_hash(&sim)), 0);
+    cradle_reload_close(&libs[0]);
+    cradle_reload_close(&libs[1]);
 }
 
 static int teardown(void **unused) {
@@ -307,6 +343,131 @@ static void test_open_refusals(void **unused) {
     cradle_replay_close(&r);
 }
 
+/* The sync test's pattern: save the state before each step (after a
+ * reload: on_reload changed it), run the step, then run it again from the
+ * saved state: the same state and output, with the build in charge. */
+static void test_rerun_runs_each_step_again_from_its_saved_state(void **unused) {
+    (void)unused;
+    static cradle_replay r;
+    open_replay(&r, (cradle_replay_config){.output = true});
+    static uint8_t before[sizeof(counter_state)], after[sizeof(counter_state)];
+    uint8_t output[CRADLE_GAME_OUTPUT_MAX];
+    cradle_replay_item item, again;
+    assert_int_equal(cradle_replay_rerun(&r, before, sizeof before, &again), CRADLE_EINVAL); /* no step yet */
+    cradle_sim_save(&r.sim, before);
+    int rc;
+    while ((rc = cradle_replay_next(&r, &item)) == 1) {
+        if (item.kind == CRADLE_REPLAY_RELOAD) cradle_sim_save(&r.sim, before);
+        if (item.kind != CRADLE_REPLAY_STEP) {
+            assert_int_equal(cradle_replay_rerun(&r, before, sizeof before, &again), CRADLE_EINVAL);
+            continue;
+        }
+        cradle_sim_save(&r.sim, after);
+        memcpy(output, item.output, item.output_size);
+        assert_int_equal(cradle_replay_rerun(&r, before, sizeof before - 1, &again), CRADLE_ESIM_STATE);
+        assert_int_equal(cradle_replay_rerun(&r, before, sizeof before, &again), 0);
+        assert_int_equal(again.kind, CRADLE_REPLAY_STEP);
+        assert_int_equal(again.step, item.step);
+        assert_ptr_equal(again.snapshot, item.snapshot);
+        assert_int_equal(again.output_size, item.output_size);
+        assert_memory_equal(again.output, output, item.output_size);
+        assert_memory_equal(r.sim.state, after, sizeof after);
+        assert_int_equal(r.sim.next_step, item.step + 1);
+        cradle_sim_save(&r.sim, before);
+    }
+    assert_int_equal(rc, 0);
+    assert_int_equal(r.steps, STEPS);
+    assert_int_equal(r.reruns, STEPS);
+    assert_int_equal(r.reloads, 2);
+    assert_false(r.mismatch);
+    assert_int_equal(((const counter_state *)r.sim.state)->reloads, 2);
+    cradle_replay_close(&r);
+}
+
+/* A re-run really starts from the state it is given, and a step that
+ * catch_up() holds is not one to run again. */
+static void test_rerun_starts_from_the_given_state(void **unused) {
+    (void)unused;
+    static cradle_replay r;
+    open_replay(&r, (cradle_replay_config){0});
+    cradle_replay_item item, again;
+    assert_int_equal(cradle_replay_seek(&r, 5), 0);
+    counter_state before;
+    cradle_sim_save(&r.sim, &before);
+    assert_int_equal(cradle_replay_next(&r, &item), 1);
+    assert_int_equal(item.kind, CRADLE_REPLAY_STEP);
+    int64_t total = ((const counter_state *)r.sim.state)->total;
+    before.total += 1000;
+    assert_int_equal(cradle_replay_rerun(&r, &before, sizeof before, &again), 0);
+    assert_int_equal(((const counter_state *)r.sim.state)->total, total + 1000);
+    assert_null(again.output); /* config.output is off */
+    assert_int_equal(r.reruns, 1);
+    assert_int_equal(r.steps, 6);
+    assert_int_equal(cradle_replay_catch_up(&r), 0); /* holds step 6 */
+    assert_int_equal(cradle_replay_rerun(&r, &before, sizeof before, &again), CRADLE_EINVAL);
+    assert_int_equal(r.error, 0);
+    cradle_replay_close(&r);
+}
+
+/* The state moved to the caller's storage, less aligned than the driver's:
+ * the replay goes on there, its hashes still match, across both reloads,
+ * and back home. A move the build does not fit is refused, not sticky. */
+static void test_move_goes_on_from_another_address(void **unused) {
+    (void)unused;
+    static cradle_replay r;
+    static _Alignas(64) uint8_t storage[64 + 4096];
+    open_replay(&r, (cradle_replay_config){0});
+    assert_int_equal(cradle_replay_seek(&r, 15), 0);
+    uint64_t hash = cradle_sim_hash(&r.sim);
+    assert_int_equal(cradle_replay_move(&r, storage + 8, 8), CRADLE_ERELOAD_SIZE);
+    assert_non_null(strstr(r.message, "cannot move the state"));
+    assert_int_equal(r.error, 0);
+    assert_int_equal(cradle_replay_move(&r, storage + 8, 4096), 0);
+    assert_ptr_equal(r.sim.state, storage + 8);
+    assert_int_equal(r.sim.state_align, 8);
+    assert_true(cradle_sim_hash(&r.sim) == hash);
+    assert_int_equal(cradle_replay_seek(&r, 65), 0); /* both reloads, in the caller's storage */
+    assert_ptr_equal(r.sim.state, storage + 8);
+    assert_int_equal(cradle_replay_move(&r, NULL, 0), 0);
+    assert_ptr_equal(r.sim.state, r.state);
+    assert_int_equal(r.sim.state_align, 64);
+    assert_int_equal(cradle_replay_move(&r, storage + 64, 4096), 0);
+    cradle_replay_item item;
+    while (cradle_replay_next(&r, &item) == 1) {
+    }
+    assert_true(r.ended);
+    assert_int_equal(r.hashes_checked, STEPS / HASH_INTERVAL);
+    assert_false(r.mismatch);
+    assert_int_equal(((const counter_state *)(storage + 64))->reloads, 2);
+    cradle_replay_close(&r);
+}
+
+/* A reload to a build that needs more alignment than the storage the state
+ * was moved to: the driver moves it home first, and the replay matches. */
+static void test_a_reload_needing_more_alignment_moves_the_state_home(void **unused) {
+    (void)unused;
+    char path[400];
+    snprintf(path, sizeof path, "%s/align.log", dir);
+    record_align_session(path);
+    static cradle_replay r;
+    static _Alignas(64) uint8_t storage[64 + 4096];
+    cradle_replay_config config = {.log_path = path, .copy_dir = dir};
+    assert_int_equal(cradle_replay_open(&r, &config), 0);
+    assert_int_equal(cradle_replay_move(&r, storage + 8, 4096), 0);
+    cradle_replay_item item;
+    while (cradle_replay_next(&r, &item) == 1) {
+        if (item.kind == CRADLE_REPLAY_STEP && item.step < 10) assert_ptr_equal(r.sim.state, storage + 8);
+        if (item.kind == CRADLE_REPLAY_RELOAD) assert_ptr_equal(r.sim.state, r.state);
+    }
+    assert_true(r.ended);
+    assert_int_equal(r.error, 0);
+    assert_int_equal(r.reloads, 1);
+    assert_int_equal(r.sim.state_align, 64);
+    assert_int_equal(r.hashes_checked, 4);
+    assert_false(r.mismatch);
+    cradle_replay_close(&r);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_replays_every_record_and_both_reloads),
@@ -314,6 +475,10 @@ int main(void) {
         cmocka_unit_test(test_catch_up_handles_a_steps_records_without_running_the_next),
         cmocka_unit_test(test_a_tampered_hash_is_the_first_mismatch),
         cmocka_unit_test(test_open_refusals),
+        cmocka_unit_test(test_rerun_runs_each_step_again_from_its_saved_state),
+        cmocka_unit_test(test_rerun_starts_from_the_given_state),
+        cmocka_unit_test(test_move_goes_on_from_another_address),
+        cmocka_unit_test(test_a_reload_needing_more_alignment_moves_the_state_home),
         cmocka_unit_test(test_a_missing_build_fails_unless_forced), /* last: removes a build */
     };
     return cmocka_run_group_tests(tests, setup, teardown);

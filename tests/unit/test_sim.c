@@ -248,6 +248,43 @@ static void test_swap_refuses_another_game_or_a_state_too_large(void **unused) {
     assert_int_equal(f.sim.swaps, 0);
 }
 
+/* A move puts the same bytes at another address; the next steps run there
+ * and the old storage is the caller's again (left as it was). */
+static void test_move_puts_the_state_at_another_address(void **unused) {
+    (void)unused;
+    static fixture f;
+    static alignas(64) uint8_t other[64 + 2 * sizeof(probe_state)];
+    open_probe(&f, &probe);
+    assert_int_equal(cradle_sim_start(&f.sim, 5, 2), 0);
+    uint8_t snapshot[5] = {3, 1, 2, 3, 4};
+    for (int i = 0; i < 4; i++) cradle_sim_step(&f.sim, snapshot);
+    uint64_t hash = cradle_sim_hash(&f.sim);
+    char message[128];
+    /* too small, or less aligned than the build: refused, nothing changes */
+    assert_int_equal(cradle_sim_move(&f.sim, other + 8, PROBE_SMALL_SIZE - 1, 8, message, sizeof message),
+                     CRADLE_ERELOAD_SIZE);
+    assert_int_equal(cradle_sim_move(&f.sim, other + 4, PROBE_SMALL_SIZE, 4, message, sizeof message),
+                     CRADLE_ERELOAD_ALIGN);
+    assert_non_null(strstr(message, "alignment 8 > the storage's 4"));
+    assert_ptr_equal(f.sim.state, f.state);
+    memset(other, 0xEE, sizeof other);
+    uint32_t capacity = (uint32_t)(2 * sizeof(probe_state));
+    assert_int_equal(cradle_sim_move(&f.sim, other + 8, capacity, 8, message, sizeof message), 0);
+    assert_string_equal(message, "");
+    assert_ptr_equal(f.sim.state, other + 8);
+    assert_int_equal(f.sim.state_capacity, capacity);
+    assert_int_equal(f.sim.state_align, 8);
+    assert_memory_equal(other + 8, f.state, sizeof f.state);  /* the whole old capacity */
+    for (size_t i = 8 + sizeof f.state; i < 8 + capacity; i++) assert_int_equal(other[i], 0);
+    assert_int_equal(cradle_sim_hash(&f.sim), hash);
+    cradle_sim_step(&f.sim, snapshot);
+    assert_int_equal(((const probe_state *)(other + 8))->last_index, 4);
+    assert_int_equal(((const probe_state *)f.state)->last_index, 3); /* the old block is left alone */
+    assert_int_equal(cradle_sim_move(&f.sim, f.state, sizeof f.state, 64, message, sizeof message), 0);
+    assert_ptr_equal(f.sim.state, f.state);
+    assert_int_equal(((const probe_state *)f.state)->last_index, 4);
+}
+
 #ifndef NDEBUG /* only a build with assert() calls it */
 static fixture unstarted;
 static void output_before_any_step(void) {
@@ -275,6 +312,7 @@ int main(void) {
         cmocka_unit_test(test_save_and_restore),
         cmocka_unit_test(test_swap_runs_on_reload_even_for_the_same_build),
         cmocka_unit_test(test_swap_refuses_another_game_or_a_state_too_large),
+        cmocka_unit_test(test_move_puts_the_state_at_another_address),
         cmocka_unit_test(test_output_before_a_step_asserts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -16,6 +16,7 @@
  *                         boundary and runs its on_reload(), the one act a
  *                         reload is on server, clients and replays alike
  *   cradle_sim_hash(), cradle_sim_output()   what hosts compare and record
+ *   cradle_sim_move()     puts the state block at another address
  *
  * Memory: the caller owns the sim and every buffer in its config and keeps
  * them alive while the sim is in use; nothing here allocates. The state
@@ -132,6 +133,20 @@ CRADLE_MUST_CHECK int cradle_sim_swap(cradle_sim *sim, const cradle_game_contrac
  * build. Checks and return codes as cradle_sim_swap(). */
 CRADLE_MUST_CHECK int cradle_sim_rebind(cradle_sim *sim, const cradle_game_contract *contract,
                                         char *message, size_t message_size);
+
+/* Moves the state block to other storage: capacity bytes at align (the
+ * config's rules), which the caller owns from now on; the storage used
+ * before is the caller's again. The sim copies its whole state storage
+ * (the bytes past the build's state_size too, for a later build to grow
+ * into; a smaller capacity keeps the first capacity bytes, a larger one is
+ * zero past the old capacity) and the game sees the same bytes at another
+ * address on its next call. No game function runs and previous stays where
+ * it is. For a host that relocates the state, such as a sync test checking
+ * that the state holds no pointer into itself. Returns 0, or without any
+ * change CRADLE_ERELOAD_SIZE / _ALIGN when the build in charge does not fit
+ * (a message names both values). */
+CRADLE_MUST_CHECK int cradle_sim_move(cradle_sim *sim, void *storage, uint32_t capacity, uint32_t align,
+                                      char *message, size_t message_size);
 
 /* Bytes of the state block of the build in charge. */
 static inline uint32_t cradle_sim_state_size(const cradle_sim *sim) { return sim->contract->state_size; }

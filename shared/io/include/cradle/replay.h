@@ -15,6 +15,9 @@
  *   catch_up  handles the records that follow the step just run, up to the
  *          next step, without running it
  *   seek   runs forward (or from the start again) to a step boundary
+ *   rerun  runs the step next() just ran again, from a state saved before it
+ *          (a sync test: the same state and snapshot must give the same bytes)
+ *   move   puts the state block at another address (the caller's storage)
  *   close  releases everything
  *
  * Reloads: a RELOAD record switches to the build archived for it
@@ -104,6 +107,8 @@ typedef struct cradle_replay {
     bool mismatch;                 /* the first mismatching hash (HASH or TRAILER) */
     uint64_t mismatch_step, mismatch_logged, mismatch_replayed;
     uint64_t reloads;
+    uint64_t reruns;               /* cradle_replay_rerun() calls that ran a step */
+    bool ran_step;                 /* record is the STEP next() ran last: rerun may run it again */
     bool ended;                    /* next() returned 0 at the log's end: reader.end says how */
     bool stopped;                  /* next() returned 0 at config.stop_at */
     bool held;                     /* record is a STEP catch_up() read and did not run */
@@ -134,6 +139,33 @@ CRADLE_MUST_CHECK int cradle_replay_catch_up(cradle_replay *r);
  * Returns 0, CRADLE_ERANGE when the log ends before `step` (the sim stays at
  * its last step), or the sticky error. */
 CRADLE_MUST_CHECK int cradle_replay_seek(cradle_replay *r, uint64_t step);
+
+/* Runs the step next() just ran again, on its recorded snapshot, with the
+ * build in charge, from `saved`: size bytes (the build's state_size) that
+ * cradle_sim_save() took before that step ran, after the records before it
+ * (a reload changes the state: save after a RELOAD item). The sim's state
+ * is then the re-run's, and *item is filled as next()'s was, its output
+ * written when next()'s was (config.output, output_from) into the same
+ * sim->output: copy the first run's output before. Counted in r->reruns,
+ * not in steps. A sync test compares the two runs (cradle-replay
+ * --synctest); it may call move() between them to re-run at another
+ * address. Returns 0; CRADLE_EINVAL when the last record next() handled is
+ * not a step it ran (a hash, a reload, a step catch_up() holds), or
+ * CRADLE_ESIM_STATE for another size, both without any change; or the
+ * sticky error (an output() failure is one, as in next()). */
+CRADLE_MUST_CHECK int cradle_replay_rerun(cradle_replay *r, const void *saved, size_t size,
+                                          cradle_replay_item *item);
+
+/* Moves the state block to storage (capacity bytes, which the caller keeps
+ * alive until the next move or close), or back to the driver's own with
+ * NULL: cradle_sim_move(), at the alignment the address has (at most
+ * CRADLE_RELOAD_DEFAULT_MAX_ALIGN). The replay goes on from there; at a
+ * RELOAD record whose build needs more size or alignment than the storage
+ * has, the driver first moves the state back to its own. seek() back to an
+ * earlier step starts in the driver's own storage. Returns 0, or without any
+ * change CRADLE_ERELOAD_SIZE / _ALIGN when the build in charge does not fit
+ * (r->message says why; not sticky), or the sticky error. */
+CRADLE_MUST_CHECK int cradle_replay_move(cradle_replay *r, void *storage, uint32_t capacity);
 
 /* Bytes of the log read so far and in all, for a progress display. */
 uint64_t cradle_replay_position(const cradle_replay *r);
