@@ -9,12 +9,13 @@
  *   cradle-replay --bless  tests/golden/a.golden run.log
  *   cradle-replay --output - --from 100 --to 199 run.log | xxd
  *   cradle-replay --verify-key HEX run.log        also check the log's signature
+ *   cradle-replay --synctest [--every N] run.log  run every step twice, compare (replay/synctest.h)
  *
  * The library defaults to the build archived beside the log
  * (<log>.builds/<hash>.so); --game names another. A library of another game
  * or build is refused (both ids in the message) unless --force.
  * Exit status: 0 success, 1 failure (damaged log, hash or golden mismatch,
- * refused library), 2 usage.
+ * refused library, a step whose two runs differ), 2 usage.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -28,6 +29,7 @@
 #include <unistd.h>
 
 #include "cradle/cradle.h"
+#include "replay/synctest.h"
 
 #define SHOW_MAX 64u /* output bytes shown per side in a difference */
 
@@ -35,6 +37,9 @@ typedef struct options {
     const char *log, *game, *output, *golden, *bless;
     uint64_t from, to;
     bool force, json;
+    bool synctest;                 /* --synctest: every step run twice */
+    uint64_t every;                /* --every N: move the state every N steps */
+    bool every_given;
     const char *verify_key;        /* hex Ed25519 public key, or NULL */
     uint8_t verify_public[32];
 } options;
@@ -70,6 +75,10 @@ static void usage(FILE *to) {
             "  --json          print the summary as one JSON object on stdout\n"
             "  --verify-key HEX  check the log's signature against this Ed25519 public\n"
             "                  key (cradle-keys pub server.key --sign); fails if unsigned\n"
+            "  --synctest      sync test: run every step a second time from the state\n"
+            "                  before it and compare the state block and the output bytes\n"
+            "  --every N       with --synctest: move the state block to another address\n"
+            "                  every N steps (default 100)\n"
             "  --help, --version\n"
             "Exit status: 0 success, 1 failure, 2 usage.\n");
 }
@@ -86,6 +95,8 @@ static int fail(verdict *v, const char *fmt, ...) {
     return 1;
 }
 
+static int check_args(const options *o);
+
 static int parse_args(int argc, char **argv, options *o) {
     static const struct option longs[] = {
         {"game", required_argument, NULL, 'g'},   {"output", required_argument, NULL, 'o'},
@@ -94,9 +105,10 @@ static int parse_args(int argc, char **argv, options *o) {
         {"force", no_argument, NULL, 'F'},        {"json", no_argument, NULL, 'j'},
         {"help", no_argument, NULL, 'h'},         {"version", no_argument, NULL, 'V'},
         {"verify-key", required_argument, NULL, 'K'},
+        {"synctest", no_argument, NULL, 'S'},     {"every", required_argument, NULL, 'E'},
         {NULL, 0, NULL, 0},
     };
-    *o = (options){.to = UINT64_MAX};
+    *o = (options){.to = UINT64_MAX, .every = SYNCTEST_DEFAULT_EVERY};
     int c;
     while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
         switch (c) {
@@ -106,6 +118,15 @@ static int parse_args(int argc, char **argv, options *o) {
         case 'B': o->bless = optarg; break;
         case 'F': o->force = true; break;
         case 'j': o->json = true; break;
+        case 'S': o->synctest = true; break;
+        case 'E':
+            if (!cradle_parse_u64(optarg, 1, UINT64_MAX, &o->every)) {
+                fprintf(stderr, "cradle-replay: --every '%s': expected a number of steps, 1..2^64-1 in decimal\n",
+                        optarg);
+                return 2;
+            }
+            o->every_given = true;
+            break;
         case 'K':
             if (cradle_keys_from_hex(o->verify_public, optarg) != 0) {
                 fprintf(stderr, "cradle-replay: --verify-key '%s': expected 64 hex digits (cradle-keys pub "
@@ -139,6 +160,11 @@ static int parse_args(int argc, char **argv, options *o) {
         return 2;
     }
     o->log = argv[optind];
+    return check_args(o);
+}
+
+/* The options that exclude each other. Returns 0 or 2 (said on stderr). */
+static int check_args(const options *o) {
     if (o->from > o->to) {
         fprintf(stderr, "cradle-replay: --from %" PRIu64 " is after --to %" PRIu64 "\n", o->from,
                 o->to);
@@ -150,6 +176,15 @@ static int parse_args(int argc, char **argv, options *o) {
     }
     if (o->golden && o->bless) {
         fprintf(stderr, "cradle-replay: --golden and --bless exclude each other\n");
+        return 2;
+    }
+    if (o->every_given && !o->synctest) {
+        fprintf(stderr, "cradle-replay: --every is for --synctest\n");
+        return 2;
+    }
+    if (o->synctest && (o->output || o->golden || o->bless || o->from)) {
+        fprintf(stderr, "cradle-replay: --synctest compares each step's two runs; it takes no --output, "
+                        "--golden, --bless or --from\n");
         return 2;
     }
     return 0;
@@ -217,6 +252,7 @@ typedef struct run {
     size_t diff_ours_len, diff_step_start;
     bool tty, stopped_early;
     double t0, t1;
+    synctest sync;                /* --synctest */
 } run;
 
 static run the_run;
@@ -283,6 +319,9 @@ static void replay_all(run *r) {
     int rc;
     r->t0 = now_s();
     while ((rc = cradle_replay_next(p, &item)) == 1) {
+        int sync = r->o.synctest ? synctest_take(&r->sync, p, &item) : 0;
+        if (sync < 0) fail(v, "%s", p->message);
+        if (sync != 0) break;
         if (item.kind == CRADLE_REPLAY_STEP) {
             if (item.output && take_output(r, &item) != 0) break;
             if (r->tty && (p->steps & 4095) == 0 && now_s() - last_draw > 0.1) {
@@ -345,7 +384,7 @@ static void finish_bless(run *r) {
 
 /* How the log ended, as far as the replay read it. */
 static cradle_log_end log_end(const run *r) {
-    if (!r->replay_open || r->stopped_early || r->v.failure) return CRADLE_LOG_END_NONE;
+    if (!r->replay_open || r->stopped_early || r->v.failure || r->sync.failed) return CRADLE_LOG_END_NONE;
     return r->replay.reader.end;
 }
 
@@ -364,6 +403,7 @@ static const char *end_words(const run *r, cradle_log_end end) {
                                            : end == CRADLE_LOG_END_UNCLOSED ? "log not closed"
                                                                             : "log torn";
     if (r->stopped_early) return "stopped at --to, before the log's end";
+    if (r->sync.failed) return "stopped at the step whose two runs differ";
     return "stopped before the log's end";
 }
 
@@ -410,6 +450,25 @@ static void put_text(json_t *j, const char *key, const char *text) {
     json_object_set_new(j, key, string);
 }
 
+/* --synctest's keys: whether every step's two runs agreed, the steps re-run
+ * and the moves; at a difference its step, what differed ("state" or
+ * "output"), its first byte and its name (by the game's layout), both runs'
+ * values there (-1: none) and whether the re-run followed a move. */
+static void put_synctest(json_t *j, const synctest *t) {
+    json_object_set_new(j, "sync_equal", json_boolean(!t->failed));
+    put_count(j, "steps_rerun", t->reruns);
+    put_count(j, "moves", t->moves);
+    if (!t->failed) return;
+    const synctest_failure *f = &t->failure;
+    put_count(j, "sync_difference_step", f->step);
+    json_object_set_new(j, "sync_difference", json_string(f->state ? "state" : "output"));
+    put_count(j, "sync_first_difference", f->offset);
+    put_text(j, "sync_difference_name", f->name);
+    json_object_set_new(j, "sync_first_run_byte", json_integer(f->first_shown ? f->first[0] : -1));
+    json_object_set_new(j, "sync_rerun_byte", json_integer(f->rerun_shown ? f->rerun[0] : -1));
+    json_object_set_new(j, "sync_moved", json_boolean(f->moved));
+}
+
 static void print_json(const run *r, bool ok, double seconds, double rate) {
     const verdict *v = &r->v;
     cradle_log_end end = log_end(r);
@@ -434,6 +493,7 @@ static void print_json(const run *r, bool ok, double seconds, double rate) {
             put_count(j, "difference_step", v->golden_step);
         }
     }
+    if (r->o.synctest) put_synctest(j, &r->sync);
     if (v->failure) put_text(j, "error", v->failure);
     /* One line, the keys in the order set. */
     char *text = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(15));
@@ -448,7 +508,8 @@ static bool report(run *r) {
     verdict *v = &r->v;
     if (r->o.verify_key && !v->failure && !v->signature_checked)
         fail(v, "the replay did not reach the log's trailer, so its signature was not checked");
-    bool ok = !v->failure && !v->hash_mismatch && !v->trailer_mismatch && !v->golden_differs && !v->signature_bad;
+    bool ok = !v->failure && !v->hash_mismatch && !v->trailer_mismatch && !v->golden_differs && !v->signature_bad &&
+              !r->sync.failed;
     double seconds = r->t1 - r->t0;
     double rate = seconds > 0 ? (double)v->steps / seconds : 0.0;
     cradle_log_end end = log_end(r);
@@ -467,8 +528,15 @@ static bool report(run *r) {
     else if (v->signature_checked)
         fprintf(stderr, "cradle-replay: log signature valid\n");
     if (v->golden_differs) print_golden_difference(r);
+    synctest_print_failure(&r->sync, stderr, "cradle-replay");
+    char sync[128] = "";
+    if (r->o.synctest && r->sync.failed)
+        snprintf(sync, sizeof sync, ", sync test failed at step %" PRIu64, r->sync.failure.step);
+    else if (r->o.synctest)
+        snprintf(sync, sizeof sync, ", sync test %s: %" PRIu64 " steps re-run, %" PRIu64 " moves",
+                 v->failure ? "stopped" : "passed", r->sync.reruns, r->sync.moves);
     fprintf(stderr, "cradle-replay: %" PRIu64 " steps in %.3f s (%.0f steps/s), %" PRIu64
-            " hashes checked, %s: %s\n", v->steps, seconds, rate, v->hashes_checked, end_words(r, end),
+            " hashes checked, %s%s: %s\n", v->steps, seconds, rate, v->hashes_checked, end_words(r, end), sync,
             ok ? "OK" : "FAILED");
     if (r->o.json) print_json(r, ok, seconds, rate);
     return ok;
@@ -480,6 +548,7 @@ static void cleanup(run *r) {
     if (r->out && r->out != stdout) fclose(r->out);
     free(r->golden);
     cradle_replay_close(&r->replay);
+    synctest_close(&r->sync); /* after the driver: the state may be in its block */
 }
 
 int main(int argc, char **argv) {
@@ -490,7 +559,7 @@ int main(int argc, char **argv) {
     cradle_replay_config config = {.log_path = r->o.log,
                                    .game_path = r->o.game,
                                    .force = r->o.force,
-                                   .output = r->o.output || r->o.golden || r->o.bless,
+                                   .output = r->o.output || r->o.golden || r->o.bless || r->o.synctest,
                                    .output_from = r->o.from,
                                    .stop_at = r->o.to == UINT64_MAX ? 0 : r->o.to + 1,
                                    .warn = warn};
@@ -498,7 +567,9 @@ int main(int argc, char **argv) {
         fail(&r->v, "%s", r->replay.message);
     } else {
         r->replay_open = true;
-        if (open_outputs(r) == 0) {
+        if (r->o.synctest && synctest_open(&r->sync, &r->replay, r->o.every) != 0)
+            fail(&r->v, "out of memory for the sync test's %" PRIu32 "-byte state blocks", r->replay.capacity);
+        else if (open_outputs(r) == 0) {
             replay_all(r);
             finish_bless(r);
             if (r->out && fflush(r->out) != 0 && !r->v.failure) fail(&r->v, "cannot write %s", r->o.output);

@@ -1,14 +1,26 @@
 /*
- * A test build of a game that breaks the determinism rule on purpose, so
+ * Test builds of a game that break the determinism rules on purpose, so
  * that the tests can provoke a desync from outside the programs (no hook in
- * the client or the server): from step NONDETERMINISTIC_FROM on, its step
- * mixes the process id into the state, as a game reading a clock or
- * uninitialised memory would mix something of its own process. Server and
- * client load the same file (the same build id) and disagree from there.
+ * the client or the server). NONDETERMINISTIC_BREACH picks the breach:
+ *
+ *   0 (default)  at step NONDETERMINISTIC_FROM the step mixes the process id
+ *                into the state, as a game reading a clock or uninitialised
+ *                memory would mix something of its own process. Server and
+ *                client load the same file (the same build id) and disagree
+ *                from there (client_desync.sh).
+ *   1 (pointer)  the state keeps a pointer to its own total (set by init)
+ *                and each step adds its one through it: once the host moves
+ *                the state block, the step writes to the old block.
+ *   2 (static)   a static counter outside the state counts the calls of
+ *                step() and each step stores it in the state (`calls`, at
+ *                byte 16, named by the state's layout): a straight replay in
+ *                a fresh process agrees with the recording, a step run twice
+ *                does not (synctest.sh).
  *
  * Otherwise it is a counter: every step adds one and each present player's
  * input byte to a total. 8 players, one input byte each, 60 steps a second.
  */
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>
@@ -19,28 +31,51 @@
 #ifndef NONDETERMINISTIC_FROM
 #define NONDETERMINISTIC_FROM 250u
 #endif
+#ifndef NONDETERMINISTIC_BREACH
+#define NONDETERMINISTIC_BREACH 0
+#endif
+#ifndef NONDETERMINISTIC_NAME
+#define NONDETERMINISTIC_NAME "nondeterministic"
+#endif
 #define PLAYERS 8u
 
 typedef struct state {
     uint64_t total;
     uint64_t steps;
+#if NONDETERMINISTIC_BREACH == 1
+    uint64_t *total_at; /* the breach: a pointer into the state block */
+#elif NONDETERMINISTIC_BREACH == 2
+    uint64_t calls;     /* the breach: a copy of a counter outside the state */
+#endif
 } state;
 
 static int init(void *block, uint64_t seed, uint32_t players) {
     if (players < 1 || players > PLAYERS) return -1;
     state *s = block;
     s->total = seed;
+#if NONDETERMINISTIC_BREACH == 1
+    s->total_at = &s->total;
+#endif
     return 0;
 }
 
 static void step(void *block, const cradle_game_step *st, const cradle_event_sink *events) {
     (void)events;
     state *s = block;
+#if NONDETERMINISTIC_BREACH == 1
+    *s->total_at += 1; /* the old block's total once the state has moved */
+#else
     s->total += 1;
+#endif
     for (uint32_t slot = 0; slot < PLAYERS; slot++)
         if (cradle_snapshot_present(st->snapshot, slot))
             s->total += *cradle_snapshot_input(st->snapshot, PLAYERS, 1, slot);
+#if NONDETERMINISTIC_BREACH == 0
     if (st->index == NONDETERMINISTIC_FROM) s->total += (uint64_t)getpid(); /* the breach */
+#elif NONDETERMINISTIC_BREACH == 2
+    static uint64_t calls; /* the breach: mutable data outside the state block */
+    s->calls = ++calls;
+#endif
     s->steps++;
 }
 
@@ -50,6 +85,15 @@ static size_t output(const void *block, uint64_t index, uint8_t *out, size_t cap
     memcpy(out, &((const state *)block)->total, sizeof(uint64_t));
     return sizeof(uint64_t);
 }
+
+#if NONDETERMINISTIC_BREACH == 2
+/* Names for the state's bytes (game_abi.h, minor 3): reports say "calls". */
+static const cradle_state_region layout[] = {
+    {"total", 0, offsetof(state, total), sizeof(uint64_t), 1, 0},
+    {"steps", 0, offsetof(state, steps), sizeof(uint64_t), 1, 0},
+    {"calls", 0, offsetof(state, calls), sizeof(uint64_t), 1, 0},
+};
+#endif
 
 static const cradle_game_contract contract = {
     .abi_major = CRADLE_ABI_MAJOR,
@@ -62,11 +106,15 @@ static const cradle_game_contract contract = {
     .source_frames_per_second = 20,
     .view_width = 64,
     .view_height = 64,
-    .name = "nondeterministic",
+    .name = NONDETERMINISTIC_NAME,
     .build_id = CRADLE_BUILD_ID,
     .init = init,
     .step = step,
     .output = output,
+#if NONDETERMINISTIC_BREACH == 2
+    .layout = layout,
+    .layout_count = sizeof layout / sizeof layout[0],
+#endif
 };
 
 CRADLE_GAME_DEFINE_CONTRACT(&contract)

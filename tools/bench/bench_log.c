@@ -5,7 +5,8 @@
  *     through cradle_log_reader_next, checksums verified (goal >= 0.8x);
  *   - replay steps per second: reader + the game's step + output, for the
  *     counter game and for any game library given on the command line
- *     (replayed with bot input for its maximum player count);
+ *     (replayed with bot input for its maximum player count), then the
+ *     same log under cradle-replay --synctest's check (tools/replay/);
  *   - the game thread's cost per step of writing a log at 60 steps/s
  *     (append + maybe_sync with a 1 s durability interval, amortized,
  *     including the periodic write() and, inline, the fdatasync).
@@ -22,6 +23,7 @@
 #include <unistd.h>
 
 #include "cradle/cradle.h"
+#include "replay/synctest.h"
 
 #ifndef BENCH_LOG_COUNTER
 #define BENCH_LOG_COUNTER "counter.so"
@@ -132,32 +134,23 @@ static double read_mb_s(const char *path, uint64_t *records) {
     return (double)size / 1e6 / best;
 }
 
-/* Records `steps` steps of bot input for the library's game through a sim,
- * then replays the log through the replay driver (replay.h), as
- * cradle-replay does: steps per second of the replay (reader + step +
- * output + hash checks), the driver's opening excluded. */
-static void bench_replay(const char *lib_path, uint64_t steps) {
-    cradle_reload_config cfg = {.path = lib_path, .copy_dir = tmpdir};
-    char msg[256];
-    if (cradle_reload_open(&library, &cfg, 0, msg, sizeof msg) != 0) {
-        printf("  %-40s cannot load: %s\n", lib_path, msg);
-        return;
-    }
-    const cradle_game_contract *c = cradle_reload_contract(&library);
+/* Records `steps` steps of bot input for contract c's game through a sim
+ * into path (a hash every 60 steps, as a server's log). Returns 0 or -1. */
+static int record_log(const cradle_game_contract *c, const char *path, uint64_t steps) {
     cradle_log_header h;
-    if (cradle_log_header_from_contract(&h, c, 1, c->max_players, 0, 60) != 0) goto out;
-    char path[600];
-    snprintf(path, sizeof path, "%s/bench_log_replay_%ld.log", tmpdir, (long)getpid());
+    char msg[256];
+    if (cradle_log_header_from_contract(&h, c, 1, c->max_players, 0, 60) != 0) return -1;
     size_t cap = (c->state_size + 63u) / 64u * 64u;
     uint8_t *state = aligned_alloc(64, cap);
-    if (!state) goto out;
+    if (!state) return -1;
+    int rc = -1;
     cradle_sim sim;
     cradle_sim_config sc = {.state = state, .state_capacity = (uint32_t)cap, .state_align = 64, .hash = cradle_hash64};
     if (cradle_sim_init(&sim, &sc, c, msg, sizeof msg) != 0 || cradle_sim_start(&sim, 1, c->max_players) != 0)
-        goto out_free;
+        goto out;
     cradle_log_writer_config wcfg = {.overwrite = true, .sync_inline = true};
     cradle_log_writer w;
-    if (cradle_log_writer_open(&w, path, &h, &wcfg, NULL, msg, sizeof msg) != 0) goto out_free;
+    if (cradle_log_writer_open(&w, path, &h, &wcfg, NULL, msg, sizeof msg) != 0) goto out;
     cradle_rng rng;
     cradle_rng_seed(&rng, 1, 2);
     uint8_t snap[CRADLE_SNAPSHOT_MAX];
@@ -168,35 +161,73 @@ static void bench_replay(const char *lib_path, uint64_t steps) {
         cradle_sim_step(&sim, snap);
         if ((s + 1) % 60 == 0 && cradle_log_writer_append_hash(&w, s, cradle_sim_hash(&sim)) != 0) break;
     }
-    if (cradle_log_writer_close(&w, cradle_sim_hash(&sim)) != 0) goto out_unlink;
+    rc = cradle_log_writer_close(&w, cradle_sim_hash(&sim)) == 0 ? 0 : -1;
+out:
+    free(state);
+    return rc;
+}
 
-    double best = 1e9;
-    uint64_t replayed = 0;
-    bool all_matched = true;
+/* Replays path through the replay driver as cradle-replay does, with
+ * --synctest's check (replay/synctest.h) when sync, up to `limit` steps (0:
+ * all): steps per second, best of 3 (thread CPU time, the driver's opening
+ * excluded); *matched says whether every hash matched (and every step's
+ * two runs). */
+static double time_replay(const char *path, const char *lib_path, bool sync, uint64_t limit, uint64_t *steps,
+                          bool *matched) {
     static cradle_replay r;
+    static synctest t;
+    double best = 1e9;
+    *matched = true;
     for (int round = 0; round < 3; round++) {
-        cradle_replay_config rc = {.log_path = path, .game_path = lib_path, .copy_dir = tmpdir, .output = true};
-        if (cradle_replay_open(&r, &rc) != 0) {
+        cradle_replay_config rc = {
+            .log_path = path, .game_path = lib_path, .copy_dir = tmpdir, .output = true, .stop_at = limit};
+        if (cradle_replay_open(&r, &rc) != 0 || (sync && synctest_open(&t, &r, SYNCTEST_DEFAULT_EVERY) != 0)) {
             printf("  %-40s cannot replay: %s\n", lib_path, r.message);
-            break;
+            cradle_replay_close(&r);
+            return 0;
         }
         double t0 = cpu_s();
         cradle_replay_item item;
-        while (cradle_replay_next(&r, &item) == 1)
+        while (cradle_replay_next(&r, &item) == 1) {
+            if (sync && synctest_take(&t, &r, &item) != 0) break;
             if (item.kind == CRADLE_REPLAY_STEP) sink += item.output_size;
-        double t = cpu_s() - t0;
-        replayed = r.steps;
-        all_matched = all_matched && !r.mismatch && r.ended;
+        }
+        double seconds = cpu_s() - t0;
+        *steps = r.steps;
+        *matched = *matched && !r.mismatch && (r.ended || r.stopped) && !r.error && !t.failed;
         cradle_replay_close(&r);
-        if (t < best) best = t;
+        if (sync) synctest_close(&t);
+        if (seconds < best) best = seconds;
     }
-    printf("  %-12s %2" PRIu32 " players, %" PRIu64 " steps: %12.0f steps/s%s\n", c->name, c->max_players,
-           replayed, (double)replayed / best, all_matched ? "" : " (HASH MISMATCH)");
-out_unlink:
+    return (double)*steps / best;
+}
+
+/* The replay's steps per second for a library's game (reader + step +
+ * output + hash checks), then with cradle-replay --synctest's check (each
+ * step run again from the state before it and compared, the state moved
+ * every 100 steps) over the first sync_steps steps of the same log. */
+static void bench_replay(const char *lib_path, uint64_t steps, uint64_t sync_steps) {
+    cradle_reload_config cfg = {.path = lib_path, .copy_dir = tmpdir};
+    char msg[256];
+    if (cradle_reload_open(&library, &cfg, 0, msg, sizeof msg) != 0) {
+        printf("  %-40s cannot load: %s\n", lib_path, msg);
+        return;
+    }
+    const cradle_game_contract *c = cradle_reload_contract(&library);
+    char path[600];
+    snprintf(path, sizeof path, "%s/bench_log_replay_%ld.log", tmpdir, (long)getpid());
+    if (record_log(c, path, steps) == 0) {
+        uint64_t replayed = 0, synced = 0;
+        bool plain_ok, sync_ok;
+        double plain = time_replay(path, lib_path, false, 0, &replayed, &plain_ok);
+        double sync = time_replay(path, lib_path, true, sync_steps < steps ? sync_steps : 0, &synced, &sync_ok);
+        printf("  %-12s %2" PRIu32 " players, %" PRIu64 " steps: %12.0f steps/s%s\n", c->name, c->max_players,
+               replayed, plain, plain_ok ? "" : " (HASH MISMATCH)");
+        printf("  %-12s --synctest, %" PRIu64 " steps (%" PRIu32 "-byte state): %12.0f steps/s, %.2fx the plain "
+               "replay%s\n", c->name, synced, c->state_size, sync, plain > 0 ? sync / plain : 0.0,
+               sync_ok ? "" : " (SYNC TEST FAILED)");
+    }
     unlink(path);
-out_free:
-    free(state);
-out:
     cradle_reload_close(&library);
 }
 
@@ -264,9 +295,9 @@ int main(int argc, char **argv) {
         unlink(path);
     }
 
-    printf("replay (reader + step + output + hash checks; thread CPU time, best of 3):\n");
-    bench_replay(BENCH_LOG_COUNTER, 2000000);
-    for (int i = 1; i < argc; i++) bench_replay(argv[i], 200000);
+    printf("replay (reader + step + output + hash checks; thread CPU time, best of 3), and the sync test:\n");
+    bench_replay(BENCH_LOG_COUNTER, 2000000, 2000000);
+    for (int i = 1; i < argc; i++) bench_replay(argv[i], 200000, 50000);
 
     printf("log writing at 60 steps/s, 8 players x 4 input bytes, 1 s durability interval:\n");
     bench_writer(false, 216000);
