@@ -10,6 +10,7 @@
  *   cradle-replay --output - --from 100 --to 199 run.log | xxd
  *   cradle-replay --verify-key HEX run.log        also check the log's signature
  *   cradle-replay --synctest [--every N] run.log  run every step twice, compare (replay/synctest.h)
+ *   cradle-replay --desync REPORT [run.log]       a client's desync, field by field (replay/desync.h)
  *
  * The library defaults to the build archived beside the log
  * (<log>.builds/<hash>.so); --game names another. A library of another game
@@ -29,6 +30,7 @@
 #include <unistd.h>
 
 #include "cradle/cradle.h"
+#include "replay/desync.h"
 #include "replay/synctest.h"
 
 #define SHOW_MAX 64u /* output bytes shown per side in a difference */
@@ -38,6 +40,7 @@ typedef struct options {
     uint64_t from, to;
     bool force, json;
     bool synctest;                 /* --synctest: every step run twice */
+    const char *desync;            /* --desync REPORT: the LOG is optional */
     uint64_t every;                /* --every N: move the state every N steps */
     bool every_given;
     const char *verify_key;        /* hex Ed25519 public key, or NULL */
@@ -79,6 +82,9 @@ static void usage(FILE *to) {
             "                  before it and compare the state block and the output bytes\n"
             "  --every N       with --synctest: move the state block to another address\n"
             "                  every N steps (default 100)\n"
+            "  --desync REPORT a client's desync report against the server's state at\n"
+            "                  its step: from LOG when given, else the report re-run with\n"
+            "                  --game; prints the differing fields\n"
             "  --help, --version\n"
             "Exit status: 0 success, 1 failure, 2 usage.\n");
 }
@@ -106,6 +112,7 @@ static int parse_args(int argc, char **argv, options *o) {
         {"help", no_argument, NULL, 'h'},         {"version", no_argument, NULL, 'V'},
         {"verify-key", required_argument, NULL, 'K'},
         {"synctest", no_argument, NULL, 'S'},     {"every", required_argument, NULL, 'E'},
+        {"desync", required_argument, NULL, 'D'},
         {NULL, 0, NULL, 0},
     };
     *o = (options){.to = UINT64_MAX, .every = SYNCTEST_DEFAULT_EVERY};
@@ -119,6 +126,7 @@ static int parse_args(int argc, char **argv, options *o) {
         case 'F': o->force = true; break;
         case 'j': o->json = true; break;
         case 'S': o->synctest = true; break;
+        case 'D': o->desync = optarg; break;
         case 'E':
             if (!cradle_parse_u64(optarg, 1, UINT64_MAX, &o->every)) {
                 fprintf(stderr, "cradle-replay: --every '%s': expected a number of steps, 1..2^64-1 in decimal\n",
@@ -154,12 +162,12 @@ static int parse_args(int argc, char **argv, options *o) {
         default: usage(stderr); return 2;
         }
     }
-    if (argc - optind != 1) {
-        fprintf(stderr, "cradle-replay: expected one LOG argument\n");
+    if (argc - optind != 1 && !(o->desync && argc == optind)) {
+        fprintf(stderr, "cradle-replay: expected one LOG argument%s\n", o->desync ? " (or none, with --game)" : "");
         usage(stderr);
         return 2;
     }
-    o->log = argv[optind];
+    o->log = optind < argc ? argv[optind] : NULL;
     return check_args(o);
 }
 
@@ -180,6 +188,11 @@ static int check_args(const options *o) {
     }
     if (o->every_given && !o->synctest) {
         fprintf(stderr, "cradle-replay: --every is for --synctest\n");
+        return 2;
+    }
+    if (o->desync && (o->synctest || o->output || o->golden || o->bless || o->from || o->verify_key)) {
+        fprintf(stderr, "cradle-replay: --desync compares one step's states; it takes only LOG, --game, "
+                        "--force and --json\n");
         return 2;
     }
     if (o->synctest && (o->output || o->golden || o->bless || o->from)) {
@@ -555,6 +568,11 @@ int main(int argc, char **argv) {
     run *r = &the_run;
     int rc = parse_args(argc, argv, &r->o);
     if (rc) return rc;
+    if (r->o.desync) {
+        desync_options d = {.report = r->o.desync, .log = r->o.log, .game = r->o.game, .force = r->o.force,
+                            .json = r->o.json};
+        return replay_desync(&d);
+    }
     r->tty = isatty(STDERR_FILENO) && !r->o.json;
     cradle_replay_config config = {.log_path = r->o.log,
                                    .game_path = r->o.game,

@@ -164,6 +164,35 @@ static void report_log_error(cradle_server_host *host, int rc) {
                       cradle_strerror(rc), host->log.message);
 }
 
+/* The state after hash step s, kept for a desync report about it. */
+static void keep_state(cradle_server_host *host, uint64_t s) {
+    uint32_t slot = host->kept_next++ % CRADLE_SERVER_KEPT_STATES;
+    memcpy(host->kept + (size_t)slot * host->state_capacity, host->sim.state, host->sim.contract->state_size);
+    host->kept_step[slot] = s;
+}
+
+/* A client reports a desync at hash step `step`: the server's own state
+ * there goes beside the log (<log>.desync-<step>.state, once), for
+ * cradle-replay --desync to compare field by field. */
+static void write_kept_state(cradle_server_host *host, uint64_t step) {
+    if (!host->log_open) return;
+    for (uint32_t k = 0; k < CRADLE_SERVER_KEPT_STATES; k++) {
+        if (host->kept_step[k] != step) continue;
+        char path[CRADLE_SERVER_PATH_MAX + 48];
+        snprintf(path, sizeof path, "%s.desync-%" PRIu64 ".state", host->options->log, step);
+        FILE *f = fopen(path, "wbx"); /* once: a second report of the step finds it there */
+        if (!f) return;
+        size_t n = host->sim.contract->state_size;
+        bool ok = fwrite(host->kept + (size_t)k * host->state_capacity, 1, n, f) == n;
+        ok = (fclose(f) == 0) && ok;
+        if (ok) cradle_server_say(host, "info", "desync", "kept the server's state at step %" PRIu64 " in %s (cradle-replay --desync)", step, path);
+        else cradle_server_say(host, "error", "desync", "cannot write the server's state to %s", path);
+        return;
+    }
+    cradle_server_say(host, "info", "desync", "the server no longer keeps its state at step %" PRIu64
+                      " (only the last %u hash steps)", step, (unsigned)CRADLE_SERVER_KEPT_STATES);
+}
+
 static void run_step(cradle_server_host *host) {
     uint64_t s = host->sim.next_step;
     uint64_t started = host->step_watchers ? cradle_mono_ns() : 0;
@@ -183,6 +212,7 @@ static void run_step(cradle_server_host *host) {
         host->last_hash_step = s;
         host->last_hash = h;
         if (host->log_open) report_log_error(host, cradle_log_writer_append_hash(&host->log, s, h));
+        keep_state(host, s);
     }
     if (host->step_watchers) cradle__server_publish_step(host, cradle_mono_ns() - started);
 }
@@ -440,6 +470,7 @@ static void on_event(cradle_server_host *host, const cradle_server_in *in) {
                           "peer %u reports a desync at step %" PRIu64 ": its hash %016" PRIx64
                           ", server's %016" PRIx64,
                           (unsigned)in->peer, m.as.desync.step, m.as.desync.hash, m.as.desync.expected);
+        write_kept_state(host, m.as.desync.step);
         break;
     case CRADLE_WIRE_BYE:
         cradle__server_release_peer(host, in->peer, cradle_wire_bye_name(m.as.bye.reason));
@@ -561,7 +592,9 @@ int cradle_server_host_init(cradle_server_host *host, const cradle_server_option
     size_t bytes = ((size_t)host->state_capacity + align - 1u) / align * align;
     host->state_block = aligned_alloc(align, bytes);
     host->join_state = malloc(host->state_capacity);
-    if (!host->state_block || !host->join_state) {
+    host->kept = malloc((size_t)CRADLE_SERVER_KEPT_STATES * host->state_capacity);
+    for (uint32_t k = 0; k < CRADLE_SERVER_KEPT_STATES; k++) host->kept_step[k] = UINT64_MAX;
+    if (!host->state_block || !host->join_state || !host->kept) {
         fprintf(stderr, "cradle-server: out of memory for a %u-byte state block\n", host->state_capacity);
         return CRADLE_ENOMEM;
     }
@@ -728,6 +761,8 @@ void cradle_server_host_deinit(cradle_server_host *host) {
     host->log_open = false;
     cradle_reload_close(&host->reload);
     free(host->state_block);
+    free(host->kept);
+    host->kept = NULL;
     free(host->join_state);
     host->sim.state = NULL;
     host->join_state = NULL;

@@ -44,6 +44,7 @@
 _Static_assert(CRADLE_SERVER_INPUT_WINDOW > CRADLE_SERVER_MAX_INPUT_DELAY + 16u, "an input for the largest delay fits");
 #define CRADLE_SERVER_MAX_STEP_COMMAND 100000u
 #define CRADLE_SERVER_EVENTS 256u /* events kept per step; more are counted as dropped */
+#define CRADLE_SERVER_KEPT_STATES 4u /* hash steps whose state the server keeps for desync reports */
 
 typedef enum cradle_server_peer_state {
     CRADLE_SERVER_PEER_FREE = 0,
@@ -120,6 +121,13 @@ typedef struct cradle_server_host {
     uint32_t join_generation;
     uint32_t join_size, join_offset;
     uint64_t join_step, join_hash;
+
+    /* the state at the last CRADLE_SERVER_KEPT_STATES hash steps, so a
+     * client's desync report can be compared with the server's own state
+     * (written beside the log: cradle-replay --desync) */
+    uint8_t *kept;                                  /* KEPT x state_capacity bytes */
+    uint64_t kept_step[CRADLE_SERVER_KEPT_STATES];  /* UINT64_MAX: empty */
+    uint32_t kept_next;
 
     /* session log */
     cradle_log_writer log;
