@@ -14,7 +14,7 @@ typedef struct cradle_client_options {
     const char *config;      /* key bindings; NULL = $XDG_CONFIG_HOME/cradle/client.json */
     const char *script;      /* input script */
     const char *output;      /* game output bytes per step */
-    const char *desync_report; /* default cradle-desync-<pid>.txt in the current directory */
+    const char *desync_report; /* default cradle-desync-<pid>.bin in the current directory */
     const char *play;        /* session log to show */
     const char *screenshot;  /* hidden: BMP written after screenshot_after steps, then exit */
     const char *build_id;    /* hidden test hook: claim this build id in HELLO */
