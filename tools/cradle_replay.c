@@ -31,6 +31,7 @@
 
 #include "cradle/cradle.h"
 #include "replay/desync.h"
+#include "replay/second_run.h"
 #include "replay/synctest.h"
 
 #define SHOW_MAX 64u /* output bytes shown per side in a difference */
@@ -251,6 +252,8 @@ static char *read_whole(const char *path, size_t *size, verdict *v) {
  * what was found. Static: the driver is large. */
 typedef struct run {
     options o;
+    second_run second;            /* --synctest: the same replay in a second process */
+    bool second_open;
     verdict v;
     cradle_replay replay;
     bool replay_open;
@@ -337,6 +340,9 @@ static void replay_all(run *r) {
         if (sync != 0) break;
         if (item.kind == CRADLE_REPLAY_STEP) {
             if (item.output && take_output(r, &item) != 0) break;
+            if (r->second_open && item.output && second_run_compare(&r->second, item.step, item.output,
+                                                                    item.output_size) != 0)
+                break;
             if (r->tty && (p->steps & 4095) == 0 && now_s() - last_draw > 0.1) {
                 progress(cradle_replay_position(p), p->reader.size, item.step);
                 last_draw = now_s();
@@ -587,8 +593,16 @@ int main(int argc, char **argv) {
         r->replay_open = true;
         if (r->o.synctest && synctest_open(&r->sync, &r->replay, r->o.every) != 0)
             fail(&r->v, "out of memory for the sync test's %" PRIu32 "-byte state blocks", r->replay.capacity);
+        else if (r->o.synctest && second_run_open(&r->second, r->o.log, r->o.game, r->o.force) != 0)
+            fail(&r->v, "cannot start the sync test's second process");
         else if (open_outputs(r) == 0) {
+            r->second_open = r->o.synctest;
             replay_all(r);
+            if (r->second_open) {
+                char why[256];
+                bool stopped = r->sync.failed || r->v.failure || r->replay.stopped;
+                if (second_run_close(&r->second, stopped, why, sizeof why) != 0 && !r->v.failure) fail(&r->v, "%s", why);
+            }
             finish_bless(r);
             if (r->out && fflush(r->out) != 0 && !r->v.failure) fail(&r->v, "cannot write %s", r->o.output);
         }
