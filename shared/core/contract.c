@@ -55,6 +55,7 @@ static int check_string(const char *field, const char *s, size_t max, char *mess
 static int check_sound_name(uint32_t index, const char *name, char *message, size_t message_size) {
     char field[32];
     snprintf(field, sizeof field, "sound %u name", (unsigned)index + 1u);
+    if (!name) return cradle__say(CRADLE_ERELOAD_CONTRACT, message, message_size, "%s is NULL", field);
     int rc = check_string(field, name, CRADLE_GAME_SOUND_NAME_MAX, message, message_size);
     if (rc != CRADLE_OK) return rc;
     size_t n = cradle_contract_strnlen(name, CRADLE_GAME_SOUND_NAME_MAX);
