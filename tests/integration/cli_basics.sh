@@ -18,6 +18,7 @@ declare -A path=(
   [cradle-server]=$1 [cradle-client]=$2 [cradlectl]=$3 [cradle-replay]=$4
   [cradle-record]=$5 [cradle-keys]=$6 [cradle-proxy]=$7
 )
+[ "${path[cradle-client]}" != none ] || path[cradle-client]= # not built (CRADLE_BUILD_CLIENT=OFF)
 # One bad value per program: "FLAG VALUE" (and the words before it), as a user mistypes it.
 declare -A bad_value=(
   [cradle-server]="--game x.so --port abc"
