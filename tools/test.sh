@@ -6,7 +6,10 @@
 #   3. the unit tests under valgrind (no sanitizers), which must report no
 #      error and no leak, and the short soak on that plain build (its
 #      flat-memory check means nothing under a sanitizer);
-#   4. a short bounded run of every libFuzzer harness (clang).
+#   4. a short bounded run of every libFuzzer harness (clang);
+#   5. the golden sessions again with the games and tools optimised: gcc -O3
+#      (Release) and clang -O2 (RelWithDebInfo), so a game that depends on
+#      the compiler or its optimisation shows as a golden difference.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # lintian checks the Debian package (integration.deb).
@@ -24,20 +27,20 @@ build() {
   fi
 }
 
-echo "== 1/4 ASan+UBSan build and full suite"
+echo "== 1/5 ASan+UBSan build and full suite"
 cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DCRADLE_WERROR=ON -DCRADLE_ASAN=ON \
   -DCRADLE_BUILD_BENCH=OFF >/dev/null
 build build/asan
 (cd build/asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest -j"$jobs" -LE "fuzz")
 
-echo "== 2/4 ThreadSanitizer build, threaded tests"
+echo "== 2/5 ThreadSanitizer build, threaded tests"
 CC=clang cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=Debug -DCRADLE_WERROR=ON -DCRADLE_TSAN=ON \
   -DCRADLE_BUILD_BENCH=OFF >/dev/null
 build build/tsan
 (cd build/tsan && TSAN_OPTIONS=halt_on_error=1 ctest -j"$jobs" -L threads --no-tests=ignore)
 
-echo "== 3/4 valgrind over the unit tests; the short soak on a plain build"
+echo "== 3/5 valgrind over the unit tests; the short soak on a plain build"
 cmake -S . -B build/valgrind -DCMAKE_BUILD_TYPE=Debug -DCRADLE_WERROR=ON -DCRADLE_VALGRIND=ON \
   -DCRADLE_BUILD_BENCH=OFF >/dev/null
 build build/valgrind
@@ -45,10 +48,21 @@ build build/valgrind
 # The soak's flat-memory check needs a build without sanitizers: this one.
 (cd build/valgrind && ctest -L soak)
 
-echo "== 4/4 libFuzzer harnesses, short bounded runs"
+echo "== 4/5 libFuzzer harnesses, short bounded runs"
 CC=clang cmake -S . -B build/fuzz -DCMAKE_BUILD_TYPE=Debug -DCRADLE_WERROR=ON -DCRADLE_ASAN=ON \
   -DCRADLE_FUZZ=ON -DCRADLE_BUILD_BENCH=OFF >/dev/null
 build build/fuzz
 (cd build/fuzz && ctest -j"$jobs" -L fuzz --no-tests=ignore)
+
+echo "== 5/5 the golden sessions with optimised builds (gcc -O3, clang -O2)"
+golden_tests='^integration\.(log_replay|vanguard_golden|synctest|sdk)$'
+for cross in "gcc Release" "clang RelWithDebInfo"; do
+  read -r cc type <<<"$cross"
+  dir=build/golden-$cc
+  CC=$cc cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE="$type" -DCRADLE_WERROR=ON -DCRADLE_BUILD_BENCH=OFF \
+    -DCRADLE_BUILD_CLIENT=OFF >/dev/null
+  build "$dir"
+  (cd "$dir" && ctest -j"$jobs" -R "$golden_tests")
+done
 
 echo "all test stages passed"
