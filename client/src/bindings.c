@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cradle/json.h"
+
 #define CONFIG_FILE_MAX (1u << 20)
 
 const char cradle_bindings_default_text[] =
@@ -64,26 +66,6 @@ static unsigned line_of_key(const char *text, const char *from, const char *name
     return 0;
 }
 
-/* "a string", "40", "3.0" ...: what a message says a value was. A real
- * always shows a fraction or an exponent, so 3.0 never reads as 3. */
-static void describe(const json_t *item, char out[48]) {
-    switch (json_typeof(item)) {
-    case JSON_INTEGER: snprintf(out, 48, "%" JSON_INTEGER_FORMAT, json_integer_value(item)); break;
-    case JSON_REAL: {
-        double d = json_real_value(item);
-        snprintf(out, 48, "%.15g", d);
-        if (strtod(out, NULL) != d) snprintf(out, 48, "%.17g", d);
-        if (!strpbrk(out, ".eEn")) strcat(out, ".0");
-        break;
-    }
-    case JSON_STRING: snprintf(out, 48, "a string"); break;
-    case JSON_TRUE: snprintf(out, 48, "true"); break;
-    case JSON_FALSE: snprintf(out, 48, "false"); break;
-    case JSON_NULL: snprintf(out, 48, "null"); break;
-    case JSON_ARRAY: snprintf(out, 48, "an array"); break;
-    default: snprintf(out, 48, "an object"); break;
-    }
-}
 
 /* Reads one section ("keys" or "buttons") into table; problems go to message. */
 static uint32_t parse_section(json_t *section, const char *text, const char *name, bool keys,
@@ -104,8 +86,8 @@ static uint32_t parse_section(json_t *section, const char *text, const char *nam
             continue;
         }
         if (!json_is_integer(item) || json_integer_value(item) < 0 || json_integer_value(item) > 31) {
-            char got[48];
-            describe(item, got);
+            char got[CRADLE_JSON_DESCRIBE_MAX];
+            cradle_json_describe(item, got);
             say(message, message_size, "%s line %u: \"%s\" must map to an input bit number 0..31, got %s%s (ignored)",
                 name, line, key, got,
                 json_is_real(item) ? " (a fraction or an exponent makes a JSON real: the bit needs an integer)" : "");
@@ -126,22 +108,13 @@ static uint32_t parse_section(json_t *section, const char *text, const char *nam
  * valid UTF-8, no leading zeros, no trailing commas, nothing after the
  * object. Says where it failed. */
 static json_t *load_json(const char *text, size_t length, const char *name, char *message, size_t message_size) {
-    json_error_t error;
-    json_t *root = json_loadb(text, length, JSON_REJECT_DUPLICATES, &error);
+    cradle_json_error error;
+    json_t *root = cradle_json_load(text, length, 0, &error);
     if (root) return root;
-    size_t at = error.position > 0 ? (size_t)error.position : 0;
-    if (at > length) at = length;
-    /* jansson stops just after the 0 of "07": say why. */
-    bool leading_zero = at > 0 && at < length && text[at - 1] == '0' && text[at] >= '0' && text[at] <= '9' &&
-                        (at == 1 || text[at - 2] < '0' || text[at - 2] > '9');
-    const char *hint = "";
-    if (leading_zero) hint = " (a JSON number has no leading zero: write 4, not 04)";
-    else if (json_error_code(&error) == json_error_duplicate_key) hint = " (each name once in a section)";
-    else if (json_error_code(&error) == json_error_null_character ||
-             json_error_code(&error) == json_error_null_byte_in_key)
-        hint = " (a name holds no NUL)";
-    else if (json_error_code(&error) == json_error_invalid_utf8)
-        hint = " (the file must be UTF-8)";
+    const char *hint = error.code == json_error_duplicate_key ? " (each name once in a section)"
+                       : error.code == json_error_null_character || error.code == json_error_null_byte_in_key
+                           ? " (a name holds no NUL)"
+                           : error.hint;
     say(message, message_size, "%s: not valid JSON (line %d, column %d): %s%s", name, error.line, error.column,
         error.text, hint);
     return NULL;

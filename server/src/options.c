@@ -13,6 +13,7 @@
 
 #include "cradle/game_abi.h"
 #include "cradle/help.h"
+#include "cradle/json.h"
 #include "cradle/parse.h"
 #include "cradle/transport.h"
 #include "cradle/version.h"
@@ -282,27 +283,6 @@ static bool apply(cradle_server_options *o, int opt, const char *value, const ch
     return false;
 }
 
-/* "a string", "true", "7777.0" ...: what a config message says it got. A
- * real always shows a fraction or an exponent, so 7777.0 never reads as
- * the integer 7777. */
-static void describe(const json_t *item, char out[48]) {
-    switch (json_typeof(item)) {
-    case JSON_INTEGER: snprintf(out, 48, "%" JSON_INTEGER_FORMAT, json_integer_value(item)); break;
-    case JSON_REAL: {
-        double d = json_real_value(item);
-        snprintf(out, 48, "%.15g", d);
-        if (strtod(out, NULL) != d) snprintf(out, 48, "%.17g", d);
-        if (!strpbrk(out, ".eEn")) strcat(out, ".0");
-        break;
-    }
-    case JSON_STRING: snprintf(out, 48, "a string"); break;
-    case JSON_TRUE: snprintf(out, 48, "true"); break;
-    case JSON_FALSE: snprintf(out, 48, "false"); break;
-    case JSON_NULL: snprintf(out, 48, "null"); break;
-    case JSON_ARRAY: snprintf(out, 48, "an array"); break;
-    default: snprintf(out, 48, "an object"); break;
-    }
-}
 
 /* Whether the option's value is a number (not a path, a name or a switch). */
 static bool takes_integer(const option_row *r) {
@@ -317,8 +297,8 @@ static bool takes_integer(const option_row *r) {
  * boolean as "true" or "false", a JSON integer from 0 to 2^53 - 1 as its
  * digits. Returns false after printing what the key takes. */
 static bool config_text(const json_t *item, const option_row *r, const char *where, char *value, size_t size) {
-    char got[48];
-    describe(item, got);
+    char got[CRADLE_JSON_DESCRIBE_MAX];
+    cradle_json_describe(item, got);
     switch (json_typeof(item)) {
     case JSON_STRING:
         if (json_string_length(item) >= size) {
@@ -366,8 +346,8 @@ static bool config_trust(cradle_server_options *o, const json_t *item, const opt
     const json_t *entry;
     json_array_foreach(item, index, entry) {
         if (!json_is_string(entry)) {
-            char got[48];
-            describe(entry, got);
+            char got[CRADLE_JSON_DESCRIBE_MAX];
+            cradle_json_describe(entry, got);
             fprintf(stderr, "cradle-server: --config: %s: entry %zu must be a string of 64 hex digits, got %s\n",
                     where, index, got);
             return false;
@@ -381,29 +361,18 @@ static bool config_trust(cradle_server_options *o, const json_t *item, const opt
  * no duplicate keys, no NUL (raw or \u0000), valid UTF-8, no leading zeros,
  * no trailing commas, nothing after the object. Prints where it failed. */
 static json_t *load_config_json(const char *text, size_t length, const char *origin) {
-    json_error_t error;
-    json_t *root = json_loadb(text, length, JSON_REJECT_DUPLICATES, &error);
+    cradle_json_error error;
+    json_t *root = cradle_json_load(text, length, 0, &error);
     if (root) return root;
-    size_t at = error.position > 0 ? (size_t)error.position : 0;
-    if (at > length) at = length;
-    /* jansson stops just after the 0 of "07777": say why. */
-    bool leading_zero = at > 0 && text[at - 1] == '0' && text[at] >= '0' && text[at] <= '9' &&
-                        (at == 1 || text[at - 2] < '0' || text[at - 2] > '9');
-    const char *hint = "";
-    if (leading_zero) hint = " (a JSON number has no leading zero: write 7777, not 07777)";
-    else if (json_error_code(&error) == json_error_duplicate_key && strstr(error.text, "\"trust\""))
-        hint = " (several issuers: \"trust\": [\"HEX\", \"HEX\"])";
-    else if (json_error_code(&error) == json_error_duplicate_key)
-        hint = " (each option once)";
-    else if (json_error_code(&error) == json_error_null_character ||
-             json_error_code(&error) == json_error_null_byte_in_key)
+    const char *hint = error.hint;
+    if (error.code == json_error_duplicate_key)
+        hint = strstr(error.text, "\"trust\"") ? " (several issuers: \"trust\": [\"HEX\", \"HEX\"])" : " (each option once)";
+    else if (error.code == json_error_null_character || error.code == json_error_null_byte_in_key)
         hint = " (a string holds no NUL: a path would be cut there)";
-    else if (json_error_code(&error) == json_error_invalid_utf8)
-        hint = " (the file must be UTF-8)";
-    else if (json_error_code(&error) == json_error_numeric_overflow)
+    else if (error.code == json_error_numeric_overflow)
         hint = " (write a number from 2^53 on as a string of digits)";
     fprintf(stderr, "cradle-server: --config: '%s' is not valid JSON at line %d, column %d (byte %zu): %s%s\n",
-            origin, error.line, error.column, at, error.text, hint);
+            origin, error.line, error.column, error.position, error.text, hint);
     return NULL;
 }
 
@@ -413,8 +382,8 @@ cradle_server_parse cradle_server_options_parse_config_text(cradle_server_option
     json_t *root = load_config_json(text, length, origin);
     if (!root) return CRADLE_SERVER_EXIT_USAGE;
     if (!json_is_object(root)) {
-        char got[48];
-        describe(root, got);
+        char got[CRADLE_JSON_DESCRIBE_MAX];
+        cradle_json_describe(root, got);
         fprintf(stderr, "cradle-server: --config: '%s' is not a JSON object, got %s\n", origin, got);
         json_decref(root);
         return CRADLE_SERVER_EXIT_USAGE;

@@ -1,4 +1,5 @@
 #include "cradle/dev.h"
+#include "cradle/json.h"
 
 #include <assert.h>
 #include <inttypes.h>
@@ -8,26 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- value descriptions ---- */
-
-/* "a string", "true", "1.5" ...: what a message says it got. */
-static void describe(const json_t *item, char out[40]) {
-    switch (json_typeof(item)) {
-    case JSON_INTEGER: snprintf(out, 40, "%" JSON_INTEGER_FORMAT, json_integer_value(item)); break;
-    case JSON_REAL: {
-        double d = json_real_value(item);
-        snprintf(out, 40, "%.15g", d);
-        if (strtod(out, NULL) != d) snprintf(out, 40, "%.17g", d);
-        break;
-    }
-    case JSON_STRING: snprintf(out, 40, "a string"); break;
-    case JSON_TRUE: snprintf(out, 40, "true"); break;
-    case JSON_FALSE: snprintf(out, 40, "false"); break;
-    case JSON_NULL: snprintf(out, 40, "null"); break;
-    case JSON_ARRAY: snprintf(out, 40, "an array"); break;
-    default: snprintf(out, 40, "an object"); break;
-    }
-}
 
 typedef enum integer_verdict {
     INTEGER_OK,
@@ -114,8 +95,8 @@ static int parse_count(cradle_dev_request *request, uint64_t max_count) {
         [INTEGER_ZERO] = CRADLE_EDEV_COUNT_ZERO,   [INTEGER_ABOVE] = CRADLE_EDEV_COUNT_MAX,
         [INTEGER_HUGE] = CRADLE_EDEV_COUNT_HUGE,
     };
-    char got[40];
-    describe(item, got);
+    char got[CRADLE_JSON_DESCRIBE_MAX];
+    cradle_json_describe(item, got);
     return refuse(request, codes[verdict], "\"count\" must be an integer from 1 to %" PRIu64 ", got %s%s",
                   max_count, got, verdict_note(verdict));
 }
@@ -125,11 +106,10 @@ static int parse_count(cradle_dev_request *request, uint64_t max_count) {
  * string or key, valid UTF-8, no lone surrogates, numbers without leading
  * zeros or bare dots, nesting at most 2048 deep. */
 static int load_json(cradle_dev_request *request, const char *line, size_t length) {
-    json_error_t error;
-    request->root = json_loadb(line, length, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &error);
+    cradle_json_error error;
+    request->root = cradle_json_load(line, length, JSON_DECODE_ANY, &error);
     if (request->root != NULL) return 0;
-    size_t at = error.position > 0 ? (size_t)error.position : 0;
-    if (at > length) at = length;
+    size_t at = error.position;
     size_t blank = 0;
     while (blank < length && (line[blank] == ' ' || line[blank] == '\t' || line[blank] == '\r' || line[blank] == '\n'))
         blank++;
@@ -149,8 +129,8 @@ static int read_id(cradle_dev_request *request) {
         request->id = id;
         return 0;
     }
-    char got[40];
-    describe(id, got);
+    char got[CRADLE_JSON_DESCRIBE_MAX];
+    cradle_json_describe(id, got);
     return refuse(request, CRADLE_EDEV_ARGUMENT, "\"id\" must be a string or an integer below 2^53, got %s", got);
 }
 
@@ -160,9 +140,9 @@ int cradle_dev_parse(cradle_dev_request *request, const char *line, size_t lengt
     *request = (cradle_dev_request){.root = NULL};
     int rc = load_json(request, line ? line : "", length);
     if (rc != 0) return rc;
-    char got[40];
+    char got[CRADLE_JSON_DESCRIBE_MAX];
     if (!json_is_object(request->root)) {
-        describe(request->root, got);
+        cradle_json_describe(request->root, got);
         return refuse(request, CRADLE_EDEV_NOT_OBJECT, "request must be a JSON object, got %s", got);
     }
     rc = read_id(request);
@@ -173,7 +153,7 @@ int cradle_dev_parse(cradle_dev_request *request, const char *line, size_t lengt
                       "request has no \"cmd\" field (try {\"cmd\":\"status\"})");
     }
     if (!json_is_string(cmd)) {
-        describe(cmd, got);
+        cradle_json_describe(cmd, got);
         return refuse(request, CRADLE_EDEV_CMD_TYPE, "\"cmd\" must be a string, got %s", got);
     }
     request->cmd = json_string_value(cmd);
@@ -217,8 +197,8 @@ int cradle_dev_arg_integer(cradle_dev_request *request, const char *name, bool r
         return refuse(request, CRADLE_EDEV_ARGUMENT, "%s needs \"%s\", an integer from %" PRId64 " to %" PRId64,
                       request->cmd ? request->cmd : "the command", name, min, max);
     }
-    char got[40];
-    describe(item, got);
+    char got[CRADLE_JSON_DESCRIBE_MAX];
+    cradle_json_describe(item, got);
     return refuse(request, CRADLE_EDEV_ARGUMENT, "\"%s\" must be an integer from %" PRId64 " to %" PRId64 ", got %s%s",
                   name, min, max, got, verdict_note(verdict));
 }
@@ -232,9 +212,9 @@ int cradle_dev_arg_names(cradle_dev_request *request, const char *name, const ch
         *mask = count == 64 ? UINT64_MAX : (UINT64_C(1) << count) - 1;
         return 0;
     }
-    char got[40];
+    char got[CRADLE_JSON_DESCRIBE_MAX];
     if (!json_is_array(item)) {
-        describe(item, got);
+        cradle_json_describe(item, got);
         return refuse(request, CRADLE_EDEV_ARGUMENT, "\"%s\" must be an array of names, got %s", name, got);
     }
     size_t index;
@@ -248,7 +228,7 @@ int cradle_dev_arg_names(cradle_dev_request *request, const char *name, const ch
             if (text) {
                 return refuse(request, CRADLE_EDEV_ARGUMENT, "\"%s\": unknown name \"%.64s\"", name, text);
             }
-            describe(value, got);
+            cradle_json_describe(value, got);
             return refuse(request, CRADLE_EDEV_ARGUMENT, "\"%s\" must hold names (strings), got %s", name, got);
         }
         *mask |= UINT64_C(1) << known;
