@@ -175,7 +175,7 @@ static void keep_state(cradle_server_host *host, uint64_t s) {
  * there goes beside the log (<log>.desync-<step>.state, once), for
  * cradle-replay --desync to compare field by field. */
 static void write_kept_state(cradle_server_host *host, uint64_t step) {
-    if (!host->log_open) return;
+    if (!host->log_open || !host->kept) return;
     for (uint32_t k = 0; k < CRADLE_SERVER_KEPT_STATES; k++) {
         if (host->kept_step[k] != step) continue;
         char path[CRADLE_SERVER_PATH_MAX + 48];
@@ -212,7 +212,7 @@ static void run_step(cradle_server_host *host) {
         host->last_hash_step = s;
         host->last_hash = h;
         if (host->log_open) report_log_error(host, cradle_log_writer_append_hash(&host->log, s, h));
-        keep_state(host, s);
+        if (host->kept) keep_state(host, s);
     }
     if (host->step_watchers) cradle__server_publish_step(host, cradle_mono_ns() - started);
 }
@@ -592,9 +592,10 @@ int cradle_server_host_init(cradle_server_host *host, const cradle_server_option
     size_t bytes = ((size_t)host->state_capacity + align - 1u) / align * align;
     host->state_block = aligned_alloc(align, bytes);
     host->join_state = malloc(host->state_capacity);
-    host->kept = malloc((size_t)CRADLE_SERVER_KEPT_STATES * host->state_capacity);
+    /* The kept states go beside the log: without one there is nowhere to put them. */
+    if (options->log[0]) host->kept = malloc((size_t)CRADLE_SERVER_KEPT_STATES * host->state_capacity);
     for (uint32_t k = 0; k < CRADLE_SERVER_KEPT_STATES; k++) host->kept_step[k] = UINT64_MAX;
-    if (!host->state_block || !host->join_state || !host->kept) {
+    if (!host->state_block || !host->join_state || (options->log[0] && !host->kept)) {
         fprintf(stderr, "cradle-server: out of memory for a %u-byte state block\n", host->state_capacity);
         return CRADLE_ENOMEM;
     }

@@ -125,7 +125,7 @@ typedef struct cradle_server_host {
     /* the state at the last CRADLE_SERVER_KEPT_STATES hash steps, so a
      * client's desync report can be compared with the server's own state
      * (written beside the log: cradle-replay --desync) */
-    uint8_t *kept;                                  /* KEPT x state_capacity bytes */
+    uint8_t *kept;                                  /* KEPT x state_capacity bytes; NULL without --log */
     uint64_t kept_step[CRADLE_SERVER_KEPT_STATES];  /* UINT64_MAX: empty */
     uint32_t kept_next;
 
