@@ -221,7 +221,7 @@ static void build_snapshot(recorder *r, uint64_t step) {
 /* The game's output of the step just run: folded for the check, written
  * to --output. */
 static int take_output(recorder *r, uint64_t step) {
-    if (!r->sim.contract->output) return 0;
+    if (!r->sim.contract->output || (!r->out && !r->o.check)) return 0; /* nobody reads it */
     int rc = cradle_sim_output(&r->sim);
     if (rc != 0) {
         fprintf(stderr, "cradle-record: step %" PRIu64 ": %s\n", step, cradle_strerror(rc));
