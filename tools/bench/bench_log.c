@@ -204,8 +204,9 @@ static double time_replay(const char *path, const char *lib_path, bool sync, uin
 
 /* The replay's steps per second for a library's game (reader + step +
  * output + hash checks), then with cradle-replay --synctest's check (each
- * step run again from the state before it and compared, the state moved
- * every 100 steps) over the first sync_steps steps of the same log. */
+ * step run again by a twin of the state at another address and compared,
+ * the state moved every 100 steps) over the first sync_steps steps of the
+ * same log. */
 static void bench_replay(const char *lib_path, uint64_t steps, uint64_t sync_steps) {
     cradle_reload_config cfg = {.path = lib_path, .copy_dir = tmpdir};
     char msg[256];

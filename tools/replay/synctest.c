@@ -1,4 +1,4 @@
-/* cradle-replay --synctest: each step run twice from the same state (synctest.h). */
+/* cradle-replay --synctest: each step run by a twin beside the replay (synctest.h). */
 #include "synctest.h"
 
 #include <inttypes.h>
@@ -9,97 +9,114 @@
 
 #define BLOCK_ALIGN CRADLE_RELOAD_DEFAULT_MAX_ALIGN
 
-int synctest_open(synctest *t, const cradle_replay *r, uint64_t every) {
+/* Where the twin lives in its block: at the build's alignment past a
+ * 64-byte boundary, so its address is no more aligned than the contract
+ * asks (unless it asks the most). */
+static uint32_t twin_offset(const cradle_sim *sim) {
+    uint32_t align = sim->contract->state_align;
+    return align < BLOCK_ALIGN ? align : BLOCK_ALIGN;
+}
+
+/* (Re)starts the twin as a copy of the driver's state. */
+static int start_twin(synctest *t, cradle_replay *r) {
+    uint32_t offset = twin_offset(&r->sim);
+    int rc = cradle_twin_init(&t->twin, &r->sim, t->twin_block + offset, t->capacity, offset, r->message,
+                              sizeof r->message);
+    return rc;
+}
+
+int synctest_open(synctest *t, cradle_replay *r, uint64_t every) {
     memset(t, 0, sizeof *t);
     t->every = every ? every : SYNCTEST_DEFAULT_EVERY;
     t->capacity = r->capacity;
-    t->before = malloc(t->capacity);
-    t->after = malloc(t->capacity);
+    t->twin_block = aligned_alloc(BLOCK_ALIGN, (size_t)t->capacity + BLOCK_ALIGN);
     t->block = aligned_alloc(BLOCK_ALIGN, (size_t)t->capacity + BLOCK_ALIGN);
-    if (!t->before || !t->after || !t->block) {
+    if (!t->twin_block || !t->block) {
         synctest_close(t);
         return CRADLE_ENOMEM;
     }
-    cradle_sim_save(&r->sim, t->before);
-    return 0;
+    int rc = start_twin(t, r);
+    if (rc != 0) synctest_close(t);
+    return rc;
 }
 
 void synctest_close(synctest *t) {
-    free(t->before);
-    free(t->after);
+    free(t->twin_block);
     free(t->block);
-    t->before = t->after = t->block = NULL;
+    t->twin_block = t->block = NULL;
 }
 
-/* Moves the state to the other storage: the second block, at an offset of
- * the build's alignment (so the address is no more aligned than the
- * contract asks, unless it asks the most), or back to the driver's. */
+/* Moves the driver's state to the other storage: the second block, at an
+ * offset of the build's alignment, or back to the driver's own. */
 static int move(synctest *t, cradle_replay *r) {
-    uint32_t align = r->sim.contract->state_align;
-    size_t offset = align < BLOCK_ALIGN ? align : BLOCK_ALIGN;
-    int rc = t->away ? cradle_replay_move(r, NULL, 0) : cradle_replay_move(r, t->block + offset, t->capacity);
+    int rc = t->away ? cradle_replay_move(r, NULL, 0)
+                     : cradle_replay_move(r, t->block + twin_offset(&r->sim), t->capacity);
     if (rc != 0) return rc;
     t->away = !t->away;
     t->moves++;
     return 0;
 }
 
-/* Copies up to SYNCTEST_SHOW bytes of bytes[0..size) from offset. */
-static size_t show(uint8_t *out, const uint8_t *bytes, size_t size, size_t offset) {
-    size_t n = offset < size ? size - offset : 0;
-    if (n > SYNCTEST_SHOW) n = SYNCTEST_SHOW;
-    memcpy(out, bytes + offset, n);
-    return n;
-}
-
-/* Records the first difference: the first run's bytes `first`, the
- * re-run's `rerun`, both hashes from the state blocks. */
-static int differ(synctest *t, const cradle_replay *r, bool state, const uint8_t *first, size_t first_size,
-                  const uint8_t *rerun, size_t rerun_size, size_t offset) {
+/* The twin's difference as the failure. */
+static void take_difference(synctest *t) {
+    const cradle_twin_difference *d = &t->twin.difference;
     synctest_failure *f = &t->failure;
-    uint32_t size = cradle_sim_state_size(&r->sim);
-    uint64_t step = r->sim.next_step - 1;
-    *f = (synctest_failure){.step = step,
-                            .state = state,
-                            .moved = step > 0 && step % t->every == 0, /* as take_step() moves */
-                            .offset = offset,
-                            .first_size = first_size,
-                            .rerun_size = rerun_size,
-                            .first_hash = r->sim.hash(t->after, size),
-                            .rerun_hash = cradle_sim_hash(&r->sim)};
-    uint32_t regions = 0;
-    const cradle_state_region *layout = cradle_contract_layout(r->sim.contract, &regions);
-    if (state) (void)cradle_layout_name(layout, regions, offset, f->name, sizeof f->name);
-    else snprintf(f->name, sizeof f->name, "output byte %zu", offset);
-    f->first_shown = show(f->first, first, first_size, offset);
-    f->rerun_shown = show(f->rerun, rerun, rerun_size, offset);
+    *f = (synctest_failure){.step = d->step,
+                            .state = d->state,
+                            .offset = d->offset,
+                            .first_size = d->first_size,
+                            .rerun_size = d->twin_size,
+                            .first_shown = d->first_shown,
+                            .rerun_shown = d->twin_shown,
+                            .first_hash = d->first_hash,
+                            .rerun_hash = d->twin_hash};
+    _Static_assert(sizeof f->name == sizeof d->name && sizeof f->first == sizeof d->first, "same shapes");
+    memcpy(f->name, d->name, sizeof f->name);
+    memcpy(f->first, d->first, sizeof f->first);
+    memcpy(f->rerun, d->twin, sizeof f->rerun);
     t->failed = true;
-    return 1;
 }
 
-/* A step next() just ran: keep its state and output, move when its turn
- * comes, run it again from the state before it and compare. */
-static int take_step(synctest *t, cradle_replay *r, const cradle_replay_item *item) {
+/* Seeks the replay back before the failing step and runs it twice at one
+ * address (cradle_replay_rerun): equal runs there mean only the twin,
+ * elsewhere, differed, so the state depends on where it lives. The blocks
+ * are free for it: the twin failed and the seek brings the state home. */
+static void classify(synctest *t, cradle_replay *r) {
+    static uint8_t first_output[CRADLE_GAME_OUTPUT_MAX];
+    synctest_failure *f = &t->failure;
+    uint8_t *before = t->twin_block, *after = t->block;
+    if (cradle_replay_seek(r, f->step) != 0) return;
+    t->away = false;
+    cradle_sim_save(&r->sim, before);
+    cradle_replay_item item;
+    int rc;
+    while ((rc = cradle_replay_next(r, &item)) == 1 && item.kind != CRADLE_REPLAY_STEP)
+        if (item.kind == CRADLE_REPLAY_RELOAD) cradle_sim_save(&r->sim, before);
+    if (rc != 1 || item.step != f->step) return;
     uint32_t size = cradle_sim_state_size(&r->sim);
-    cradle_sim_save(&r->sim, t->after);
-    t->output_size = item->output ? item->output_size : 0;
-    if (item->output) memcpy(t->output, item->output, item->output_size);
-    if (item->step > 0 && item->step % t->every == 0) {
-        int rc = move(t, r);
-        if (rc != 0) return rc;
-    }
+    cradle_sim_save(&r->sim, after);
+    size_t first_output_size = item.output ? item.output_size : 0;
+    if (item.output) memcpy(first_output, item.output, first_output_size);
     cradle_replay_item again;
-    int rc = cradle_replay_rerun(r, t->before, size, &again);
-    if (rc != 0) return rc;
-    t->reruns++;
-    cradle_golden_result g = cradle_golden_compare(t->after, size, r->sim.state, size);
-    if (!g.equal) return differ(t, r, true, t->after, size, r->sim.state, size, g.first_difference);
+    if (cradle_replay_rerun(r, before, size, &again) != 0) return;
     size_t again_size = again.output ? again.output_size : 0;
-    g = cradle_golden_compare(t->output, t->output_size, again.output, again_size);
-    if (!g.equal) return differ(t, r, false, t->output, t->output_size, again.output, again_size, g.first_difference);
-    uint8_t *next_before = t->after; /* the state before the next step */
-    t->after = t->before;
-    t->before = next_before;
+    bool same_state = memcmp(after, r->sim.state, size) == 0;
+    bool same_output = first_output_size == again_size && memcmp(first_output, again.output, again_size) == 0;
+    f->classified = true;
+    f->moved = same_state && same_output;
+}
+
+/* A step next() just ran: the twin runs it too and the two are compared;
+ * the driver's state moves when its turn comes. */
+static int take_step(synctest *t, cradle_replay *r, const cradle_replay_item *item) {
+    cradle_twin_step(&t->twin, item->snapshot);
+    t->reruns++;
+    if (!cradle_twin_check(&t->twin, &r->sim, item->output, item->output ? item->output_size : 0)) {
+        take_difference(t);
+        classify(t, r);
+        return 1;
+    }
+    if (item->step > 0 && item->step % t->every == 0) return move(t, r);
     return 0;
 }
 
@@ -108,8 +125,7 @@ int synctest_take(synctest *t, cradle_replay *r, const cradle_replay_item *item)
     switch (item->kind) {
     case CRADLE_REPLAY_STEP: return take_step(t, r, item);
     case CRADLE_REPLAY_RELOAD: /* the new build took the state over: its on_reload may have changed it */
-        cradle_sim_save(&r->sim, t->before);
-        return 0;
+        return start_twin(t, r);
     case CRADLE_REPLAY_HASH:
     case CRADLE_REPLAY_TRAILER: return 0;
     }
@@ -140,9 +156,13 @@ void synctest_print_failure(const synctest *t, FILE *to, const char *program) {
     print_bytes(to, "first run", f->first, f->first_shown, f->offset);
     print_bytes(to, "re-run", f->rerun, f->rerun_shown, f->offset);
     fprintf(to, "  state hash: first run %016" PRIx64 ", re-run %016" PRIx64 "\n", f->first_hash, f->rerun_hash);
+    fprintf(to, "  the re-run ran on a copy of the state at another address%s\n",
+            f->classified ? (f->moved ? "; run twice at one address, the step agrees with itself"
+                                      : "; run twice at one address, it differs too")
+                          : "");
     if (f->moved)
-        fprintf(to, "  the re-run ran with the state block moved to another address: does the state keep a "
-                    "pointer (into itself, say)? Keep indices, offsets or handles instead\n");
+        fprintf(to, "  the state depends on its address: does it keep a pointer (into itself, say)? Keep "
+                    "indices, offsets or handles instead\n");
     else if (f->state)
         fprintf(to, "  the same state and snapshot gave another state: does step() read something outside its "
                     "state block (a static or global variable, a clock, uninitialised memory)?\n");

@@ -2,27 +2,34 @@
 #define CRADLE_TOOLS_SYNCTEST_H
 /*
  * synctest: cradle-replay --synctest, the determinism check to run first on
- * a new game. It rides on the replay driver (cradle/replay.h): after each
- * step the driver ran, it runs that step again from the state saved before
- * it (cradle_replay_rerun: the same state, snapshot and build) and compares
- * the two runs byte for byte, the whole state block and the output bytes.
- * Two equal state blocks have equal state hashes, so the hashes are
- * computed only to report a difference. Every `every` steps the re-run
- * happens with the state block moved to another address (in turn the
- * driver's own storage, 64-byte aligned, and a second block at an offset of
- * the build's state_align, the least the contract allows), and the replay
- * goes on from there: a pointer kept in the state shows as a difference at
- * that step, and the log's hashes after the move must still match.
+ * a new game. It rides on the replay driver (cradle/replay.h) and a twin
+ * (cradle/twin.h): a second sim that started as a copy of the driver's
+ * state at another address (the build's state_align into a 64-byte block,
+ * the least the contract allows) and runs every step the driver runs, on
+ * the same snapshot. After each step the two state blocks and output bytes
+ * are compared whole. While they are equal, the twin's step is that step
+ * run again from the state saved before it, so this is the check "run each
+ * step twice" at the cost of one more step() and one memcmp of the state
+ * (saving and restoring would cost two copies more).
+ *
+ * Every `every` steps the driver's state block also moves to another
+ * storage and back (cradle_replay_move), and the replay goes on from there:
+ * the log's hashes after a move must still match.
+ *
+ * At the first difference the sync test says why: it seeks the replay back
+ * before that step and runs the step twice at the same address
+ * (cradle_replay_rerun). If those two agree, only the copy elsewhere
+ * differed: the state depends on its address (a pointer kept in it). If they
+ * differ too, the step reads something outside its state block.
  *
  * The caller opens the replay with config.output (the outputs are compared
  * from config.output_from on), hands every item next() returns to
  * synctest_take(), and handles the items as a plain replay does (the
- * driver compares the log's hashes and its trailer). A RELOAD item saves
- * the state the new build took over, so the re-run of the next step runs
- * the build in charge from it.
+ * driver compares the log's hashes and its trailer). At a RELOAD item the
+ * twin takes a fresh copy of the state the new build took over.
  *
- * Memory: open allocates three state blocks of the driver's capacity; take
- * allocates nothing.
+ * Memory: open allocates two blocks of the driver's capacity (the twin's
+ * and the moves'); take allocates nothing.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -38,7 +45,9 @@
 typedef struct synctest_failure {
     uint64_t step;
     bool state;                 /* the state block differs; else the output */
-    bool moved;                 /* the re-run ran after the state moved */
+    bool moved;                 /* the step repeats at one address, not at another: the
+                                   state depends on its address (see above) */
+    bool classified;            /* the step was run twice in place to tell the cause */
     size_t offset;              /* the first differing byte of the state or the output */
     char name[128];             /* that byte: "output byte 3", "state byte 16", or by the
                                    game's layout "players[3].score+2 (state byte 812)" */
@@ -51,26 +60,26 @@ typedef struct synctest_failure {
 typedef struct synctest {
     uint64_t every;             /* move the state before the re-run of every every-th step */
     uint32_t capacity;          /* bytes of each block: the driver's state capacity */
-    uint8_t *before;            /* the state before the step about to run */
-    uint8_t *after;             /* the first run's state after the step */
-    uint8_t *block;             /* the second storage, capacity + 64 bytes at 64 */
-    bool away;                  /* the state is in the second storage */
-    uint8_t output[CRADLE_GAME_OUTPUT_MAX]; /* the first run's output */
-    size_t output_size;
+    cradle_twin twin;           /* runs every step beside the driver's sim */
+    uint8_t *twin_block;        /* the twin's storage, capacity + 64 bytes at 64 */
+    uint8_t *block;             /* where the driver's state moves, capacity + 64 bytes at 64 */
+    bool away;                  /* the driver's state is in block */
     uint64_t reruns, moves;
     bool failed;
     synctest_failure failure;
 } synctest;
 
-/* Allocates the blocks for the open replay r and saves its state (step 0's,
- * or the step the replay is at). every >= 1. Returns 0 or CRADLE_ENOMEM. */
-int synctest_open(synctest *t, const cradle_replay *r, uint64_t every);
+/* Allocates the blocks for the open replay r and starts the twin from its
+ * state (step 0's, or the step the replay is at). every >= 1. Returns 0,
+ * CRADLE_ENOMEM, or a twin that does not fit (r cannot hold it either). */
+int synctest_open(synctest *t, cradle_replay *r, uint64_t every);
 
-/* Takes the item cradle_replay_next() just returned: a STEP is run again
- * and compared (and the state moved first when its turn comes), a RELOAD
- * saves the state. Returns 0; 1 when the two runs differ (t->failed,
- * t->failure; stop replaying); or a negative code with r->message (the
- * driver's sticky error, or a move it refused). */
+/* Takes the item cradle_replay_next() just returned: a STEP is run by the
+ * twin and compared (and the driver's state moved after it when its turn
+ * comes), a RELOAD restarts the twin from the state. Returns 0; 1 when the
+ * two runs differ (t->failed, t->failure, the cause told; stop replaying:
+ * the replay was sought back for it); or a negative code with r->message
+ * (the driver's sticky error, or a move it refused). */
 int synctest_take(synctest *t, cradle_replay *r, const cradle_replay_item *item);
 
 /* Prints the failure: the step, the first differing byte (named by the

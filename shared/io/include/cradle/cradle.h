@@ -42,8 +42,10 @@
 #include "cradle/parse.h"
 #include "cradle/writer.h"
 #include "cradle/sim.h"
+#include "cradle/twin.h"
 #include "cradle/replay.h"
 #include "cradle/os.h"
 #include "cradle/help.h"
+#include "cradle/golden_digest.h"
 
 #endif
