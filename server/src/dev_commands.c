@@ -91,6 +91,12 @@ static void dev_status(cradle_server_host *host, const cradle_dev_request *req, 
     cradle_dev_field_u64(reply, "reload_refusals", host->reload_refusals);
     /* Library changes whose bytes were the build in use (a touch): no reload. */
     cradle_dev_field_u64(reply, "reload_unchanged", host->reload.unchanged);
+    /* Reload trials (a new build run twice in a child first): run, failed, the
+     * longest fork() (the step loop's one stall) and the last one's length. */
+    cradle_dev_field_u64(reply, "reload_trials", host->trial.runs);
+    cradle_dev_field_u64(reply, "reload_trial_failures", host->trial.failed);
+    cradle_dev_field_u64(reply, "reload_trial_fork_max_us", host->trial_fork_max_ns / 1000u);
+    cradle_dev_field_u64(reply, "reload_trial_last_us", host->trial.last_ns / 1000u);
     cradle_dev_field_u64(reply, "events", host->sim.events.appended_total);
     cradle_dev_field_u64(reply, "events_dropped", cradle_events_dropped_total(&host->sim.events));
     /* Messages to clients dropped because the outbound ring stayed full for 2 s. */
@@ -189,7 +195,7 @@ static bool dev_hash(void *context, cradle_dev_request *req, cradle_writer *repl
 
 static bool dev_reload(void *context, cradle_dev_request *req, cradle_writer *reply) {
     cradle_server_host *host = context;
-    cradle_reload_result r = cradle_reload_now(&host->reload);
+    cradle_reload_result r = cradle__server_reload_now(host);
     cradle__server_after_reload(host, &r);
     if (r.kind == CRADLE_RELOAD_REFUSED) {
         cradle_dev_reply_error(reply, req, r.error, r.message);

@@ -18,6 +18,7 @@
 #include "dev_events.h"
 
 #define RELOAD_POLL_NS 200000000ull
+#define TRIAL_POLL_NS 2000000ull /* how often a running reload trial is looked at */
 #define HELLO_TIMEOUT_NS 5000000000ull
 #define OUT_PUSH_PATIENCE_NS 2000000000ull
 
@@ -199,6 +200,9 @@ static void run_step(cradle_server_host *host) {
     build_snapshot(host, s);
     if (host->log_open) report_log_error(host, cradle_log_writer_append_step(&host->log, s, host->snapshot));
     cradle_sim_step(&host->sim, host->snapshot);
+    memcpy(host->recent + (size_t)host->recent_next * host->snapshot_size, host->snapshot, host->snapshot_size);
+    host->recent_next = (host->recent_next + 1u) % CRADLE_TRIAL_DEFAULT_STEPS;
+    if (host->recent_count < CRADLE_TRIAL_DEFAULT_STEPS) host->recent_count++;
 
     if (host->pending_count == host->steps_per_message) cradle__server_flush_steps(host);
     if (host->pending_count == 0) host->pending_first = s;
@@ -502,8 +506,58 @@ static void drain_in(cradle_server_host *host) {
 
 /* ---- reload ------------------------------------------------------------------------ */
 
+/* Starts the trial of the staged build on the last steps' snapshots; a
+ * trial that cannot start refuses the build. */
+static cradle_reload_result start_trial(cradle_server_host *host) {
+    uint32_t n = host->recent_count, first = (host->recent_next + CRADLE_TRIAL_DEFAULT_STEPS - n) %
+                                             CRADLE_TRIAL_DEFAULT_STEPS;
+    for (uint32_t i = 0; i < n; i++)
+        memcpy(host->trial_inputs + (size_t)i * host->snapshot_size,
+               host->recent + (size_t)((first + i) % CRADLE_TRIAL_DEFAULT_STEPS) * host->snapshot_size,
+               host->snapshot_size);
+    char message[CRADLE_TRIAL_MESSAGE_MAX];
+    int rc = cradle_trial_start(&host->trial, &host->reload, &host->sim, host->trial_inputs, n, 0, cradle_mono_ns(),
+                                message, sizeof message);
+    if (rc != 0) return cradle_reload_drop(&host->reload, CRADLE_ERELOAD_TRIAL, message);
+    if (host->trial.fork_ns > host->trial_fork_max_ns) host->trial_fork_max_ns = host->trial.fork_ns;
+    return (cradle_reload_result){.kind = CRADLE_RELOAD_NONE, .contract = host->sim.contract};
+}
+
+/* The end of a trial: the build is taken (opened, checked, swapped) or dropped. */
+static cradle_reload_result end_trial(cradle_server_host *host, cradle_trial_state state, const char *why) {
+    if (state == CRADLE_TRIAL_PASSED) return cradle_reload_take(&host->reload);
+    return cradle_reload_drop(&host->reload, host->trial.error, why);
+}
+
+/* Between steps: a running trial's news, never waited for. */
+static void poll_trial(cradle_server_host *host, uint64_t now) {
+    char why[CRADLE_TRIAL_MESSAGE_MAX];
+    cradle_trial_state state = cradle_trial_poll(&host->trial, now, why, sizeof why);
+    if (state != CRADLE_TRIAL_PASSED && state != CRADLE_TRIAL_FAILED) return;
+    cradle_reload_result r = end_trial(host, state, why);
+    cradle__server_after_reload(host, &r);
+}
+
+cradle_reload_result cradle__server_reload_now(cradle_server_host *host) {
+    char why[CRADLE_TRIAL_MESSAGE_MAX];
+    if (host->trial.pid) { /* a build from the file watch is in its trial: finish it first */
+        cradle_trial_state state = cradle_trial_wait(&host->trial, why, sizeof why);
+        cradle_reload_result r = end_trial(host, state, why);
+        cradle__server_after_reload(host, &r);
+    }
+    cradle_reload_result r = cradle_reload_now(&host->reload);
+    if (r.kind != CRADLE_RELOAD_STAGED) return r;
+    r = start_trial(host);
+    if (r.kind == CRADLE_RELOAD_REFUSED) return r;
+    cradle_trial_state state = cradle_trial_wait(&host->trial, why, sizeof why);
+    return end_trial(host, state, why);
+}
+
 void cradle__server_after_reload(cradle_server_host *host, const cradle_reload_result *r) {
-    if (r->kind == CRADLE_RELOAD_SWAPPED) {
+    if (r->kind == CRADLE_RELOAD_STAGED) {
+        cradle_reload_result started = start_trial(host);
+        cradle__server_after_reload(host, &started);
+    } else if (r->kind == CRADLE_RELOAD_SWAPPED) {
         char why[CRADLE_RELOAD_MESSAGE_MAX];
         int rc = cradle_sim_swap(&host->sim, r->contract, why, sizeof why);
         /* The reloader checked the same identity and capacity already. */
@@ -562,7 +616,7 @@ int cradle_server_host_init(cradle_server_host *host, const cradle_server_option
     host->started_ns = cradle_mono_ns();
     char message[CRADLE_RELOAD_MESSAGE_MAX];
 
-    cradle_reload_config rc_config = {.path = options->game};
+    cradle_reload_config rc_config = {.path = options->game, .stage = true};
     int rc = cradle_reload_open(&host->reload, &rc_config, cradle_mono_ns(), message, sizeof message);
     if (rc != 0) {
         fprintf(stderr, "cradle-server: --game '%s': %s: %s\n", options->game, cradle_strerror(rc), message);
@@ -592,10 +646,13 @@ int cradle_server_host_init(cradle_server_host *host, const cradle_server_option
     size_t bytes = ((size_t)host->state_capacity + align - 1u) / align * align;
     host->state_block = aligned_alloc(align, bytes);
     host->join_state = malloc(host->state_capacity);
+    host->recent = malloc((size_t)CRADLE_TRIAL_DEFAULT_STEPS * host->snapshot_size);
+    host->trial_inputs = malloc((size_t)CRADLE_TRIAL_DEFAULT_STEPS * host->snapshot_size);
     /* The kept states go beside the log: without one there is nowhere to put them. */
     if (options->log[0]) host->kept = malloc((size_t)CRADLE_SERVER_KEPT_STATES * host->state_capacity);
     for (uint32_t k = 0; k < CRADLE_SERVER_KEPT_STATES; k++) host->kept_step[k] = UINT64_MAX;
-    if (!host->state_block || !host->join_state || (options->log[0] && !host->kept)) {
+    if (!host->state_block || !host->join_state || !host->recent || !host->trial_inputs ||
+        (options->log[0] && !host->kept)) {
         fprintf(stderr, "cradle-server: out of memory for a %u-byte state block\n", host->state_capacity);
         return CRADLE_ENOMEM;
     }
@@ -703,6 +760,7 @@ int cradle_server_host_run(cradle_server_host *host) {
             cradle__server_after_reload(host, &r);
             expire_silent_peers(host, now);
         }
+        if (host->trial.pid) poll_trial(host, now);
         if (host->options->mode == CRADLE_SERVER_PACED && !host->paused) {
             cradle_clock_plan plan = cradle_clock_offer_elapsed(&host->clock, now - host->last_offer_ns);
             host->last_offer_ns = now;
@@ -725,6 +783,7 @@ int cradle_server_host_run(cradle_server_host *host) {
             if (until < wait) wait = until;
         }
         if (host->join_active) wait = 0;
+        if (host->trial.pid && wait > TRIAL_POLL_NS) wait = TRIAL_POLL_NS; /* a trial takes milliseconds */
         wait_for_work(host, wait);
     }
     return 0;
@@ -760,7 +819,11 @@ void cradle_server_host_deinit(cradle_server_host *host) {
     host->transport_open = false;
     if (host->log_open) cradle_log_writer_abandon(&host->log);
     host->log_open = false;
+    cradle_trial_stop(&host->trial);
     cradle_reload_close(&host->reload);
+    free(host->recent);
+    free(host->trial_inputs);
+    host->recent = host->trial_inputs = NULL;
     free(host->state_block);
     free(host->kept);
     host->kept = NULL;

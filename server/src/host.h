@@ -36,6 +36,7 @@
 #include "cradle/reload.h"
 #include "cradle/sim.h"
 #include "cradle/transport.h"
+#include "cradle/trial.h"
 
 #include "net.h"
 #include "options.h"
@@ -128,6 +129,14 @@ typedef struct cradle_server_host {
     uint8_t *kept;                                  /* KEPT x state_capacity bytes; NULL without --log */
     uint64_t kept_step[CRADLE_SERVER_KEPT_STATES];  /* UINT64_MAX: empty */
     uint32_t kept_next;
+
+    /* reload trials (trial.h): the last snapshots, which a new build runs
+     * twice in a child process before it may take over */
+    cradle_trial trial;
+    uint8_t *recent;        /* CRADLE_TRIAL_DEFAULT_STEPS snapshots, a ring */
+    uint8_t *trial_inputs;  /* the ring in order, handed to the trial */
+    uint32_t recent_count, recent_next;
+    uint64_t trial_fork_max_ns; /* the longest fork() of a trial: the step loop's stall */
 
     /* session log */
     cradle_log_writer log;

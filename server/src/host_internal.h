@@ -24,5 +24,7 @@ void cradle__server_release_peer(cradle_server_host *host, uint16_t p, const cha
  * charge of the state (cradle_sim_swap), records it in the log and announces
  * it to every client; a refusal is logged and counted. */
 void cradle__server_after_reload(cradle_server_host *host, const cradle_reload_result *r);
+/* The dev protocol's reload: the file now, tried in a child first, waited for. */
+cradle_reload_result cradle__server_reload_now(cradle_server_host *host);
 
 #endif

@@ -318,30 +318,24 @@ static int check_same_game(const cradle_reload *r, const cradle_game_contract *g
     return CRADLE_OK;
 }
 
-/* Copies, opens and checks a new library. On failure the candidate holds
- * nothing (no handle, no file) except possibly its look at the original. */
-static int load_candidate(cradle_reload *r, candidate *c, bool first, bool skip_unchanged,
-                          char *message, size_t message_size) {
-    int rc = copy_library(r, c, message, message_size);
-    if (rc != CRADLE_OK) return rc;
-    if (skip_unchanged && sodium_memcmp(c->digest, r->digest, sizeof r->digest) == 0) {
-        discard(c);
-        return LOAD_UNCHANGED;
-    }
+/* Opens the copy at c->copy_path and checks its contract (and, unless it
+ * is the first library, that it is the same game). On failure the handle
+ * is closed again; the file stays for the caller to delete or keep. */
+static int open_copy(const cradle_reload *r, candidate *c, bool first, char *message, size_t message_size) {
+    int rc;
     (void)dlerror();
     c->handle = dlopen(c->copy_path, RTLD_NOW | RTLD_LOCAL);
     if (!c->handle) {
         const char *why = dlerror();
-        rc = cradle__say(CRADLE_ERELOAD_OPEN, message, message_size, "dlopen failed: %s",
-                 why ? why : "unknown reason");
-        goto out_discard;
+        return cradle__say(CRADLE_ERELOAD_OPEN, message, message_size, "dlopen failed: %s",
+                           why ? why : "unknown reason");
     }
     (void)dlerror();
     void *symbol = dlsym(c->handle, CRADLE_GAME_CONTRACT_SYMBOL);
     if (!symbol) {
         rc = cradle__say(CRADLE_ERELOAD_SYMBOL, message, message_size,
                  "contract symbol %s not found in %s", CRADLE_GAME_CONTRACT_SYMBOL, r->basename);
-        goto out_discard;
+        goto out_close;
     }
     /* ISO C has no object-to-function pointer conversion; POSIX guarantees
      * the representation is the same, so copy the bits. */
@@ -353,15 +347,33 @@ static int load_candidate(cradle_reload *r, candidate *c, bool first, bool skip_
     limits.max_state_align = r->max_state_align;
     limits.state_capacity = r->state_capacity;
     rc = cradle_contract_check(c->contract, &limits, message, message_size);
-    if (rc != CRADLE_OK) goto out_discard;
+    if (rc != CRADLE_OK) goto out_close;
     if (!first) {
         rc = check_same_game(r, c->contract, message, message_size);
-        if (rc != CRADLE_OK) goto out_discard;
+        if (rc != CRADLE_OK) goto out_close;
     }
     return CRADLE_OK;
 
-out_discard:
-    discard(c);
+out_close:
+    (void)dlclose(c->handle);
+    c->handle = NULL;
+    c->contract = NULL;
+    return rc;
+}
+
+/* Copies, opens and checks a new library. On failure the candidate holds
+ * nothing (no handle, no file) except possibly its look at the original. */
+static int load_candidate(cradle_reload *r, candidate *c, bool first, bool skip_unchanged,
+                          char *message, size_t message_size) {
+    int rc = copy_library(r, c, message, message_size);
+    if (rc != CRADLE_OK) return rc;
+    if (skip_unchanged && sodium_memcmp(c->digest, r->digest, sizeof r->digest) == 0) {
+        discard(c);
+        return LOAD_UNCHANGED;
+    }
+    if (r->staging && !first) return CRADLE_OK; /* opened after its trial, or never */
+    rc = open_copy(r, c, first, message, message_size);
+    if (rc != CRADLE_OK) discard(c);
     return rc;
 }
 
@@ -408,6 +420,7 @@ int cradle_reload_open(cradle_reload *r, const cradle_reload_config *config, uin
         config->file_size_bound ? config->file_size_bound : CRADLE_RELOAD_DEFAULT_FILE_SIZE_BOUND;
     r->settle_ns = config->settle_ns ? config->settle_ns : CRADLE_RELOAD_DEFAULT_SETTLE_NS;
     r->state_capacity = config->state_capacity; /* 0: no limit for the first library */
+    r->staging = config->stage;
     r->pid = (long)getpid();
     cradle_settle_init(&r->settle, r->settle_ns);
 
@@ -450,11 +463,30 @@ const char *cradle_reload_copy_path(const cradle_reload *r) {
     return r->copy_path;
 }
 
+/* Puts the opened candidate in charge: the old code is not needed once the
+ * new contract is in hand; the state block is the host's and stays where it
+ * is. */
+static cradle_reload_result swap_in(cradle_reload *r, const candidate *c, cradle_reload_result result) {
+    (void)dlclose(r->handle);
+    (void)unlink(r->copy_path);
+    r->handle = c->handle;
+    r->contract = c->contract;
+    memcpy(r->copy_path, c->copy_path, sizeof r->copy_path);
+    memcpy(r->digest, c->digest, sizeof r->digest);
+    r->swaps++;
+    result.kind = CRADLE_RELOAD_SWAPPED;
+    result.error = CRADLE_OK;
+    result.message[0] = '\0';
+    result.contract = r->contract;
+    return result;
+}
+
 /* Loads the original now and swaps on success. The original as copied
  * becomes settle's baseline either way, so one state of the file is acted on
  * once; a file that changed while copied is left for settle to see again.
  * With skip_unchanged, bytes equal to the library in use are no change (a
- * touch, a rebuild that produced the same file): nothing is swapped. */
+ * touch, a rebuild that produced the same file): nothing is swapped. When
+ * staging, the checked copy waits for the host's trial instead. */
 static cradle_reload_result load_and_swap(cradle_reload *r, bool skip_unchanged) {
     cradle_reload_result result = {.kind = CRADLE_RELOAD_NONE, .contract = r->contract};
     candidate c = {.handle = NULL};
@@ -470,24 +502,19 @@ static cradle_reload_result load_and_swap(cradle_reload *r, bool skip_unchanged)
         result.error = rc;
         return result;
     }
-    /* The old code is not needed once the new contract is in hand; the
-     * state block is the host's and stays where it is. */
-    (void)dlclose(r->handle);
-    (void)unlink(r->copy_path);
-    r->handle = c.handle;
-    r->contract = c.contract;
-    memcpy(r->copy_path, c.copy_path, sizeof r->copy_path);
-    memcpy(r->digest, c.digest, sizeof r->digest);
-    r->swaps++;
-    result.kind = CRADLE_RELOAD_SWAPPED;
-    result.error = CRADLE_OK;
-    result.message[0] = '\0';
-    result.contract = r->contract;
-    return result;
+    if (r->staging) {
+        memcpy(r->staged_path, c.copy_path, sizeof r->staged_path);
+        memcpy(r->staged_digest, c.digest, sizeof r->staged_digest);
+        result.kind = CRADLE_RELOAD_STAGED;
+        return result;
+    }
+    return swap_in(r, &c, result);
 }
 
 cradle_reload_result cradle_reload_poll(cradle_reload *r, uint64_t now_ns) {
     assert(r && r->contract && "cradle_reload_open succeeded");
+    if (r->staged_path[0]) /* one build at a time: a later change is seen after its trial */
+        return (cradle_reload_result){.kind = CRADLE_RELOAD_NONE, .contract = r->contract};
     struct stat st;
     file_look look = {.size = MISSING_SIZE, .mtime_ns = MISSING_MTIME};
     if (stat(r->path, &st) == 0) {
@@ -501,11 +528,53 @@ cradle_reload_result cradle_reload_poll(cradle_reload *r, uint64_t now_ns) {
 
 cradle_reload_result cradle_reload_now(cradle_reload *r) {
     assert(r && r->contract && "cradle_reload_open succeeded");
+    assert(!r->staged_path[0] && "the staged build is taken or dropped first");
     return load_and_swap(r, false);
+}
+
+int cradle_reload_open_staged(const cradle_reload *r, void **handle, const cradle_game_contract **contract,
+                              char *message, size_t message_size) {
+    assert(r && r->staged_path[0] && handle && contract && "a build is staged");
+    candidate c = {.handle = NULL};
+    memcpy(c.copy_path, r->staged_path, sizeof c.copy_path);
+    int rc = open_copy(r, &c, false, message, message_size);
+    *handle = c.handle;
+    *contract = c.contract;
+    return rc;
+}
+
+cradle_reload_result cradle_reload_take(cradle_reload *r) {
+    assert(r && r->staged_path[0] && "a build is staged");
+    cradle_reload_result result = {.kind = CRADLE_RELOAD_NONE, .contract = r->contract};
+    candidate c = {.handle = NULL};
+    memcpy(c.copy_path, r->staged_path, sizeof c.copy_path);
+    memcpy(c.digest, r->staged_digest, sizeof c.digest);
+    r->staged_path[0] = '\0';
+    int rc = open_copy(r, &c, false, result.message, sizeof result.message);
+    if (rc != CRADLE_OK) {
+        discard(&c);
+        r->refusals++;
+        result.kind = CRADLE_RELOAD_REFUSED;
+        result.error = rc;
+        return result;
+    }
+    return swap_in(r, &c, result);
+}
+
+cradle_reload_result cradle_reload_drop(cradle_reload *r, int error, const char *why) {
+    assert(r && r->staged_path[0] && error < 0 && why && "a build is staged");
+    (void)unlink(r->staged_path);
+    r->staged_path[0] = '\0';
+    r->refusals++;
+    cradle_reload_result result = {.kind = CRADLE_RELOAD_REFUSED, .error = error, .contract = r->contract};
+    snprintf(result.message, sizeof result.message, "%s", why);
+    return result;
 }
 
 void cradle_reload_close(cradle_reload *r) {
     assert(r);
+    if (r->staged_path[0]) (void)unlink(r->staged_path);
+    r->staged_path[0] = '\0';
     if (r->handle) (void)dlclose(r->handle);
     if (r->copy_path[0]) (void)unlink(r->copy_path);
     r->handle = NULL;

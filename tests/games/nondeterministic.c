@@ -16,6 +16,14 @@
  *                byte 16, named by the state's layout): a straight replay in
  *                a fresh process agrees with the recording, a step run twice
  *                does not (synctest.sh).
+ *   3 (static)   the same static counter mixed into the total: the state
+ *                keeps its layout (a reload to it fits), two runs differ.
+ *   4 (crash)    step() writes through a null pointer.
+ *   5 (hang)     step() never returns.
+ *
+ * The builds a reload trial refuses (server_reload_trial.sh) are 3, 4 and 5
+ * of a game named "trial", which the session starts on as breach 0 with
+ * NONDETERMINISTIC_FROM beyond any step: a plain counter.
  *
  * Otherwise it is a counter: every step adds one and each present player's
  * input byte to a total. 8 players, one input byte each, 60 steps a second.
@@ -75,6 +83,15 @@ static void step(void *block, const cradle_game_step *st, const cradle_event_sin
 #elif NONDETERMINISTIC_BREACH == 2
     static uint64_t calls; /* the breach: mutable data outside the state block */
     s->calls = ++calls;
+#elif NONDETERMINISTIC_BREACH == 3
+    static uint64_t calls; /* the breach, mixed into a field every build has */
+    s->total += ++calls;
+#elif NONDETERMINISTIC_BREACH == 4
+    uint64_t *volatile nowhere = NULL; /* the breach: a write through a null pointer */
+    *nowhere = st->index;
+#elif NONDETERMINISTIC_BREACH == 5
+    for (volatile int forever = 1; forever;) {
+    }
 #endif
     s->steps++;
 }

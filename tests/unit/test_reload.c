@@ -25,6 +25,8 @@
 #include "cradle/hash.h"
 #include "cradle/reload.h"
 #include "cradle/sim.h"
+#include "cradle/systime.h"
+#include "cradle/trial.h"
 
 #define MS 1000000ull
 #define FAKE_WINDOW (50u * MS)
@@ -724,9 +726,70 @@ static void test_state_growth_and_alignment_within_limits(void **unused) {
     host_close(&h);
 }
 
+/* Staging: a settled change waits (the old build keeps stepping); a trial
+ * of it in a child passes and take() swaps it in; a second staged build is
+ * dropped for the host's reason and its copy deleted; a staged build the
+ * contract check refuses fails its trial with the loader's own code. */
+static void test_staged_build_is_tried_then_taken_or_dropped(void **unused) {
+    (void)unused;
+    host h;
+    host_open(&h, RELOAD_LIB_INC1, (cradle_reload_config){.stage = true});
+    host_expect_increment(&h, 1, 3);
+    h.stamp_s++;
+    place_library(&h, RELOAD_LIB_INC5);
+    cradle_reload_result res = host_poll_until(&h, FAKE_WINDOW / 2, 10);
+    assert_int_equal(res.kind, CRADLE_RELOAD_STAGED);
+    assert_true(h.r->staged_path[0] != '\0');
+    assert_int_equal(count_entries(h.dir), 3); /* the original, the copy in use, the staged copy */
+    host_expect_increment(&h, 1, 2);           /* the old build is still in charge */
+    assert_int_equal(cradle_reload_poll(h.r, h.now + FAKE_WINDOW).kind, CRADLE_RELOAD_NONE);
+
+    static cradle_trial t;
+    uint8_t snapshots[4 * 16] = {0};
+    char message[CRADLE_TRIAL_MESSAGE_MAX];
+    int64_t total = ((counter_state *)h.state)->total;
+    assert_int_equal(cradle_trial_start(&t, h.r, &h.sim, snapshots, 4, 0, cradle_mono_ns(), message, sizeof message), 0);
+    assert_true(cradle_trial_fd(&t) >= 0);
+    cradle_trial_state ended = cradle_trial_wait(&t, message, sizeof message);
+    if (ended != CRADLE_TRIAL_PASSED) fail_msg("trial: %s", message);
+    assert_string_equal(message, "ok 4 steps");
+    assert_int_equal(((counter_state *)h.state)->total, total); /* the child stepped its own copy */
+    assert_int_equal(cradle_trial_poll(&t, h.now, message, sizeof message), CRADLE_TRIAL_IDLE);
+    host_take(&h, res = cradle_reload_take(h.r));
+    assert_int_equal(res.kind, CRADLE_RELOAD_SWAPPED);
+    host_expect_increment(&h, 5, 3);
+
+    h.stamp_s++;
+    place_library(&h, RELOAD_LIB_INC1);
+    res = cradle_reload_now(h.r);
+    assert_int_equal(res.kind, CRADLE_RELOAD_STAGED);
+    res = cradle_reload_drop(h.r, CRADLE_ERELOAD_TRIAL, "it hung");
+    assert_int_equal(res.kind, CRADLE_RELOAD_REFUSED);
+    assert_int_equal(res.error, CRADLE_ERELOAD_TRIAL);
+    assert_string_equal(res.message, "it hung");
+    assert_int_equal(count_entries(h.dir), 2);
+    host_expect_increment(&h, 5, 2);
+
+    h.stamp_s++;
+    place_library(&h, RELOAD_LIB_OTHER_NAME);
+    assert_int_equal(cradle_reload_now(h.r).kind, CRADLE_RELOAD_STAGED);
+    assert_int_equal(cradle_trial_start(&t, h.r, &h.sim, snapshots, 1, 0, cradle_mono_ns(), message, sizeof message), 0);
+    assert_int_equal(cradle_trial_wait(&t, message, sizeof message), CRADLE_TRIAL_FAILED);
+    assert_int_equal(t.error, CRADLE_ERELOAD_MISMATCH);
+    assert_non_null(strstr(message, "game name"));
+    assert_int_equal(t.runs, 2);
+    assert_int_equal(t.failed, 1);
+    res = cradle_reload_drop(h.r, t.error, message);
+    assert_int_equal(res.error, CRADLE_ERELOAD_MISMATCH);
+    host_expect_increment(&h, 5, 1);
+    cradle_trial_stop(&t); /* none runs: a no-op */
+    host_close(&h);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_open_steps_and_close_leaves_nothing),
+        cmocka_unit_test(test_staged_build_is_tried_then_taken_or_dropped),
         cmocka_unit_test(test_default_settle_on_real_clock_rename_over),
         cmocka_unit_test(test_chunked_overwrite_is_never_loaded_half_written),
         cmocka_unit_test(test_bad_variants_refused_while_old_keeps_stepping),

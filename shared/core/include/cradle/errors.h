@@ -63,6 +63,7 @@
     X(CRADLE_ERELOAD_COPY,      -77, "library_copy",        "the game library could not be copied") \
     X(CRADLE_ERELOAD_CONTRACT,  -78, "bad_contract",        "the game's contract has an invalid field") \
     X(CRADLE_ERELOAD_MISMATCH,  -79, "game_mismatch",       "the game library is another game or build") \
+    X(CRADLE_ERELOAD_TRIAL,     -80, "reload_trial",        "the new build crashed, hung or was not deterministic in its trial run") \
     /* session log files */                                                                \
     X(CRADLE_ELOG_MAGIC,        -90, "log_magic",           "not a Cradle session log (bad magic)") \
     X(CRADLE_ELOG_VERSION,      -91, "log_version",         "unknown session log format version") \

@@ -33,6 +33,7 @@
 #include "cradle/settle.h"
 #include "cradle/contract.h"
 #include "cradle/reload.h"
+#include "cradle/trial.h"
 #include "cradle/ecs.h"
 #include "cradle/grid.h"
 #include "cradle/ring.h"

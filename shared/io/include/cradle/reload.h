@@ -38,6 +38,13 @@
  * the same act on server, clients and replays. No numbered copy survives a
  * refusal or cradle_reload_close().
  *
+ * Staging (config.stage, for a host that runs a trial first: trial.h): a
+ * settled change or a forced reload whose file checks pass is not opened in
+ * this process. It waits as the staged copy (CRADLE_RELOAD_STAGED) while the
+ * host tries it elsewhere; then cradle_reload_take() opens, checks and swaps
+ * it as above, or cradle_reload_drop() deletes it as refused for the host's
+ * reason. One build is staged at a time: polls see nothing new until then.
+ *
  * State memory: the host allocates the state block once, state_capacity bytes
  * aligned to max_state_align (zeroed), so that any accepted library fits it.
  * A library whose state grew within the capacity finds the added bytes as the
@@ -72,12 +79,14 @@ typedef struct cradle_reload_config {
     uint64_t file_size_bound;  /* largest accepted file is bound - 1 bytes; 0 = 64 MiB */
     uint32_t state_capacity;   /* 0 = the first library's state size */
     uint64_t settle_ns;        /* 0 = 120 ms */
+    bool stage;                /* new builds wait for take() or drop() (above) */
 } cradle_reload_config;
 
 typedef enum cradle_reload_kind {
     CRADLE_RELOAD_NONE,    /* nothing to do: the library in use is unchanged */
     CRADLE_RELOAD_SWAPPED, /* new code is in use: hand result.contract to the sim */
-    CRADLE_RELOAD_REFUSED  /* a new file was refused; the old library is still in use */
+    CRADLE_RELOAD_REFUSED, /* a new file was refused; the old library is still in use */
+    CRADLE_RELOAD_STAGED   /* staging: a new file passed the file checks and waits for take() or drop() */
 } cradle_reload_kind;
 
 typedef struct cradle_reload_result {
@@ -113,6 +122,9 @@ typedef struct cradle_reload {
     uint64_t swaps;     /* successful swaps since open */
     uint64_t refusals;  /* refused files since open */
     uint64_t unchanged; /* settled changes whose bytes were the library in use */
+    bool staging;       /* config.stage */
+    char staged_path[CRADLE_RELOAD_PATH_MAX]; /* the staged copy; "" when none */
+    uint8_t staged_digest[CRADLE_RELOAD_DIGEST_BYTES];
 } cradle_reload;
 
 /* Copies and opens the library, validates its contract. On error fills
@@ -134,6 +146,22 @@ cradle_reload_result cradle_reload_poll(cradle_reload *r, uint64_t now_ns);
  * announced). The file as loaded becomes settle's baseline, so a later poll does not load it
  * again. */
 cradle_reload_result cradle_reload_now(cradle_reload *r);
+
+/* Staging: opens the staged copy and checks its contract as a swap would,
+ * without changing r or deleting anything: for the process that tries the
+ * build before the host takes it (trial.h). Returns 0 with *handle and
+ * *contract, or a CRADLE_ERELOAD_* code with a message. */
+CRADLE_MUST_CHECK int cradle_reload_open_staged(const cradle_reload *r, void **handle,
+                                                const cradle_game_contract **contract, char *message,
+                                                size_t message_size);
+
+/* Staging: opens, checks and swaps in the staged copy (SWAPPED), or deletes
+ * it when its contract is refused (REFUSED). */
+cradle_reload_result cradle_reload_take(cradle_reload *r);
+
+/* Staging: deletes the staged copy and counts a refusal: REFUSED with error
+ * (a negative code) and why as its message. */
+cradle_reload_result cradle_reload_drop(cradle_reload *r, int error, const char *why);
 
 /* Path of the copy in use (for content-addressed archiving by the session log). Valid until
  * the next swap or close. */
