@@ -506,6 +506,15 @@ static void drain_in(cradle_server_host *host) {
 
 /* ---- reload ------------------------------------------------------------------------ */
 
+/* Refuses the staged build for why: recorded in the log (the session went
+ * on with the build in charge), the copy deleted. */
+static cradle_reload_result refuse_staged(cradle_server_host *host, int error, const char *why) {
+    if (host->log_open)
+        report_log_error(host, cradle_log_writer_append_refused(&host->log, host->sim.next_step,
+                                                                host->reload.staged_digest, why));
+    return cradle_reload_drop(&host->reload, error, why);
+}
+
 /* Starts the trial of the staged build on the last steps' snapshots; a
  * trial that cannot start refuses the build. */
 static cradle_reload_result start_trial(cradle_server_host *host) {
@@ -518,7 +527,7 @@ static cradle_reload_result start_trial(cradle_server_host *host) {
     char message[CRADLE_TRIAL_MESSAGE_MAX];
     int rc = cradle_trial_start(&host->trial, &host->reload, &host->sim, host->trial_inputs, n, 0, cradle_mono_ns(),
                                 message, sizeof message);
-    if (rc != 0) return cradle_reload_drop(&host->reload, CRADLE_ERELOAD_TRIAL, message);
+    if (rc != 0) return refuse_staged(host, CRADLE_ERELOAD_TRIAL, message);
     if (host->trial.fork_ns > host->trial_fork_max_ns) host->trial_fork_max_ns = host->trial.fork_ns;
     return (cradle_reload_result){.kind = CRADLE_RELOAD_NONE, .contract = host->sim.contract};
 }
@@ -526,7 +535,7 @@ static cradle_reload_result start_trial(cradle_server_host *host) {
 /* The end of a trial: the build is taken (opened, checked, swapped) or dropped. */
 static cradle_reload_result end_trial(cradle_server_host *host, cradle_trial_state state, const char *why) {
     if (state == CRADLE_TRIAL_PASSED) return cradle_reload_take(&host->reload);
-    return cradle_reload_drop(&host->reload, host->trial.error, why);
+    return refuse_staged(host, host->trial.error, why);
 }
 
 /* Between steps: a running trial's news, never waited for. */

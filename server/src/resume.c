@@ -38,8 +38,8 @@ static void warn(void *context, const char *message) {
     cradle_server_say(context, "warning", "resume", "%s", message);
 }
 
-/* Copies what the replay read into the new log: every step and hash, and
- * each reload with the build it switched to. */
+/* Copies what the replay read into the new log: every step and hash, each
+ * reload with the build it switched to, and each refused build. */
 static int record(cradle_server_host *host, const cradle_replay *r, const cradle_replay_item *item) {
     switch (item->kind) {
     case CRADLE_REPLAY_STEP: return cradle_log_writer_append_step(&host->log, item->step, item->snapshot);
@@ -50,6 +50,9 @@ static int record(cradle_server_host *host, const cradle_replay *r, const cradle
     case CRADLE_REPLAY_RELOAD:
         return cradle_log_writer_append_reload(&host->log, item->step, item->build_id,
                                                cradle_reload_copy_path(&r->libraries[r->in_use]));
+    case CRADLE_REPLAY_REFUSED:
+        return cradle_log_writer_append_refused(&host->log, item->step, item->record->file_hash,
+                                                item->record->reason);
     case CRADLE_REPLAY_TRAILER: return 0;
     }
     return 0;

@@ -56,6 +56,11 @@
  *              re-reading the file: Ed25519 (64 bytes) of "cradle-log-v1"
  *              NUL, the digest, u64 step count, u64 final hash. The
  *              trailer is the only record of the last block of the file.
+ *   5 REFUSED  u64 step, 32 bytes BLAKE2b-256 of a library file, u8 n (1..200),
+ *              n bytes of printable ASCII: that build was refused before
+ *              `step` (its reload trial failed: why) and the session went on
+ *              with the build in charge. Added within format version 1:
+ *              readers before it refuse such a log (unknown record kind).
  *
  * Why BLAKE2b-128 for the checksum: it detects any damage with certainty
  * for practical purposes (a CRC misses some multi-bit patterns, and a
@@ -102,6 +107,7 @@ enum {
     H_RESERVED = 208,
     H_CHECKSUM = 240,
     REC_RELOAD_MAX = 1 + 8 + 1 + CRADLE_GAME_BUILD_ID_MAX + CRADLE_LOG_FILE_HASH_BYTES,
+    REC_REFUSED_MAX = 1 + 8 + CRADLE_LOG_FILE_HASH_BYTES + 1 + CRADLE_LOG_REASON_MAX,
     REC_TRAILER_FIXED = 1 + 8 + 8 + CRADLE_LOG_DIGEST_BYTES + 2,
     REC_TRAILER_MAX = REC_TRAILER_FIXED + CRADLE_LOG_SIGNATURE_MAX,
 };
@@ -114,7 +120,8 @@ _Static_assert(CRADLE__LOG_BLOCK_CHECKSUM + CRADLE_LOG_CHECKSUM_BYTES ==
                    CRADLE_LOG_BLOCK_HEADER_BYTES,
                "the block header ends with its checksum");
 _Static_assert(crypto_sign_BYTES <= CRADLE_LOG_SIGNATURE_MAX, "signature fits the trailer");
-_Static_assert(REC_RELOAD_MAX <= CRADLE_LOG_BLOCK_MIN && REC_TRAILER_MAX <= CRADLE_LOG_BLOCK_MIN,
+_Static_assert(REC_RELOAD_MAX <= CRADLE_LOG_BLOCK_MIN && REC_TRAILER_MAX <= CRADLE_LOG_BLOCK_MIN &&
+                   REC_REFUSED_MAX <= CRADLE_LOG_BLOCK_MIN,
                "the smallest block holds any fixed record");
 _Static_assert(1 + CRADLE_SNAPSHOT_MAX <= CRADLE_LOG_BLOCK_MAX, "a block holds any snapshot");
 

@@ -352,6 +352,28 @@ static int parse_reload(cradle_log_reader *r, cradle_log_record *rec, const uint
     return 1;
 }
 
+static int parse_refused(cradle_log_reader *r, cradle_log_record *rec, const uint8_t *p,
+                         uint32_t left, uint64_t at) {
+    enum { FIXED = 1 + 8 + CRADLE_LOG_FILE_HASH_BYTES + 1 };
+    if (left < FIXED) return record_short(r, CRADLE_LOG_RECORD_REFUSED, at);
+    uint64_t step = cradle_cursor_load_u64(p + 1);
+    uint32_t len = p[FIXED - 1];
+    if (left < FIXED + len) return record_short(r, CRADLE_LOG_RECORD_REFUSED, at);
+    bool printable = len >= 1 && len <= CRADLE_LOG_REASON_MAX;
+    for (uint32_t i = 0; printable && i < len; i++) printable = p[FIXED + i] >= 0x20 && p[FIXED + i] <= 0x7e;
+    if (!printable || step != r->steps)
+        return reader_fail(r, CRADLE_ELOG_CORRUPT, at,
+                           "refusal record at byte %" PRIu64 " is invalid (step %" PRIu64
+                           ", reason of %" PRIu32 " bytes)", at, step, len);
+    rec->kind = CRADLE_LOG_RECORD_REFUSED;
+    rec->step = step;
+    memcpy(rec->file_hash, p + 9, CRADLE_LOG_FILE_HASH_BYTES);
+    memcpy(rec->reason, p + FIXED, len);
+    rec->reason[len] = '\0';
+    r->pos += FIXED + len;
+    return 1;
+}
+
 /* Also checks that the trailer is the last block's only record, that it
  * counts the steps read and that its digest matches the one computed. */
 static int parse_trailer(cradle_log_reader *r, cradle_log_record *rec, const uint8_t *p,
@@ -405,6 +427,7 @@ static int parse_record(cradle_log_reader *r, cradle_log_record *rec) {
     switch (kind) {
     case CRADLE_LOG_RECORD_HASH: return parse_hash(r, rec, p, left, at);
     case CRADLE_LOG_RECORD_RELOAD: return parse_reload(r, rec, p, left, at);
+    case CRADLE_LOG_RECORD_REFUSED: return parse_refused(r, rec, p, left, at);
     case CRADLE_LOG_RECORD_TRAILER: return parse_trailer(r, rec, p, left, at);
     default:
         return reader_fail(r, CRADLE_ELOG_CORRUPT, at,

@@ -342,6 +342,30 @@ int cradle_log_writer_append_reload(cradle_log_writer *w, uint64_t step, const c
     return 0;
 }
 
+int cradle_log_writer_append_refused(cradle_log_writer *w, uint64_t step,
+                                     const uint8_t file_hash[CRADLE_LOG_FILE_HASH_BYTES], const char *reason) {
+    assert(w && w->block && file_hash && reason);
+    assert(step == w->steps && "a refusal is recorded at the next step");
+    size_t len = strnlen(reason, CRADLE_LOG_REASON_MAX);
+    if (len == 0) reason = "?", len = 1;
+    uint32_t n = (uint32_t)(1 + 8 + CRADLE_LOG_FILE_HASH_BYTES + 1 + len);
+    int rc = reserve(w, n);
+    if (rc) return rc;
+    uint8_t *p = record_at(w);
+    p[0] = CRADLE_LOG_RECORD_REFUSED;
+    cradle_cursor_store_u64(p + 1, step);
+    memcpy(p + 9, file_hash, CRADLE_LOG_FILE_HASH_BYTES);
+    p[9 + CRADLE_LOG_FILE_HASH_BYTES] = (uint8_t)len;
+    uint8_t *text = p + 10 + CRADLE_LOG_FILE_HASH_BYTES;
+    for (size_t i = 0; i < len; i++) {
+        uint8_t c = (uint8_t)reason[i];
+        text[i] = c >= 0x20 && c <= 0x7e ? c : '?';
+    }
+    w->used += n;
+    w->records++;
+    return 0;
+}
+
 int cradle_log_writer_maybe_sync(cradle_log_writer *w, uint64_t now_ns) {
     assert(w && w->block);
     if (now_ns >= w->last_sync_ns && now_ns - w->last_sync_ns < w->durable_interval_ns) return 0;

@@ -287,6 +287,10 @@ static int take_record(cradle_replay *r, cradle_replay_item *item) {
         item->kind = CRADLE_REPLAY_TRAILER;
         compare_hash(r, item, r->sim.next_step);
         return 1;
+    case CRADLE_LOG_RECORD_REFUSED:
+        item->kind = CRADLE_REPLAY_REFUSED;
+        r->refusals++;
+        return 1;
     }
     return fail(r, CRADLE_ELOG_CORRUPT, "unknown record kind %d", (int)rec->kind);
 }

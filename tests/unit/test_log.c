@@ -210,6 +210,9 @@ static void test_round_trip(void **state) {
             assert_memory_not_equal(first_hash, rec.file_hash, sizeof archived);
             reloads++;
             break;
+        case CRADLE_LOG_RECORD_REFUSED: /* this log holds none */
+            fail_msg("a refusal record at step %llu", (unsigned long long)rec.step);
+            break;
         case CRADLE_LOG_RECORD_TRAILER:
             assert_int_equal(rec.step, 1000);
             assert_int_equal(rec.hash, 12345);

@@ -24,6 +24,7 @@
 #define HASH_INTERVAL 10u
 #define RELOAD_AT 30u      /* to the +5 build */
 #define SAME_AT 60u        /* the +5 build again: a reload of the same build */
+#define REFUSED_AT 50u     /* a build refused: a record that changes nothing */
 
 typedef struct counter_state { /* shared/games/counter/counter.c */
     uint64_t steps;
@@ -67,6 +68,10 @@ static void record_session(void) {
         if (s == RELOAD_AT || s == SAME_AT) {
             assert_int_equal(cradle_sim_swap(&sim, cradle_reload_contract(&libs[1]), message, sizeof message), 0);
             assert_int_equal(cradle_log_writer_append_reload(&w, s, sim.contract->build_id, RELOAD_LIB_INC5), 0);
+        }
+        if (s == REFUSED_AT) {
+            static const uint8_t refused_file[CRADLE_LOG_FILE_HASH_BYTES] = {0xab};
+            assert_int_equal(cradle_log_writer_append_refused(&w, s, refused_file, "it crashed\n in its trial"), 0);
         }
         snapshot[0] = (uint8_t)(s % 4u); /* slots 0 and 1 come and go */
         snapshot[1] = (uint8_t)s;
@@ -145,7 +150,7 @@ static void test_replays_every_record_and_both_reloads(void **unused) {
     static cradle_replay r;
     open_replay(&r, (cradle_replay_config){.output = true, .output_from = 85});
     cradle_replay_item item;
-    uint64_t steps = 0, hashes = 0, outputs = 0, reloads = 0;
+    uint64_t steps = 0, hashes = 0, outputs = 0, reloads = 0, refused = 0;
     bool trailer = false;
     int rc;
     while ((rc = cradle_replay_next(&r, &item)) == 1) {
@@ -176,9 +181,17 @@ static void test_replays_every_record_and_both_reloads(void **unused) {
             assert_int_equal(item.step, STEPS);
             trailer = true;
             break;
+        case CRADLE_REPLAY_REFUSED: /* the control byte became '?' */
+            assert_int_equal(item.step, REFUSED_AT);
+            assert_string_equal(item.record->reason, "it crashed? in its trial");
+            assert_int_equal(item.record->file_hash[0], 0xab);
+            refused++;
+            break;
         }
     }
     assert_int_equal(rc, 0);
+    assert_int_equal(refused, 1);
+    assert_int_equal(r.refusals, 1);
     assert_true(r.ended);
     assert_int_equal(r.reader.end, CRADLE_LOG_END_CLOSED);
     assert_int_equal(steps, STEPS);

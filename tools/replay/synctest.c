@@ -127,7 +127,8 @@ int synctest_take(synctest *t, cradle_replay *r, const cradle_replay_item *item)
     case CRADLE_REPLAY_RELOAD: /* the new build took the state over: its on_reload may have changed it */
         return start_twin(t, r);
     case CRADLE_REPLAY_HASH:
-    case CRADLE_REPLAY_TRAILER: return 0;
+    case CRADLE_REPLAY_TRAILER:
+    case CRADLE_REPLAY_REFUSED: return 0;
     }
     return 0;
 }

@@ -49,6 +49,7 @@
 #define CRADLE_LOG_BLOCK_DEFAULT (64u << 10)
 #define CRADLE_LOG_DURABLE_DEFAULT_NS 1000000000ull
 #define CRADLE_LOG_FILE_HASH_BYTES 32u     /* BLAKE2b-256 of a library file */
+#define CRADLE_LOG_REASON_MAX 200u         /* bytes of a REFUSED record's reason */
 #define CRADLE_LOG_CHECKSUM_BYTES 16u      /* BLAKE2b-128 of a block */
 #define CRADLE_LOG_DIGEST_BYTES 32u        /* BLAKE2b-256 chained over the blocks */
 #define CRADLE_LOG_SIGNATURE_MAX 64u       /* room for an Ed25519 signature (issue 10) */
@@ -170,6 +171,15 @@ CRADLE_MUST_CHECK int cradle_log_writer_append_step(cradle_log_writer *w, uint64
 CRADLE_MUST_CHECK int cradle_log_writer_append_hash(cradle_log_writer *w, uint64_t step,
                                                     uint64_t hash);
 
+/* Records that a new build (the library file whose BLAKE2b-256 is
+ * file_hash) was refused before `step` (the next step, asserted) and why:
+ * its reload trial failed (trial.h). The session went on with the build in
+ * charge. The reason is cut to CRADLE_LOG_REASON_MAX bytes and any byte
+ * that is not printable ASCII becomes '?'. Returns 0 or CRADLE_EIO. */
+CRADLE_MUST_CHECK int cradle_log_writer_append_refused(cradle_log_writer *w, uint64_t step,
+                                                       const uint8_t file_hash[CRADLE_LOG_FILE_HASH_BYTES],
+                                                       const char *reason);
+
 /* Records that the library at library_path, build build_id, runs from `step`
  * on (step must be the next step, asserted), and archives the file. Returns
  * 0, CRADLE_EINVAL (bad build id), CRADLE_EIO (archive or write failed; the
@@ -214,6 +224,7 @@ typedef enum cradle_log_record_kind {
     CRADLE_LOG_RECORD_HASH = 2,    /* step, hash: the state hash after step */
     CRADLE_LOG_RECORD_RELOAD = 3,  /* step (runs on the new build), build_id, file_hash */
     CRADLE_LOG_RECORD_TRAILER = 4, /* step (= step count), hash (final), digest, signature */
+    CRADLE_LOG_RECORD_REFUSED = 5, /* step (the next one), file_hash, reason: a build refused */
 } cradle_log_record_kind;
 
 typedef struct cradle_log_record {
@@ -222,7 +233,8 @@ typedef struct cradle_log_record {
     const uint8_t *snapshot;   /* STEP: header.snapshot_size bytes, valid until the next call */
     uint64_t hash;             /* HASH, TRAILER */
     char build_id[CRADLE_GAME_BUILD_ID_MAX + 1];      /* RELOAD */
-    uint8_t file_hash[CRADLE_LOG_FILE_HASH_BYTES];   /* RELOAD */
+    uint8_t file_hash[CRADLE_LOG_FILE_HASH_BYTES];   /* RELOAD, REFUSED */
+    char reason[CRADLE_LOG_REASON_MAX + 1];          /* REFUSED */
     uint8_t digest[CRADLE_LOG_DIGEST_BYTES];         /* TRAILER */
     uint32_t signature_length;                       /* TRAILER: 0 = unsigned */
     uint8_t signature[CRADLE_LOG_SIGNATURE_MAX];     /* TRAILER */

@@ -69,6 +69,7 @@ typedef enum cradle_replay_kind {
     CRADLE_REPLAY_HASH,     /* the hash recorded after step was compared */
     CRADLE_REPLAY_RELOAD,   /* build_id took over the state before step */
     CRADLE_REPLAY_TRAILER,  /* the log's end: step = the step count, the final hash compared */
+    CRADLE_REPLAY_REFUSED,  /* a build was refused before step (record->reason); nothing changed */
 } cradle_replay_kind;
 
 /* One record's outcome. Pointers are valid until the next call. */
@@ -107,6 +108,7 @@ typedef struct cradle_replay {
     bool mismatch;                 /* the first mismatching hash (HASH or TRAILER) */
     uint64_t mismatch_step, mismatch_logged, mismatch_replayed;
     uint64_t reloads;
+    uint64_t refusals;             /* REFUSED records read: builds the session refused */
     uint64_t reruns;               /* cradle_replay_rerun() calls that ran a step */
     bool ran_step;                 /* record is the STEP next() ran last: rerun may run it again */
     bool ended;                    /* next() returned 0 at the log's end: reader.end says how */
