@@ -86,6 +86,7 @@
     X(CRADLE_ESIM_STATE,       -141, "state_block_size",    "the state block's size is not the game's state size") \
     X(CRADLE_ESIM_OUTPUT,      -142, "game_output",         "the game's output() claimed more bytes than its buffer holds") \
     X(CRADLE_EDESYNC_REPORT,   -143, "desync_report",       "not a valid desync report") \
+    X(CRADLE_EGOLDEN_DIGEST,   -144, "golden_digest",       "not a valid digest golden file") \
     /* security: key files, join tokens, the secure channel, rate limits */              \
     X(CRADLE_EKEY_PERMISSIONS, -200, "key_permissions",     "key file is accessible by group or others (must be 0600)") \
     X(CRADLE_EKEY_FORMAT,      -201, "key_format",          "not a Cradle key file, or a damaged one") \
