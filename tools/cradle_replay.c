@@ -7,6 +7,7 @@
  *   cradle-replay run.log                         check the hashes
  *   cradle-replay --golden tests/golden/a.golden run.log
  *   cradle-replay --bless  tests/golden/a.golden run.log
+ *   cradle-replay --bless  tests/golden/corpus/a.digest --digest 250 run.log
  *   cradle-replay --output - --from 100 --to 199 run.log | xxd
  *   cradle-replay --verify-key HEX run.log        also check the log's signature
  *   cradle-replay --synctest [--every N] run.log  run every step twice, compare (replay/synctest.h)
@@ -15,6 +16,10 @@
  * The library defaults to the build archived beside the log
  * (<log>.builds/<hash>.so); --game names another. A library of another game
  * or build is refused (both ids in the message) unless --force.
+ * A golden file is of one of two kinds, told apart by its first line: the
+ * output's bytes (golden.h: a difference names the step and the byte) or
+ * one digest per window of steps (golden_digest.h, replay/digest_golden.h:
+ * a difference names the window and its steps).
  * Exit status: 0 success, 1 failure (damaged log, hash or golden mismatch,
  * refused library, a step whose two runs differ), 2 usage.
  */
@@ -31,6 +36,7 @@
 
 #include "cradle/cradle.h"
 #include "replay/desync.h"
+#include "replay/digest_golden.h"
 #include "replay/second_run.h"
 #include "replay/synctest.h"
 
@@ -39,6 +45,7 @@
 typedef struct options {
     const char *log, *game, *output, *golden, *bless;
     uint64_t from, to;
+    uint64_t digest;               /* --digest W: --bless writes a digest golden file */
     bool force, json;
     bool synctest;                 /* --synctest: every step run twice */
     const char *desync;            /* --desync REPORT: the LOG is optional */
@@ -58,6 +65,7 @@ typedef struct verdict {
     bool signature_checked, signature_bad;
     uint64_t trailer_log, trailer_replay;
     bool golden_checked, golden_differs;
+    bool golden_digest;            /* the golden file is of the digest kind (run.digest says where) */
     uint64_t golden_byte, golden_step;
     bool golden_past_end;          /* the output ended before the golden file */
     uint64_t reloads;
@@ -71,8 +79,12 @@ static void usage(FILE *to) {
             "Replays a session log headless, checks its state hashes and compares output.\n"
             "  --game LIB      game library (default: the build archived in LOG.builds/)\n"
             "  --output FILE   write the game's output bytes to FILE ('-' = stdout)\n"
-            "  --golden FILE   compare the output with FILE (exit 1 at the first difference)\n"
+            "  --golden FILE   compare the output with the golden file FILE (exit 1 at the\n"
+            "                  first difference): the output's bytes, or one digest per\n"
+            "                  window of steps (a file --digest wrote; told by its first line)\n"
             "  --bless FILE    write the output as the golden file FILE\n"
+            "  --digest W      with --bless: write a digest golden file instead, one\n"
+            "                  BLAKE2b-128 of the output per W steps (W 1..4294967295)\n"
             "  --from STEP     first step whose output is written or compared (default 0)\n"
             "  --to STEP       last step to replay (default: the end of the log)\n"
             "  --force         use a library of another game or build than the log's\n"
@@ -114,6 +126,7 @@ static int parse_args(int argc, char **argv, options *o) {
         {"verify-key", required_argument, NULL, 'K'},
         {"synctest", no_argument, NULL, 'S'},     {"every", required_argument, NULL, 'E'},
         {"desync", required_argument, NULL, 'D'},
+        {"digest", required_argument, NULL, 'W'},
         {NULL, 0, NULL, 0},
     };
     *o = (options){.to = UINT64_MAX, .every = SYNCTEST_DEFAULT_EVERY};
@@ -135,6 +148,13 @@ static int parse_args(int argc, char **argv, options *o) {
                 return 2;
             }
             o->every_given = true;
+            break;
+        case 'W':
+            if (!cradle_parse_u64(optarg, 1, CRADLE_GOLDEN_DIGEST_WINDOW_MAX, &o->digest)) {
+                fprintf(stderr, "cradle-replay: --digest '%s': expected steps per window, 1..%u in decimal\n",
+                        optarg, CRADLE_GOLDEN_DIGEST_WINDOW_MAX);
+                return 2;
+            }
             break;
         case 'K':
             if (cradle_keys_from_hex(o->verify_public, optarg) != 0) {
@@ -185,6 +205,11 @@ static int check_args(const options *o) {
     }
     if (o->golden && o->bless) {
         fprintf(stderr, "cradle-replay: --golden and --bless exclude each other\n");
+        return 2;
+    }
+    if (o->digest && !o->bless) {
+        fprintf(stderr, "cradle-replay: --digest is for --bless (a digest golden file given to --golden "
+                        "names its own window)\n");
         return 2;
     }
     if (o->every_given && !o->synctest) {
@@ -266,6 +291,8 @@ typedef struct run {
     /* the output bytes of the step where the golden comparison failed */
     uint8_t diff_ours[CRADLE_GAME_OUTPUT_MAX];
     size_t diff_ours_len, diff_step_start;
+    digest_golden digest;         /* --golden of the digest kind, --bless --digest */
+    bool digesting;
     bool tty, stopped_early;
     double t0, t1;
     synctest sync;                /* --synctest */
@@ -278,14 +305,29 @@ static void warn(void *context, const char *message) {
     fprintf(stderr, "cradle-replay: warning: %s\n", message);
 }
 
+/* Reads --golden: the output's bytes, or a digest golden file parsed (and
+ * its bytes let go). */
+static int open_golden(run *r) {
+    const options *o = &r->o;
+    r->golden = read_whole(o->golden, &r->golden_size, &r->v);
+    if (!r->golden) return 1;
+    r->v.golden_checked = true;
+    if (!cradle_golden_digest_is(r->golden, r->golden_size)) return 0;
+    char why[512];
+    int rc = digest_golden_check(&r->digest, (const uint8_t *)r->golden, r->golden_size,
+                                 r->replay.sim.contract->name, o->from, why, sizeof why);
+    free(r->golden);
+    r->golden = NULL;
+    r->golden_size = 0;
+    r->digesting = true;
+    r->v.golden_digest = true;
+    return rc == 0 ? 0 : fail(&r->v, "golden file %s: %s", o->golden, why);
+}
+
 /* Opens the golden file, --output and --bless's temporary file. */
 static int open_outputs(run *r) {
     const options *o = &r->o;
-    if (o->golden) {
-        r->golden = read_whole(o->golden, &r->golden_size, &r->v);
-        if (!r->golden) return 1;
-        r->v.golden_checked = true;
-    }
+    if (o->golden && open_golden(r) != 0) return 1;
     if (o->output) {
         r->out = strcmp(o->output, "-") == 0 ? stdout : fopen(o->output, "wb");
         if (!r->out) return fail(&r->v, "cannot create %s: %s", o->output, strerror(errno));
@@ -298,6 +340,10 @@ static int open_outputs(run *r) {
             r->bless_tmp[0] = '\0';
             return 1;
         }
+        if (o->digest) {
+            digest_golden_bless(&r->digest, o->digest, o->from);
+            r->digesting = true;
+        }
     }
     return 0;
 }
@@ -307,7 +353,10 @@ static int take_output(run *r, const cradle_replay_item *item) {
     const uint8_t *bytes = item->output;
     size_t n = item->output_size;
     if (r->out && fwrite(bytes, 1, n, r->out) != n) return fail(&r->v, "cannot write %s", r->o.output);
-    if (r->bless && fwrite(bytes, 1, n, r->bless) != n) return fail(&r->v, "cannot write %s", r->bless_tmp);
+    if (r->bless && !r->digesting && fwrite(bytes, 1, n, r->bless) != n)
+        return fail(&r->v, "cannot write %s", r->bless_tmp);
+    if (r->digesting && digest_golden_take(&r->digest, item->step, bytes, n) != 0)
+        return fail(&r->v, "out of memory for the output's digests");
     if (r->golden && !r->v.golden_differs) {
         size_t left = r->golden_size - r->golden_pos;
         cradle_golden_result g =
@@ -370,6 +419,10 @@ static void replay_all(run *r) {
     v->steps = p->steps;
     v->hashes_checked = p->hashes_checked;
     v->reloads = p->reloads;
+    if (r->digesting && !v->failure) {
+        if (digest_golden_finish(&r->digest) != 0) fail(v, "out of memory for the output's digests");
+        else if (r->digest.checking && r->digest.why != DIGEST_SAME) v->golden_differs = true;
+    }
     if (r->golden && !v->golden_differs && !v->failure && r->golden_pos < r->golden_size) {
         v->golden_differs = true;
         v->golden_past_end = true;
@@ -380,10 +433,20 @@ static void replay_all(run *r) {
     }
 }
 
+/* --bless --digest: the digest golden file's text into the temporary file. */
+static void write_digests(run *r) {
+    size_t n = 0;
+    char *text = digest_golden_text(&r->digest, r->replay.sim.contract->name, &n);
+    if (!text) fail(&r->v, "out of memory for the digest golden file");
+    else if (fwrite(text, 1, n, r->bless) != n) fail(&r->v, "cannot write %s", r->bless_tmp);
+    free(text);
+}
+
 /* Renames the blessed output into place when everything matched. */
 static void finish_bless(run *r) {
     verdict *v = &r->v;
     if (!r->bless) return;
+    if (r->digesting && !v->failure) write_digests(r);
     bool ok = fclose(r->bless) == 0;
     r->bless = NULL;
     if (!ok && !v->failure) fail(v, "cannot write %s", r->bless_tmp);
@@ -395,8 +458,13 @@ static void finish_bless(run *r) {
         } else {
             r->bless_tmp[0] = '\0';
             uint64_t steps = v->steps > r->o.from ? v->steps - r->o.from : 0; /* steps 0..v->steps-1 ran */
-            fprintf(stderr, "cradle-replay: wrote the golden file %s: %" PRIu64 " bytes, the output of %" PRIu64
-                    " steps from step %" PRIu64 "\n", r->o.bless, r->output_total, steps, r->o.from);
+            if (r->digesting)
+                fprintf(stderr, "cradle-replay: wrote the digest golden file %s: %" PRIu64 " windows of %" PRIu64
+                        " steps, the output of %" PRIu64 " steps (%" PRIu64 " bytes) from step %" PRIu64 "\n",
+                        r->o.bless, r->digest.digester.windows, r->o.digest, steps, r->output_total, r->o.from);
+            else
+                fprintf(stderr, "cradle-replay: wrote the golden file %s: %" PRIu64 " bytes, the output of %" PRIu64
+                        " steps from step %" PRIu64 "\n", r->o.bless, r->output_total, steps, r->o.from);
         }
     }
 }
@@ -488,6 +556,21 @@ static void put_synctest(json_t *j, const synctest *t) {
     json_object_set_new(j, "sync_moved", json_boolean(f->moved));
 }
 
+/* A digest golden file's first difference: what differs ("digest", "ends":
+ * the output ends early, "goes_on": it goes on past the file's steps,
+ * "bytes"), the window and its steps, and the step where one is known. */
+static void put_digest_difference(json_t *j, const digest_golden *g) {
+    static const char *const names[] = {
+        [DIGEST_DIFFERS] = "digest", [DIGEST_ENDS_EARLY] = "ends", [DIGEST_GOES_ON] = "goes_on",
+        [DIGEST_BYTES] = "bytes"};
+    json_object_set_new(j, "difference", json_string(names[g->why]));
+    if (g->why == DIGEST_BYTES) return;
+    put_count(j, "difference_window", g->window);
+    put_count(j, "difference_first_step", g->first);
+    put_count(j, "difference_last_step", g->last);
+    if (g->why != DIGEST_DIFFERS) put_count(j, "difference_step", g->step);
+}
+
 static void print_json(const run *r, bool ok, double seconds, double rate) {
     const verdict *v = &r->v;
     cradle_log_end end = log_end(r);
@@ -506,8 +589,10 @@ static void print_json(const run *r, bool ok, double seconds, double rate) {
     if (v->trailer_checked) json_object_set_new(j, "final_hash_equal", json_boolean(!v->trailer_mismatch));
     if (v->signature_checked) json_object_set_new(j, "signature_valid", json_boolean(!v->signature_bad));
     if (v->golden_checked) {
+        json_object_set_new(j, "golden_kind", json_string(v->golden_digest ? "digest" : "full"));
         json_object_set_new(j, "golden_equal", json_boolean(!v->golden_differs));
-        if (v->golden_differs) {
+        if (v->golden_differs && v->golden_digest) put_digest_difference(j, &r->digest);
+        else if (v->golden_differs) {
             put_count(j, "first_difference", v->golden_byte);
             put_count(j, "difference_step", v->golden_step);
         }
@@ -546,7 +631,8 @@ static bool report(run *r) {
                 "log was altered after signing, signed by another key, or never signed\n", r->o.verify_key);
     else if (v->signature_checked)
         fprintf(stderr, "cradle-replay: log signature valid\n");
-    if (v->golden_differs) print_golden_difference(r);
+    if (v->golden_differs && v->golden_digest) digest_golden_print(&r->digest, stderr, r->o.log);
+    else if (v->golden_differs) print_golden_difference(r);
     synctest_print_failure(&r->sync, stderr, "cradle-replay");
     char sync[128] = "";
     if (r->o.synctest && r->sync.failed)
@@ -566,6 +652,7 @@ static void cleanup(run *r) {
     if (r->bless_tmp[0]) unlink(r->bless_tmp);
     if (r->out && r->out != stdout) fclose(r->out);
     free(r->golden);
+    digest_golden_close(&r->digest);
     cradle_replay_close(&r->replay);
     synctest_close(&r->sync); /* after the driver: the state may be in its block */
 }
