@@ -50,7 +50,11 @@ enum vg_sound {
 
 #define VG_SHIP_SPEED (3 * VG_FP)       /* per step, on each axis */
 #define VG_SHOT_SPEED (10 * VG_FP)
+/* A test build may change it (tests/games: vanguard_rapid.so, the golden
+ * corpus's second build to hot-reload to); the game's own build never does. */
+#ifndef VG_FIRE_COOLDOWN
 #define VG_FIRE_COOLDOWN 9              /* steps between shots */
+#endif
 #define VG_RAPID_COOLDOWN 5
 #define VG_RAPID_STEPS 600              /* rapid fire lasts 10 s */
 #define VG_RESPAWN_STEPS 90
