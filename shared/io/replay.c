@@ -101,8 +101,8 @@ int cradle_replay_open(cradle_replay *r, const cradle_replay_config *config) {
     r->capacity = (capacity + STATE_ALIGN - 1u) / STATE_ALIGN * STATE_ALIGN;
     rc = load_first(r);
     if (rc != 0) goto out_close;
-    r->state = aligned_alloc(STATE_ALIGN, r->capacity);
-    r->previous = config->keep_previous ? aligned_alloc(STATE_ALIGN, r->capacity) : NULL;
+    r->state = aligned_alloc(STATE_ALIGN, ((size_t)r->capacity + STATE_ALIGN - 1u) / STATE_ALIGN * STATE_ALIGN);
+    r->previous = config->keep_previous ? aligned_alloc(STATE_ALIGN, ((size_t)r->capacity + STATE_ALIGN - 1u) / STATE_ALIGN * STATE_ALIGN) : NULL;
     r->events = config->event_capacity ? calloc(config->event_capacity, sizeof *r->events) : NULL;
     if (!r->state || (config->keep_previous && !r->previous) || (config->event_capacity && !r->events)) {
         rc = fail(r, CRADLE_ENOMEM, "out of memory for a %" PRIu32 "-byte state", r->capacity);

@@ -24,6 +24,12 @@
 
 #define TWIN_BLOCK_ALIGN 64u
 
+/* A twin's block: capacity bytes at up to 64 into it, rounded up to the
+ * alignment as aligned_alloc() asks. */
+static size_t block_bytes(uint32_t capacity) {
+    return ((size_t)capacity + 2u * TWIN_BLOCK_ALIGN - 1u) / TWIN_BLOCK_ALIGN * TWIN_BLOCK_ALIGN;
+}
+
 /* The child's exit codes: each says which report line it wrote. */
 enum { CHILD_OK = 0, CHILD_REFUSED = 3, CHILD_DIFFERS = 4, CHILD_OUTPUT = 5, CHILD_NO_MEMORY = 6 };
 
@@ -58,6 +64,10 @@ static void hex(char *out, size_t size, const uint8_t *bytes, size_t n) {
 static _Noreturn void run_child(int fd, const cradle_reload *r, cradle_sim *sim, const uint8_t *snapshots,
                                 uint32_t count) {
     (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+    /* A crash of the game ends the child by its signal, whatever handlers the
+     * host (or a sanitizer in it) installed, so the host can name it. */
+    static const int crashes[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP};
+    for (size_t i = 0; i < sizeof crashes / sizeof crashes[0]; i++) (void)signal(crashes[i], SIG_DFL);
     char message[CRADLE_RELOAD_MESSAGE_MAX];
     void *handle = NULL;
     const cradle_game_contract *contract = NULL;
@@ -67,7 +77,7 @@ static _Noreturn void run_child(int fd, const cradle_reload *r, cradle_sim *sim,
     rc = cradle_sim_swap(sim, contract, message, sizeof message);
     if (rc != CRADLE_OK) child_exit(fd, CHILD_REFUSED, "%d %s", rc, message);
     uint32_t offset = contract->state_align < TWIN_BLOCK_ALIGN ? contract->state_align : TWIN_BLOCK_ALIGN;
-    uint8_t *block = child_block = aligned_alloc(TWIN_BLOCK_ALIGN, (size_t)sim->state_capacity + TWIN_BLOCK_ALIGN);
+    uint8_t *block = child_block = aligned_alloc(TWIN_BLOCK_ALIGN, block_bytes(sim->state_capacity));
     if (!block) child_exit(fd, CHILD_NO_MEMORY, "no memory for the twin's state block");
     static cradle_twin twin;
     rc = cradle_twin_init(&twin, sim, block + offset, sim->state_capacity, offset, message, sizeof message);

@@ -9,6 +9,12 @@
 
 #define BLOCK_ALIGN CRADLE_RELOAD_DEFAULT_MAX_ALIGN
 
+/* A block: capacity bytes at up to 64 into it, rounded up to the alignment
+ * as aligned_alloc() asks. */
+static size_t block_bytes(uint32_t capacity) {
+    return ((size_t)capacity + 2u * BLOCK_ALIGN - 1u) / BLOCK_ALIGN * BLOCK_ALIGN;
+}
+
 /* Where the twin lives in its block: at the build's alignment past a
  * 64-byte boundary, so its address is no more aligned than the contract
  * asks (unless it asks the most). */
@@ -29,8 +35,8 @@ int synctest_open(synctest *t, cradle_replay *r, uint64_t every) {
     memset(t, 0, sizeof *t);
     t->every = every ? every : SYNCTEST_DEFAULT_EVERY;
     t->capacity = r->capacity;
-    t->twin_block = aligned_alloc(BLOCK_ALIGN, (size_t)t->capacity + BLOCK_ALIGN);
-    t->block = aligned_alloc(BLOCK_ALIGN, (size_t)t->capacity + BLOCK_ALIGN);
+    t->twin_block = aligned_alloc(BLOCK_ALIGN, block_bytes(t->capacity));
+    t->block = aligned_alloc(BLOCK_ALIGN, block_bytes(t->capacity));
     if (!t->twin_block || !t->block) {
         synctest_close(t);
         return CRADLE_ENOMEM;
