@@ -7,9 +7,10 @@
 #      error and no leak, and the short soak on that plain build (its
 #      flat-memory check means nothing under a sanitizer);
 #   4. a short bounded run of every libFuzzer harness (clang);
-#   5. the golden sessions again with the games and tools optimised: gcc -O3
-#      (Release) and clang -O2 (RelWithDebInfo), so a game that depends on
-#      the compiler or its optimisation shows as a golden difference.
+#   5. the golden sessions and the golden corpus again with the games and
+#      tools optimised: gcc -O3 (Release) and clang -O2 (RelWithDebInfo), so
+#      a game that depends on the compiler or its optimisation shows as a
+#      golden difference (tools/bless.sh blesses them with a Debug build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # lintian checks the Debian package (integration.deb).
@@ -55,7 +56,7 @@ build build/fuzz
 (cd build/fuzz && ctest -j"$jobs" -L fuzz --no-tests=ignore)
 
 echo "== 5/5 the golden sessions with optimised builds (gcc -O3, clang -O2)"
-golden_tests='^integration\.(log_replay|vanguard_golden|synctest|sdk)$'
+golden_tests='^integration\.(log_replay|vanguard_golden|golden_corpus|synctest|sdk)$'
 for cross in "gcc Release" "clang RelWithDebInfo"; do
   read -r cc type <<<"$cross"
   dir=build/golden-$cc

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Record -> replay -> golden, end to end, with the real tools:
 #   log_replay.sh CRADLE_RECORD CRADLE_REPLAY COUNTER_SO COUNTER_INC5_SO GOLDEN_DIR
-# Every session in GOLDEN_DIR/sessions.txt is recorded with cradle-record and
-# replayed with cradle-replay against its committed golden file. Then the
-# failure paths: a changed output, a flipped log byte, a torn tail, the wrong
-# library, a missing archived build, bad scripts and bad flags.
-# CRADLE_BLESS=1 rewrites the golden files instead of comparing them.
+# Every counter session with a full golden file in GOLDEN_DIR/corpus.txt is
+# recorded with cradle-record and replayed with cradle-replay against its
+# committed golden file (the live output and --bless must give its bytes too).
+# Then the failure paths: a changed output, a flipped log byte, a torn tail,
+# the wrong library, a missing archived build, bad scripts and bad flags.
+# Re-bless the golden files with tools/bless.sh (tests/README.md).
 set -euo pipefail
 record=$1 replay=$2 counter=$3 inc5=$4 golden=$5
 work=$(mktemp -d)
@@ -27,24 +28,25 @@ flip() {
 }
 has() { grep -q -- "$1" "$work/err" || { cat "$work/err" >&2; fail "stderr lacks '$1'"; }; }
 
-record_session() { # name seed players steps script reload-step [extra args]
+record_session() { # name seed players steps input(random|FILE.input) reloads(-|STEP:inc5) [extra args]
   local name=$1 seed=$2 players=$3 steps=$4 script=$5 reload=$6; shift 6
   local args=(--game "$counter" --log "$work/$name.log" --seed "$seed" --players "$players"
               --steps "$steps" --hash-interval 20)
-  [ "$script" != - ] && args+=(--script "$golden/$script")
-  [ "$reload" != - ] && args+=(--reload "$reload:$inc5")
+  [ "$script" = - ] || [ "$script" = random ] || args+=(--script "$golden/$script")
+  case $reload in
+    -) ;;
+    *:inc5) args+=(--reload "${reload%:inc5}:$inc5") ;;
+    *) fail "$name: reloads '$reload': this script knows one reload to inc5" ;;
+  esac
   expect 0 "$record" "${args[@]}" "$@"
 }
 
-# 1. every golden session records and replays to its golden output
+# 1. every counter session with a full golden file records and replays to it
 n=0
-while read -r name seed players steps script reload; do
+while read -r name game seed players steps script reload kind; do
   case "$name" in ''|'#'*) continue ;; esac
+  [ "$game" = counter ] && [ "$kind" = full ] || continue
   record_session "$name" "$seed" "$players" "$steps" "$script" "$reload" --output "$work/$name.live"
-  if [ "${CRADLE_BLESS:-0}" = 1 ]; then
-    expect 0 "$replay" --bless "$golden/$name.golden" "$work/$name.log"
-    echo "blessed $golden/$name.golden"
-  fi
   expect 0 "$replay" --golden "$golden/$name.golden" --json "$work/$name.log"
   grep -q '"verdict":"ok"' "$work/out" || fail "$name: $(cat "$work/out")"
   grep -q "\"steps\":$steps," "$work/out" || fail "$name steps: $(cat "$work/out")"
@@ -57,7 +59,7 @@ while read -r name seed players steps script reload; do
   expect 0 "$replay" --bless "$work/$name.blessed" "$work/$name.log"
   cmp -s "$work/$name.blessed" "$golden/$name.golden" || fail "$name: blessed output differs"
   n=$((n + 1))
-done < "$golden/sessions.txt"
+done < "$golden/corpus.txt"
 [ "$n" -ge 4 ] || fail "only $n sessions"
 echo "golden sessions ok ($n)"
 

@@ -1,21 +1,21 @@
 #!/usr/bin/env bash
-# Record -> replay -> golden for the sample game: every session in
-# GOLDEN_DIR/vanguard_sessions.txt is recorded with cradle-record (seeded bots),
-# replayed with cradle-replay (hashes checked) and compared byte for byte with
-# its committed golden file. CRADLE_BLESS=1 rewrites the golden files.
+# Record -> replay -> golden for the sample game: every vanguard session with
+# a full golden file in GOLDEN_DIR/corpus.txt (seeded random input) is
+# recorded with cradle-record, replayed with cradle-replay (hashes checked) and
+# compared byte for byte with its committed golden file, the live output too.
+# Re-bless the golden files with tools/bless.sh (tests/README.md).
 #   vanguard_golden.sh CRADLE_RECORD CRADLE_REPLAY VANGUARD_SO GOLDEN_DIR
 set -euo pipefail
 record=$1 replay=$2 game=$3 golden=$4
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 n=0
-while read -r name seed players steps; do
+while read -r name session_game seed players steps input reloads kind; do
   case "$name" in ''|'#'*) continue ;; esac
+  [ "$session_game" = vanguard ] && [ "$kind" = full ] || continue
+  [ "$input" = random ] && [ "$reloads" = - ] || { echo "$name: this script records seeded input only" >&2; exit 1; }
   "$record" --game "$game" --log "$work/$name.log" --seed "$seed" --players "$players" \
     --steps "$steps" --hash-interval 30 --output "$work/$name.live" >/dev/null
-  if [ "${CRADLE_BLESS:-0}" = 1 ]; then
-    "$replay" --bless "$golden/$name.golden" "$work/$name.log"
-  fi
   out=$("$replay" --json --golden "$golden/$name.golden" "$work/$name.log") || {
     echo "$name: replay differs from its golden file:" >&2
     "$replay" --golden "$golden/$name.golden" "$work/$name.log" >&2 || true
@@ -26,6 +26,6 @@ while read -r name seed players steps; do
   echo "$out" | grep -q "\"steps\":$steps,"
   cmp -s "$work/$name.live" "$golden/$name.golden" || { echo "$name: live output differs from golden" >&2; exit 1; }
   n=$((n + 1))
-done < "$golden/vanguard_sessions.txt"
+done < "$golden/corpus.txt"
 [ "$n" -ge 3 ]
 echo "vanguard golden sessions ok ($n)"
