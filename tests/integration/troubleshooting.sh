@@ -156,6 +156,10 @@ run 1 "$replay" --game "$counter" damaged.log
 run 0 "$replay" --bless rec.golden rec.log
 printf '\x5a' | dd of=rec.golden bs=1 seek=500 conv=notrunc status=none
 run 1 "$replay" --golden rec.golden rec.log
+# a digest golden file: window 1's digest (its line is the file's tenth) changed
+run 0 "$replay" --bless rec.digest --digest 100 rec.log
+awk 'NR == 10 { $2 = (substr($2, 1, 1) == "0" ? "1" : "0") substr($2, 2) } { print }' rec.digest >flipped.digest
+run 1 "$replay" --golden flipped.digest rec.log
 
 # ---- the table against the corpus ---------------------------------------------------------
 python3 - "$readme" "$corpus" "$(for k in "${!NOT_PROVOKED[@]}"; do printf '%s\n' "$k"; done)" <<'EOF'
