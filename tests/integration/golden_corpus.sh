@@ -124,7 +124,7 @@ record_session() {
   fi
 }
 
-# usec: the time in microseconds (a shell builtin: no process per session).
+# usec: the time in microseconds, from bash itself (no awk or date per session).
 usec() { local t=${EPOCHREALTIME/./}; echo $((10#$t)); }
 # indent FILE [LOG NAME]: cradle-replay's stderr without its summary line,
 # indented, the scratch log named as reproduce() records it.
