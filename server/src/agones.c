@@ -99,7 +99,11 @@ static void *agones_thread(void *arg) {
                 backoff = backoff * 2 > backoff_max ? backoff_max : backoff * 2;
             }
         }
-        if (cradle_mono_ms() >= next_health) {
+        uint64_t at = cradle_mono_ms();
+        if (at >= next_health && a->alive && !a->alive(a->alive_context, at, a->health_interval_ms)) {
+            atomic_fetch_add(&a->health_withheld, 1); /* no sign of life, no health */
+            next_health = at + a->health_interval_ms;
+        } else if (at >= next_health) {
             bool ok = post(curl, a, "health");
             atomic_fetch_add(ok ? &a->health_ok : &a->failures, 1);
             /* Until the sidecar answers, retry sooner than the period. */
@@ -129,6 +133,8 @@ int cradle_agones_start(cradle_agones *a, const cradle_agones_config *config) {
              port);
     a->health_interval_ms = config->health_interval_ms ? config->health_interval_ms : 2000u;
     a->shutdown_budget_ms = config->shutdown_budget_ms ? config->shutdown_budget_ms : 5000u;
+    a->alive = config->alive;
+    a->alive_context = config->alive_context;
     /* Thread-safe since libcurl 7.84 (Debian 12 has 7.88); called before the thread anyway. */
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) return CRADLE_EIO;
     pthread_condattr_t attr;

@@ -4,7 +4,10 @@
  * agones: cradle-server's side of the Agones SDK (Kubernetes game-server
  * fleets), over the SDK sidecar's local REST API with libcurl:
  *   POST /health    every health_interval_ms (default 2 s; Agones' default
- *                   period is 5 s) from start to shutdown;
+ *                   period is 5 s) from start to shutdown, while config.alive
+ *                   says the game thread turned within that interval (a
+ *                   hung step withholds it: Agones then marks the server
+ *                   Unhealthy);
  *   POST /ready     once, after cradle_agones_ready (the server listens);
  *   POST /shutdown  once, after cradle_agones_shutdown (the session ended or
  *                   SIGTERM arrived).
@@ -32,11 +35,17 @@ typedef struct cradle_agones_config {
     uint16_t port; /* 0 = $AGONES_SDK_HTTP_PORT, else 9358 */
     uint32_t health_interval_ms; /* 0 = 2000 */
     uint32_t shutdown_budget_ms; /* 0 = 5000 */
+    /* NULL: always alive. Else asked before each health ping: did the game
+     * thread show progress within max_silence_ms (the health interval)? */
+    bool (*alive)(void *context, uint64_t now_ms, uint64_t max_silence_ms);
+    void *alive_context;
 } cradle_agones_config;
 
 typedef struct cradle_agones {
     char base_url[96];
     uint32_t health_interval_ms, shutdown_budget_ms;
+    bool (*alive)(void *context, uint64_t now_ms, uint64_t max_silence_ms);
+    void *alive_context;
     pthread_t thread;
     bool started;
     pthread_mutex_t mutex;
@@ -44,6 +53,7 @@ typedef struct cradle_agones {
     bool ready_requested, shutdown_requested, stop; /* guarded by mutex */
     /* counters, read by status and tests */
     _Atomic uint64_t health_ok, ready_ok, shutdown_ok, failures;
+    _Atomic uint64_t health_withheld; /* pings not sent: the game thread showed no progress */
 } cradle_agones;
 
 /* Whether this build has the Agones integration. */

@@ -198,8 +198,13 @@ static void run_step(cradle_server_host *host) {
     uint64_t s = host->sim.next_step;
     uint64_t started = host->step_watchers ? cradle_mono_ns() : 0;
     build_snapshot(host, s);
-    if (host->log_open) report_log_error(host, cradle_log_writer_append_step(&host->log, s, host->snapshot));
+    if (host->log_open) {
+        host->step_mark = cradle_log_writer_mark(&host->log); /* what a rescue keeps if step s never returns */
+        report_log_error(host, cradle_log_writer_append_step(&host->log, s, host->snapshot));
+    }
+    atomic_store_explicit(&host->in_step, s + 1u, memory_order_release);
     cradle_sim_step(&host->sim, host->snapshot);
+    atomic_store_explicit(&host->in_step, 0, memory_order_release);
     memcpy(host->recent + (size_t)host->recent_next * host->snapshot_size, host->snapshot, host->snapshot_size);
     host->recent_next = (host->recent_next + 1u) % CRADLE_TRIAL_DEFAULT_STEPS;
     if (host->recent_count < CRADLE_TRIAL_DEFAULT_STEPS) host->recent_count++;
@@ -609,6 +614,8 @@ void cradle_server_host_advance(cradle_server_host *host, uint64_t count) {
     for (uint64_t i = 0; i < count; i++) {
         (void)cradle_clock_command_step(&host->clock);
         run_step(host);
+        if ((i & 255u) == 255u) /* a long step command is progress too */
+            atomic_store_explicit(&host->alive_ms, cradle_mono_ms(), memory_order_relaxed);
     }
     cradle__server_flush_steps(host);
 }
@@ -616,13 +623,14 @@ void cradle_server_host_advance(cradle_server_host *host, uint64_t count) {
 /* ---- life cycle -------------------------------------------------------------------------- */
 
 int cradle_server_host_init(cradle_server_host *host, const cradle_server_options *options,
-                            cradle_server_net *net, volatile const int *signalled) {
+                            cradle_server_net *net, const _Atomic int *signalled) {
     memset(host, 0, sizeof *host);
     host->options = options;
     host->net = net;
     host->signalled = signalled;
     host->last_hash_step = UINT64_MAX;
     host->started_ns = cradle_mono_ns();
+    atomic_store(&host->alive_ms, host->started_ns / 1000000u); /* alive from the start */
     char message[CRADLE_RELOAD_MESSAGE_MAX];
 
     cradle_reload_config rc_config = {.path = options->game, .stage = true};
@@ -763,6 +771,7 @@ int cradle_server_host_run(cradle_server_host *host) {
     while (!host->quit && !*host->signalled) {
         drain_in(host);
         uint64_t now = cradle_mono_ns();
+        atomic_store_explicit(&host->alive_ms, now / 1000000u, memory_order_relaxed); /* the watchdog reads it */
         if (now - host->last_reload_poll_ns >= RELOAD_POLL_NS) {
             host->last_reload_poll_ns = now;
             cradle_reload_result r = cradle_reload_poll(&host->reload, now);

@@ -28,6 +28,7 @@
  * Memory: cradle_server_host_init allocates everything; the step path
  * allocates nothing.
  */
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -98,7 +99,7 @@ typedef struct cradle_server_host {
     cradle_clock clock;
     bool paused;
     bool quit;
-    volatile const int *signalled; /* set by the program's signal handler */
+    const _Atomic int *signalled; /* set by the program's signal handler */
     uint64_t started_ns, last_offer_ns, last_reload_poll_ns;
     uint8_t snapshot[CRADLE_SNAPSHOT_MAX];
 
@@ -138,6 +139,11 @@ typedef struct cradle_server_host {
     uint32_t recent_count, recent_next;
     uint64_t trial_fork_max_ns; /* the longest fork() of a trial: the step loop's stall */
 
+    /* signs of life for the watchdog thread (watchdog.h) */
+    _Atomic uint64_t alive_ms;     /* the game loop's last turn, cradle_mono_ms() */
+    _Atomic uint64_t in_step;      /* 1 + the step whose game code runs now; 0 outside it */
+    cradle_log_mark step_mark;     /* the log before that step: read after in_step's acquire */
+
     /* session log */
     cradle_log_writer log;
     bool log_open;
@@ -172,7 +178,7 @@ typedef struct cradle_server_host {
  * code (CRADLE_ERANGE: --players exceeds the game's maximum, a usage error);
  * on failure call cradle_server_host_deinit. */
 int cradle_server_host_init(cradle_server_host *host, const cradle_server_options *options,
-                            cradle_server_net *net, volatile const int *signalled);
+                            cradle_server_net *net, const _Atomic int *signalled);
 
 /* Creates the session log of --log (nothing without it), naming and
  * archiving the build that ran step 0: first and its library file, or NULL

@@ -7,7 +7,9 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,10 +25,13 @@
 #include "agones.h"
 #include "host.h"
 #include "resume.h"
+#include "watchdog.h"
 #include "net.h"
 #include "options.h"
 
-static volatile sig_atomic_t signalled;
+/* Lock-free, so the handler may store it and every thread read it. */
+static _Atomic int signalled;
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "a signal handler may store an atomic int");
 
 /* The server's key pair and the issuers it trusts (secure mode). */
 typedef struct security {
@@ -153,6 +158,23 @@ static void install_signals(void) {
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN); /* a vanished dev client must not kill the server */
+    /* Blocked here, before any thread starts, so in every thread: the
+     * watchdog takes them (watchdog.h). */
+    sigset_t stops;
+    sigemptyset(&stops);
+    sigaddset(&stops, SIGINT);
+    sigaddset(&stops, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stops, NULL);
+}
+
+/* Without the watchdog the game thread takes the signals itself, as its
+ * handler's flag (the loop's ppoll wakes on them). */
+static void unblock_signals(void) {
+    sigset_t stops;
+    sigemptyset(&stops);
+    sigaddset(&stops, SIGINT);
+    sigaddset(&stops, SIGTERM);
+    pthread_sigmask(SIG_UNBLOCK, &stops, NULL);
 }
 
 /* Checks that need no resources: Agones support, --resume's old log. Returns
@@ -237,8 +259,12 @@ static void print_serving(const cradle_server_host *host, const cradle_server_op
 /* Agones: health pings from now on, Ready now that the port listens.
  * Returns false when the client could not start (the session then stops
  * cleanly: the log still gets its trailer). */
+static bool game_thread_alive(void *context, uint64_t now_ms, uint64_t max_silence_ms) {
+    return cradle_server_alive(context, now_ms, max_silence_ms);
+}
+
 static bool start_agones(cradle_agones *agones, cradle_server_host *host) {
-    int rc = cradle_agones_start(agones, &(cradle_agones_config){0});
+    int rc = cradle_agones_start(agones, &(cradle_agones_config){.alive = game_thread_alive, .alive_context = host});
     if (rc != 0) {
         cradle_server_say(host, "error", "agones", "cannot start the Agones client: %s%s", cradle_strerror(rc),
                           rc == CRADLE_ERANGE ? " (AGONES_SDK_HTTP_PORT must be 1..65535)" : "");
@@ -270,9 +296,15 @@ static int serve(cradle_server_net *net, cradle_server_host *host, const cradle_
     cradle_server_say(host, "info", "start", "hosting '%s' build %s for %u players on UDP port %u (%s mode)",
                       host->sim.contract->name, host->sim.contract->build_id, host->players, (unsigned)options->port,
                       options->mode == CRADLE_SERVER_PACED ? "paced" : "commanded");
+    static cradle_server_watchdog watchdog;
+    if (cradle_server_watchdog_start(&watchdog, host, &agones, &signalled, options->stop_timeout_ms) != 0) {
+        cradle_server_say(host, "warning", "thread", "cannot start the watchdog thread: no stop deadline");
+        unblock_signals();
+    }
     (void)cradle_server_host_run(host);
     if (signalled) cradle_server_say(host, "info", "signal", "signal %d: stopping", (int)signalled);
     int status = cradle_server_host_finish(host) == 0 && !agones_failed ? 0 : 1;
+    cradle_server_watchdog_stop(&watchdog); /* before Agones: the watchdog may use it */
     stop_agones(&agones, host);
     cradle_server_net_stop(net, 500);
     cradle_server_say(host, "info", "stop", "stopped at step %llu", (unsigned long long)host->sim.next_step);
@@ -304,7 +336,7 @@ int main(int argc, char **argv) {
     /* Every step that can refuse the start runs before the log is created
      * (after the UDP port): a failed start leaves no log behind to refuse the
      * retry (a log is never overwritten). */
-    int rc = cradle_server_host_init(host, &options, net, (volatile const int *)&signalled);
+    int rc = cradle_server_host_init(host, &options, net, &signalled);
     if (rc != 0) {
         if (rc == CRADLE_ERANGE) status = 2; /* --players beyond the game's maximum */
         goto out_host;

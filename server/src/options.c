@@ -71,6 +71,7 @@ static const option_row rows[] = {
     {"hash-interval", 'k', "K", "send the state hash every K steps, 1..65535 (default 30)", false, UINT(hash_interval, 1, 65535)},
     {"spectators", 'S', "N", "spectators at once, 0..64 (default 8)", false, UINT(spectators, 0, 64)},
     {"timeout", 'T', "MS", "drop a silent peer after MS, 100..600000 (default 5000)", false, UINT(timeout_ms, 100, 600000)},
+    {"stop-timeout", 'W', "MS", "after SIGTERM/SIGINT, the most the session may take to stop,\n100..600000 (default 3000); then the log is kept up to the\nlast complete step and the server exits 1", false, UINT(stop_timeout_ms, 100, 600000)},
     {"agones", 'A', NULL, "report Ready/Health/Shutdown to the Agones SDK sidecar\n(port from AGONES_SDK_HTTP_PORT, default 9358)", false, SWITCH(agones)},
     {"resume", 'R', "LOG", "continue the session recorded in LOG (after a crash): its\nseed, players and steps; --log names the new log, which\nholds LOG's recovered steps and continues from them", false, PATH(resume)},
     {NULL, 0, NULL, "Security (the default is secure: a key and at least one trusted issuer):", false, OWN},
@@ -440,6 +441,7 @@ void cradle_server_options_defaults(cradle_server_options *o) {
     o->hash_interval = CRADLE_SERVER_DEFAULT_HASH_INTERVAL;
     o->spectators = CRADLE_SERVER_DEFAULT_SPECTATORS;
     o->timeout_ms = 5000;
+    o->stop_timeout_ms = CRADLE_SERVER_DEFAULT_STOP_TIMEOUT_MS;
     o->dev_clients = CRADLE_TRANSPORT_DEFAULT_CLIENTS;
 }
 

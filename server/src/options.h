@@ -41,6 +41,7 @@ typedef struct cradle_server_options {
     uint32_t hash_interval; /* K */
     uint32_t spectators; /* most spectators at once */
     uint32_t timeout_ms; /* peer timeout */
+    uint32_t stop_timeout_ms; /* --stop-timeout (watchdog.h) */
     bool agones; /* --agones: report to the Agones SDK sidecar (agones.h) */
     char resume[CRADLE_SERVER_PATH_MAX]; /* --resume: the log of a session to continue (resume.h) */
     /* security (net.h): the default is secure and needs key + a trusted issuer */
@@ -54,6 +55,8 @@ typedef struct cradle_server_options {
     bool dev_group_set; /* --dev-group: also admit this group to the dev socket */
     uint32_t dev_group;
 } cradle_server_options;
+
+#define CRADLE_SERVER_DEFAULT_STOP_TIMEOUT_MS 3000u
 
 typedef enum cradle_server_parse {
     CRADLE_SERVER_RUN = 0,

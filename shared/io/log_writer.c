@@ -452,6 +452,32 @@ static int close_log(cradle_log_writer *w, uint64_t final_hash, const uint8_t *s
     return rc;
 }
 
+int cradle_log_writer_rescue(cradle_log_writer *w, cradle_log_mark mark) {
+    assert(w && w->block);
+    /* The open block is the mark's: cut it back. A block flushed since the mark
+     * held only steps up to it (a block is flushed before a record that does not
+     * fit), so then the open one holds nothing to keep. */
+    if (!w->sealed) {
+        if (mark.sequence == w->sequence) {
+            assert(mark.used <= w->used && mark.records <= w->records);
+            w->used = mark.used;
+            w->records = mark.records;
+            w->steps = mark.steps;
+        } else {
+            w->used = 0;
+            w->records = 0;
+            w->steps = w->block_first_step;
+        }
+    }
+    int rc = flush_open_block(w);
+    if (rc) return rc;
+    if (fdatasync(w->fd) != 0) {
+        cradle__log_message(w->message, sizeof w->message, "log fdatasync failed: %s", strerror(errno));
+        return CRADLE_EIO;
+    }
+    return 0;
+}
+
 void cradle_log_writer_abandon(cradle_log_writer *w) {
     assert(w);
     if (!w->block) return;

@@ -20,6 +20,8 @@
  *                keeps its layout (a reload to it fits), two runs differ.
  *   4 (crash)    step() writes through a null pointer.
  *   5 (hang)     step() never returns.
+ *   6 (hang at)  step NONDETERMINISTIC_FROM never returns: a session that
+ *                runs, then hangs (server_hang.sh).
  *
  * The builds a reload trial refuses (server_reload_trial.sh) are 3, 4 and 5
  * of a game named "trial", which the session starts on as breach 0 with
@@ -91,6 +93,9 @@ static void step(void *block, const cradle_game_step *st, const cradle_event_sin
     *nowhere = st->index;
 #elif NONDETERMINISTIC_BREACH == 5
     for (volatile int forever = 1; forever;) {
+    }
+#elif NONDETERMINISTIC_BREACH == 6
+    for (volatile int forever = st->index == NONDETERMINISTIC_FROM; forever;) {
     }
 #endif
     s->steps++;

@@ -733,6 +733,46 @@ static void test_killed_writer_recovers_durable_steps(void **state) {
     assert_true(total_durable > 0); /* the test did observe durable data */
 }
 
+/* rescue: a host whose thread hangs in step s has appended s's record
+ * after its mark; another thread writes the log up to the mark. At every
+ * step count around the 512-byte blocks' boundaries (so the hung step's
+ * record sometimes opened a new block), the file reads back as exactly the
+ * steps before the mark, unclosed. */
+static void test_rescue_keeps_the_steps_before_the_mark(void **state) {
+    (void)state;
+    char path[300];
+    path_of(path, sizeof path, "rescue.log");
+    for (uint64_t complete = 1; complete <= 60; complete++) {
+        cradle_log_writer w;
+        cradle_log_header h = test_header();
+        char msg[256];
+        cradle_log_writer_config cfg = {.block_size = 512, .overwrite = true}; /* the sync thread runs */
+        assert_int_equal(cradle_log_writer_open(&w, path, &h, &cfg, NULL, msg, sizeof msg), 0);
+        uint8_t snap[SNAP];
+        cradle_log_mark mark = cradle_log_writer_mark(&w);
+        for (uint64_t s = 0; s <= complete; s++) {
+            mark = cradle_log_writer_mark(&w); /* before step s: everything up to s - 1 */
+            snapshot_for(s, snap);
+            assert_int_equal(cradle_log_writer_append_step(&w, s, snap), 0);
+            if (s < complete && (s + 1) % 10 == 0)
+                assert_int_equal(cradle_log_writer_append_hash(&w, s, hash_for(s)), 0);
+        }
+        assert_int_equal(mark.steps, complete);
+        assert_int_equal(cradle_log_writer_rescue(&w, mark), 0);
+        cradle_log_writer_abandon(&w);
+        cradle_log_reader r;
+        assert_int_equal(cradle_log_reader_open(&r, path, msg, sizeof msg), 0);
+        drained d = drain(&r);
+        assert_int_equal(d.rc, 0);
+        assert_int_equal(d.steps, complete);
+        assert_int_equal(d.hashes, complete / 10);
+        assert_true(d.snapshots_ok);
+        assert_false(d.trailer);
+        assert_int_equal(r.end, CRADLE_LOG_END_UNCLOSED);
+        cradle_log_reader_close(&r);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
@@ -747,6 +787,7 @@ int main(void) {
         cmocka_unit_test(test_sync_interval_and_flush),
         cmocka_unit_test(test_write_error_loses_nothing),
         cmocka_unit_test(test_killed_writer_recovers_durable_steps),
+        cmocka_unit_test(test_rescue_keeps_the_steps_before_the_mark),
     };
     return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }

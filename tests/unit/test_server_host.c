@@ -59,7 +59,7 @@ void *__wrap_aligned_alloc(size_t align, size_t size) {
 static cradle_server_options options;
 static cradle_server_net *net;
 static cradle_server_host *host;
-static int no_signal;
+static _Atomic int no_signal;
 static cradle_server_in in_slot;
 static cradle_server_out out_slot;
 static cradle_wire_message out_msg;

@@ -160,7 +160,7 @@ typedef struct server {
     cradle_server_options options;
     cradle_server_net *net;
     cradle_server_host *host;
-    int stop;
+    _Atomic int stop;
     pthread_t game_thread;
 } server;
 

@@ -213,6 +213,29 @@ CRADLE_MUST_CHECK int cradle_log_writer_close_signed(
     cradle_log_writer *w, uint64_t final_hash,
     const uint8_t sign_secret[CRADLE_LOG_SIGNATURE_MAX]);
 
+/* Where the writer stands: what it has appended so far. A host takes a mark
+ * after each complete step (before appending the next) so that, should its
+ * thread never come back from the game's step, another thread can make the
+ * log durable up to that step (rescue). */
+typedef struct cradle_log_mark {
+    uint32_t sequence; /* of the open block */
+    uint32_t used, records;
+    uint64_t steps;
+} cradle_log_mark;
+
+static inline cradle_log_mark cradle_log_writer_mark(const cradle_log_writer *w) {
+    return (cradle_log_mark){.sequence = w->sequence, .used = w->used, .records = w->records, .steps = w->steps};
+}
+
+/* For another thread, when the owner's thread will never touch w again (it
+ * hangs in a game's step, and the process is about to exit): writes what was
+ * appended up to mark (the open block cut back to it; records appended after
+ * it are dropped) and makes the file durable. The log keeps no trailer: it
+ * reads as unclosed, mark.steps steps long, and --resume continues it. The
+ * caller must have a happens-before edge from the owner's last use (an
+ * atomic release/acquire pair). Returns 0 or CRADLE_EIO with w->message. */
+CRADLE_MUST_CHECK int cradle_log_writer_rescue(cradle_log_writer *w, cradle_log_mark mark);
+
 /* Releases everything without a trailer, as a crash would (the file keeps
  * what was written). For error paths. */
 void cradle_log_writer_abandon(cradle_log_writer *w);
