@@ -401,6 +401,9 @@ static void replay_all(run *r) {
             v->hash_step = item.step;
             v->hash_log = item.logged_hash;
             v->hash_replay = item.replayed_hash;
+        } else if (item.kind == CRADLE_REPLAY_REFUSED) { /* the session went on with the build in charge */
+            fprintf(stderr, "cradle-replay: a new build was refused before step %" PRIu64 ": %s\n", item.step,
+                    item.record->reason);
         } else if (item.kind == CRADLE_REPLAY_TRAILER) {
             v->trailer_checked = true;
             v->trailer_log = item.logged_hash;
@@ -583,6 +586,7 @@ static void print_json(const run *r, bool ok, double seconds, double rate) {
     put_real(j, "steps_per_second", rate);
     put_count(j, "hashes_checked", v->hashes_checked);
     put_count(j, "reloads", v->reloads);
+    put_count(j, "refusals", r->replay.refusals); /* REFUSED records: builds the session turned away */
     json_object_set_new(j, "log_end", json_string(end_name(end)));
     if (end == CRADLE_LOG_END_TORN) put_count(j, "tail_offset", r->replay.reader.tail_offset);
     if (v->hash_mismatch) put_count(j, "hash_mismatch_step", v->hash_step);

@@ -65,6 +65,10 @@ ctl quit >/dev/null
 wait "$SERVER_PID" || fail "the server exited $?"
 "$replay" --json r.log >replay.out 2>replay.err || { cat replay.out replay.err; fail "the log does not replay"; }
 grep -q '"reloads":1' replay.out || fail "the log holds other reloads: $(cat replay.out)"
+# the two refused builds are in the log too, with their reasons
+grep -q '"refusals":2' replay.out || fail "the log lacks the refusals: $(cat replay.out)"
+grep -E -q "a new build was refused before step 100: the new build .*($crashed)" replay.err || fail "$(cat replay.err)"
+grep -q "a new build was refused before step 100: not deterministic" replay.err || fail "$(cat replay.err)"
 echo "commanded: two builds refused, one swapped, client on the server's hash, log replays"
 
 # 2. paced: the file watch, a hang past the deadline, no step dropped
