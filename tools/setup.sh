@@ -9,6 +9,8 @@ packages=(
   libenet-dev libsodium-dev libcmocka-dev libsdl2-dev libjansson-dev
   xvfb xauth python3
   libcurl4-openssl-dev python3
+  # systemd-analyze verifies and rates the units (integration.template_unit).
+  systemd
 )
 # Extra packages a caller asks for (the benchmarks add redis-server).
 packages+=("$@")

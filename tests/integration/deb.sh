@@ -2,7 +2,7 @@
 # The Debian package: cpack builds cradle_<version>_<arch>.deb from the build
 # under test; its control data names the Debian packages it needs (and apt
 # can satisfy them here: `apt-get install --simulate`), it holds the
-# programs, the sample game, the unit and the SDK under /usr, lintian finds
+# programs, the sample game, the units and the SDK under /usr, lintian finds
 # no error in it (when lintian is installed), and the SDK test (sdk.sh) passes
 # against the package's files unpacked into an empty root.
 # usage: deb.sh BUILD_DIR SOURCE_DIR GOLDEN
@@ -28,7 +28,7 @@ fi
 files=$(dpkg-deb -c "$deb" | awk '{ print $6 }')
 for f in usr/bin/cradle-server usr/bin/cradlectl usr/bin/cradle-replay usr/bin/cradle-record \
          usr/lib/cradle/games/vanguard.so usr/lib/cradle/games/vanguard/shot.wav \
-         usr/lib/systemd/system/cradle-server.service \
+         usr/lib/systemd/system/cradle-server.service usr/lib/systemd/system/cradle-server@.service \
          usr/include/cradle/game_abi.h usr/lib/libcradle_core.a usr/lib/pkgconfig/cradle.pc \
          usr/lib/cmake/Cradle/CradleConfig.cmake usr/share/doc/cradle/copyright usr/share/doc/cradle/changelog.gz; do
   echo "$files" | grep -qx "./$f" || fail "the package lacks /$f"

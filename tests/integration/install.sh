@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `cmake --install` into a DESTDIR: the programs, the sample game, the
-# systemd unit (with its paths rewritten to the prefix), the example config
+# systemd units (with their paths rewritten to the prefix), the example config
 # and the Fleet manifest land where deploy/README.md says; the installed
 # server runs the installed game.
 set -euo pipefail
@@ -19,14 +19,15 @@ done
 for sound in shot explosion hit pickup wave near_miss game_over; do
   [ -f "$root/$libdir/cradle/games/vanguard/$sound.wav" ] || { echo "missing the sound $libdir/cradle/games/vanguard/$sound.wav"; exit 1; }
 done
-unit=$root/lib/systemd/system/cradle-server.service
-[ -f "$unit" ] || { echo "missing lib/systemd/system/cradle-server.service"; exit 1; }
-grep -q "^ExecStart=/bin/sh -c 'exec $prefix/bin/cradle-server " "$unit"
-grep -q "^ExecStartPre=.* $prefix/$libdir/cradle/games/vanguard.so " "$unit"
-if grep -v "^#" "$unit" | grep -q /usr/local; then echo "unit still names /usr/local"; exit 1; fi
-grep -q "^DynamicUser=yes" "$unit"
-grep -q "^StateDirectory=" "$unit"
-grep -q "^RuntimeDirectory=cradle" "$unit"
+for unit in "$root/lib/systemd/system/cradle-server.service" "$root/lib/systemd/system/cradle-server@.service"; do
+  [ -f "$unit" ] || { echo "missing lib/systemd/system/$(basename "$unit")"; exit 1; }
+  grep -q "^ExecStart=$prefix/bin/cradle-server " "$unit" # the binary itself, no shell
+  grep -q "^ExecStartPre=.* $prefix/$libdir/cradle/games/vanguard.so " "$unit"
+  if grep -v "^#" "$unit" | grep -q /usr/local; then echo "$(basename "$unit") still names /usr/local"; exit 1; fi
+  grep -q "^DynamicUser=yes" "$unit"
+  grep -q "^StateDirectory=" "$unit"
+  grep -q "^RuntimeDirectory=cradle" "$unit"
+done
 [ -f "$root/share/cradle/server.json" ]
 [ -f "$root/share/cradle/fleet.yaml" ]
 [ -f "$root/share/doc/cradle/deploy.md" ]
