@@ -9,8 +9,9 @@ packages=(
   libenet-dev libsodium-dev libcmocka-dev libsdl2-dev libjansson-dev
   xvfb xauth python3
   libcurl4-openssl-dev python3
+  # The deploy tests: PyYAML reads deploy/fleet.yaml (integration.fleet_manifest);
   # systemd-analyze verifies and rates the units (integration.template_unit).
-  systemd
+  python3-yaml systemd
 )
 # Extra packages a caller asks for (the benchmarks add redis-server).
 packages+=("$@")
