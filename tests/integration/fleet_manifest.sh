@@ -129,7 +129,7 @@ fi
 sock=$(sed -n 's/.*"event":"listening","path":"\([^"]*\)".*/\1/p' "$work/server.out")
 [ -n "$sock" ] || fail "no dev socket (the entry point passes --dev-socket)"
 status=$("${as_pod[@]}" "$work/image$prefix/bin/cradlectl" --socket "$sock" status) || fail "cradlectl status"
-echo "status: $status"
+echo "status: ${status:0:60} ..."
 case $status in ok\ *) ;; *) fail "status did not answer ok" ;; esac
 if [ -n "$STANDIN_PID" ]; then
   wait_until 10 "Ready reported to the Agones stand-in" grep -q ' /ready ' "$work/sdk-calls.txt"
