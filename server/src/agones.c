@@ -10,8 +10,11 @@
 #if CRADLE_AGONES
 #include <curl/curl.h>
 
+#include "cradle/json.h"
 #include "cradle/parse.h"
 #include "cradle/systime.h"
+
+#define WATCH_LINE_MAX 65536u /* a GameServer object is a few KiB */
 
 bool cradle_agones_available(void) { return true; }
 
@@ -31,6 +34,41 @@ static bool post(CURL *curl, const cradle_agones *a, const char *what) {
     long status = 0;
     if (rc == CURLE_OK) curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
     return rc == CURLE_OK && status == 200;
+}
+
+/* PUT <base>/metadata/label {"key":key,"value":"<value>"}. True on HTTP 200.
+ * The handle goes back to POSTing "{}" after. */
+static bool put_label(CURL *curl, const cradle_agones *a, const char *key, uint32_t value) {
+    char url[128], body[96];
+    snprintf(url, sizeof url, "%s/metadata/label", a->base_url);
+    snprintf(body, sizeof body, "{\"key\":\"%s\",\"value\":\"%u\"}", key, (unsigned)value);
+    curl_easy_setopt(curl, CURLOPT_URL, url);
+    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, "PUT");
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body);
+    CURLcode rc = curl_easy_perform(curl);
+    long status = 0;
+    if (rc == CURLE_OK) curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, NULL);
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, "{}");
+    return rc == CURLE_OK && status == 200;
+}
+
+/* Sends the labels the host asked for, if they changed. Mutex not held. */
+static void send_labels(CURL *curl, cradle_agones *a) {
+    pthread_mutex_lock(&a->mutex);
+    bool wanted = a->labels_wanted;
+    uint32_t players = a->players, spectators = a->spectators;
+    a->labels_wanted = false;
+    pthread_mutex_unlock(&a->mutex);
+    if (!wanted) return;
+    if (put_label(curl, a, "players", players) && put_label(curl, a, "spectators", spectators)) {
+        atomic_fetch_add(&a->labels_ok, 1);
+        return;
+    }
+    atomic_fetch_add(&a->failures, 1);
+    pthread_mutex_lock(&a->mutex);
+    a->labels_wanted = true; /* the next turn tries again */
+    pthread_mutex_unlock(&a->mutex);
 }
 
 /* Waits on the condition until deadline_ms (monotonic). Mutex held. */
@@ -59,7 +97,7 @@ static void *agones_thread(void *arg) {
     const uint32_t backoff_min = 100, backoff_max = 2000;
     uint32_t backoff = backoff_min;
     bool ready_done = false;
-    uint64_t next_health = cradle_mono_ms(), next_ready = 0, shutdown_deadline = 0;
+    uint64_t next_health = cradle_mono_ms(), next_ready = 0, next_labels = 0, shutdown_deadline = 0;
     pthread_mutex_lock(&a->mutex);
     for (;;) {
         bool want_ready = a->ready_requested && !ready_done;
@@ -83,11 +121,17 @@ static void *agones_thread(void *arg) {
         }
         uint64_t next = next_health;
         if (want_ready && next_ready < next) next = next_ready;
-        if (now < next) {
+        bool want_labels = a->labels_wanted && ready_done && now >= next_labels;
+        if (now < next && !want_labels) {
+            if (a->labels_wanted && ready_done && next_labels < next) next = next_labels;
             wait_until(a, next);
             continue;
         }
         pthread_mutex_unlock(&a->mutex);
+        if (want_labels) {
+            send_labels(curl, a);
+            next_labels = cradle_mono_ms() + backoff_min; /* at most ten label updates a second */
+        }
         if (want_ready && now >= next_ready) {
             if (post(curl, a, "ready")) {
                 atomic_fetch_add(&a->ready_ok, 1);
@@ -115,6 +159,120 @@ static void *agones_thread(void *arg) {
     curl_slist_free_all(headers);
     curl_easy_cleanup(curl);
     return NULL;
+}
+
+/* ---- the GameServer watch ---- */
+
+static const struct {
+    const char *name;
+    cradle_agones_state state;
+} STATES[] = {{"Ready", CRADLE_AGONES_STATE_READY},
+              {"Allocated", CRADLE_AGONES_STATE_ALLOCATED},
+              {"Reserved", CRADLE_AGONES_STATE_RESERVED},
+              {"Shutdown", CRADLE_AGONES_STATE_SHUTDOWN}};
+
+const char *cradle_agones_state_name(cradle_agones_state state) {
+    for (size_t i = 0; i < sizeof STATES / sizeof STATES[0]; i++)
+        if (STATES[i].state == state) return STATES[i].name;
+    return state == CRADLE_AGONES_STATE_UNKNOWN ? "unknown" : "other";
+}
+
+typedef struct watch_stream {
+    cradle_agones *a;
+    char line[WATCH_LINE_MAX];
+    size_t length;
+    bool overlong; /* the line so far did not fit: skip it to its end */
+} watch_stream;
+
+/* One line of the stream: {"result":{...,"status":{"state":"Allocated",...}}}. */
+static void take_line(cradle_agones *a, const char *line, size_t length) {
+    if (length == 0) return;
+    cradle_json_error error;
+    json_t *root = cradle_json_load(line, length, 0, &error);
+    json_t *status = json_object_get(json_object_get(root, "result"), "status");
+    const char *state = json_string_value(json_object_get(status, "state"));
+    if (!state) {
+        atomic_fetch_add(&a->watch_errors, 1); /* not JSON, an {"error":...} line, or no state */
+        json_decref(root);
+        return;
+    }
+    cradle_agones_state seen = CRADLE_AGONES_STATE_OTHER;
+    for (size_t i = 0; i < sizeof STATES / sizeof STATES[0]; i++)
+        if (strcmp(state, STATES[i].name) == 0) seen = STATES[i].state;
+    atomic_store(&a->state, (int)seen);
+    atomic_fetch_add(&a->watch_updates, 1);
+    json_decref(root);
+}
+
+static size_t on_watch_bytes(char *data, size_t size, size_t count, void *user) {
+    watch_stream *w = user;
+    size_t n = size * count;
+    for (size_t i = 0; i < n; i++) {
+        if (data[i] == '\n') {
+            if (!w->overlong) take_line(w->a, w->line, w->length);
+            else atomic_fetch_add(&w->a->watch_errors, 1);
+            w->length = 0;
+            w->overlong = false;
+        } else if (w->length < sizeof w->line) {
+            w->line[w->length++] = data[i];
+        } else {
+            w->overlong = true;
+        }
+    }
+    return n;
+}
+
+/* libcurl asks about once a second, idle or not: a non-zero answer ends the stream. */
+static int watch_progress(void *user, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un) {
+    (void)dt, (void)dn, (void)ut, (void)un;
+    return atomic_load(&((cradle_agones *)user)->watch_stop) ? 1 : 0;
+}
+
+static void *watch_thread(void *arg) {
+    cradle_agones *a = arg;
+    static watch_stream stream;
+    stream.a = a;
+    CURL *curl = curl_easy_init();
+    if (!curl) return NULL;
+    char url[128];
+    snprintf(url, sizeof url, "%s/watch/gameserver", a->base_url);
+    curl_easy_setopt(curl, CURLOPT_URL, url);
+    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, 500L);
+    curl_easy_setopt(curl, CURLOPT_PROXY, "");
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_watch_bytes);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &stream);
+    curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, watch_progress);
+    curl_easy_setopt(curl, CURLOPT_XFERINFODATA, a);
+    uint32_t backoff = 100;
+    while (!atomic_load(&a->watch_stop)) {
+        stream.length = 0;
+        stream.overlong = false;
+        uint64_t updates = atomic_load(&a->watch_updates);
+        (void)curl_easy_perform(curl); /* returns when the stream ends, fails or is stopped */
+        if (atomic_load(&a->watch_updates) > updates) backoff = 100; /* it worked for a while */
+        for (uint32_t waited = 0; waited < backoff && !atomic_load(&a->watch_stop); waited += 50) {
+            struct timespec nap = {.tv_sec = 0, .tv_nsec = 50L * 1000000L};
+            nanosleep(&nap, NULL);
+        }
+        backoff = backoff * 2 > 2000 ? 2000 : backoff * 2;
+    }
+    curl_easy_cleanup(curl);
+    return NULL;
+}
+
+void cradle_agones_set_players(cradle_agones *a, uint32_t players, uint32_t spectators) {
+    if (!a->started) return;
+    pthread_mutex_lock(&a->mutex);
+    if (players != a->players || spectators != a->spectators || !a->labels_sent_once) {
+        a->players = players;
+        a->spectators = spectators;
+        a->labels_wanted = true;
+        a->labels_sent_once = true;
+        pthread_cond_signal(&a->cond);
+    }
+    pthread_mutex_unlock(&a->mutex);
 }
 
 int cradle_agones_start(cradle_agones *a, const cradle_agones_config *config) {
@@ -149,6 +307,9 @@ int cradle_agones_start(cradle_agones *a, const cradle_agones_config *config) {
         curl_global_cleanup();
         return CRADLE_EIO;
     }
+    atomic_init(&a->watch_stop, false);
+    atomic_init(&a->state, CRADLE_AGONES_STATE_UNKNOWN);
+    a->watch_started = pthread_create(&a->watch_thread, NULL, watch_thread, a) == 0;
     a->started = true;
     return 0;
 }
@@ -168,6 +329,9 @@ void cradle_agones_shutdown(cradle_agones *a) {
     pthread_cond_signal(&a->cond);
     pthread_mutex_unlock(&a->mutex);
     pthread_join(a->thread, NULL);
+    atomic_store(&a->watch_stop, true);
+    if (a->watch_started) pthread_join(a->watch_thread, NULL); /* within a second: watch_progress */
+    a->watch_started = false;
     pthread_cond_destroy(&a->cond);
     pthread_mutex_destroy(&a->mutex);
     curl_global_cleanup();
@@ -187,5 +351,14 @@ int cradle_agones_start(cradle_agones *a, const cradle_agones_config *config) {
 void cradle_agones_ready(cradle_agones *a) { (void)a; }
 
 void cradle_agones_shutdown(cradle_agones *a) { (void)a; }
+
+void cradle_agones_set_players(cradle_agones *a, uint32_t players, uint32_t spectators) {
+    (void)a, (void)players, (void)spectators;
+}
+
+const char *cradle_agones_state_name(cradle_agones_state state) {
+    (void)state;
+    return "unknown";
+}
 
 #endif

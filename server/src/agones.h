@@ -11,6 +11,17 @@
  *   POST /ready     once, after cradle_agones_ready (the server listens);
  *   POST /shutdown  once, after cradle_agones_shutdown (the session ended or
  *                   SIGTERM arrived).
+ *   PUT /metadata/label  {"key":"players","value":"N"} and the same for
+ *                   "spectators" whenever cradle_agones_set_players changes
+ *                   them (Agones prefixes "agones.dev/sdk-": a matchmaker or
+ *                   `kubectl get gs -L agones.dev/sdk-players` reads them);
+ *   GET /watch/gameserver  a stream of {"result":{GameServer}} lines, one per
+ *                   change, read on a second thread: the GameServer's
+ *                   status.state ("Ready", "Allocated", "Shutdown", ...) is
+ *                   kept for the host (cradle_agones_state), which acts on
+ *                   Allocated. A stream that ends or fails is opened again
+ *                   with backoff; a line that is not such an object is
+ *                   counted (watch_errors) and skipped.
  * The sidecar is http://localhost:$AGONES_SDK_HTTP_PORT (default 9358). It
  * may start after the server: a failed call is retried with backoff (100 ms
  * doubling to 2 s) until it succeeds; shutdown is retried for at most
@@ -51,10 +62,40 @@ typedef struct cradle_agones {
     pthread_mutex_t mutex;
     pthread_cond_t cond; /* CLOCK_MONOTONIC */
     bool ready_requested, shutdown_requested, stop; /* guarded by mutex */
+    uint32_t players, spectators;                   /* guarded: what the labels should say */
+    bool labels_wanted;                             /* guarded: they changed since the last PUT */
+    bool labels_sent_once;                          /* guarded: the first numbers were asked for */
+    pthread_t watch_thread;
+    bool watch_started;
+    _Atomic bool watch_stop;
+    _Atomic int state;                              /* cradle_agones_state values */
     /* counters, read by status and tests */
     _Atomic uint64_t health_ok, ready_ok, shutdown_ok, failures;
     _Atomic uint64_t health_withheld; /* pings not sent: the game thread showed no progress */
+    _Atomic uint64_t labels_ok, watch_updates, watch_errors;
 } cradle_agones;
+
+/* The GameServer's state as the watch stream last said. */
+typedef enum cradle_agones_state {
+    CRADLE_AGONES_STATE_UNKNOWN = 0, /* nothing heard yet */
+    CRADLE_AGONES_STATE_READY,
+    CRADLE_AGONES_STATE_ALLOCATED,
+    CRADLE_AGONES_STATE_RESERVED,
+    CRADLE_AGONES_STATE_SHUTDOWN,
+    CRADLE_AGONES_STATE_OTHER,       /* Scheduled, RequestReady, Unhealthy, Error, ... */
+} cradle_agones_state;
+
+/* "Ready", "Allocated", ...; "unknown" and "other" for the two others. */
+const char *cradle_agones_state_name(cradle_agones_state state);
+
+/* The state last seen (any thread). */
+static inline cradle_agones_state cradle_agones_state_now(const cradle_agones *a) {
+    return a->started ? (cradle_agones_state)atomic_load(&a->state) : CRADLE_AGONES_STATE_UNKNOWN;
+}
+
+/* Asks for the players and spectators labels to say these numbers (sent
+ * when they differ from the last ones sent). Does not block. */
+void cradle_agones_set_players(cradle_agones *a, uint32_t players, uint32_t spectators);
 
 /* Whether this build has the Agones integration. */
 bool cradle_agones_available(void);

@@ -1,5 +1,7 @@
 #include "host.h"
 
+#include "agones.h"
+
 #include "dev_commands.h"
 #include "host_internal.h"
 
@@ -631,6 +633,7 @@ int cradle_server_host_init(cradle_server_host *host, const cradle_server_option
     host->last_hash_step = UINT64_MAX;
     host->started_ns = cradle_mono_ns();
     atomic_store(&host->alive_ms, host->started_ns / 1000000u); /* alive from the start */
+    host->present_reported = host->spectators_reported = UINT32_MAX;
     char message[CRADLE_RELOAD_MESSAGE_MAX];
 
     cradle_reload_config rc_config = {.path = options->game, .stage = true};
@@ -763,6 +766,40 @@ static void wait_for_work(cradle_server_host *host, uint64_t wait_ns) {
     if (cradle_transport_state(&host->transport) == CRADLE_TRANSPORT_EOF) host->quit = true;
 }
 
+/* Who is here: the Agones labels when it changed, the GameServer's state
+ * when the watch saw a new one, and --exit-when-empty. Every turn. */
+static void watch_audience(cradle_server_host *host, uint64_t now) {
+    uint32_t present = 0;
+    for (uint32_t i = 0; i < host->players; i++) present += host->slots[i].occupied;
+    if (present > 0) host->had_player = true;
+    if (host->agones) {
+        if (present != host->present_reported || host->spectator_count != host->spectators_reported) {
+            cradle_agones_set_players(host->agones, present, host->spectator_count);
+            host->present_reported = present;
+            host->spectators_reported = host->spectator_count;
+        }
+        cradle_agones_state state = cradle_agones_state_now(host->agones);
+        if ((int)state != host->agones_state_seen) {
+            host->agones_state_seen = (int)state;
+            if (state == CRADLE_AGONES_STATE_ALLOCATED) host->had_player = true; /* players are on their way */
+            cradle_server_say(host, "info", "agones", "the GameServer is %s%s", cradle_agones_state_name(state),
+                              state == CRADLE_AGONES_STATE_ALLOCATED && host->options->exit_when_empty_s
+                                  ? ": the session now ends when it stays empty" : "");
+        }
+    }
+    uint32_t wait_s = host->options->exit_when_empty_s;
+    if (!wait_s || !host->had_player || present > 0) {
+        host->empty_since_ns = 0;
+        return;
+    }
+    if (!host->empty_since_ns) host->empty_since_ns = now;
+    if (now - host->empty_since_ns >= (uint64_t)wait_s * 1000000000u) {
+        cradle_server_say(host, "info", "empty", "no player for %u s (--exit-when-empty): ending the session",
+                          (unsigned)wait_s);
+        host->quit = true;
+    }
+}
+
 int cradle_server_host_run(cradle_server_host *host) {
     uint64_t last = cradle_mono_ns();
     host->last_offer_ns = last;
@@ -779,6 +816,7 @@ int cradle_server_host_run(cradle_server_host *host) {
             expire_silent_peers(host, now);
         }
         if (host->trial.pid) poll_trial(host, now);
+        watch_audience(host, now);
         if (host->options->mode == CRADLE_SERVER_PACED && !host->paused) {
             cradle_clock_plan plan = cradle_clock_offer_elapsed(&host->clock, now - host->last_offer_ns);
             host->last_offer_ns = now;

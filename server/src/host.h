@@ -139,6 +139,13 @@ typedef struct cradle_server_host {
     uint32_t recent_count, recent_next;
     uint64_t trial_fork_max_ns; /* the longest fork() of a trial: the step loop's stall */
 
+    /* the session's audience: Agones labels, --exit-when-empty */
+    struct cradle_agones *agones;  /* NULL without --agones */
+    uint32_t present_reported, spectators_reported; /* UINT32_MAX: not yet */
+    int agones_state_seen;
+    bool had_player;               /* a player joined once, or Agones allocated the server */
+    uint64_t empty_since_ns;       /* 0: someone is here, or not armed yet */
+
     /* signs of life for the watchdog thread (watchdog.h) */
     _Atomic uint64_t alive_ms;     /* the game loop's last turn, cradle_mono_ms() */
     _Atomic uint64_t in_step;      /* 1 + the step whose game code runs now; 0 outside it */

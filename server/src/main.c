@@ -280,10 +280,16 @@ static bool start_agones(cradle_agones *agones, cradle_server_host *host) {
 static void stop_agones(cradle_agones *agones, cradle_server_host *host) {
     if (!agones->started) return;
     cradle_agones_shutdown(agones);
-    cradle_server_say(host, "info", "agones", "shutdown %s (health %llu, ready %llu, failed calls %llu)",
+    cradle_server_say(host, "info", "agones",
+                      "shutdown %s (health %llu, withheld %llu, ready %llu, labels %llu, watch updates %llu, "
+                      "watch errors %llu, failed calls %llu)",
                       atomic_load(&agones->shutdown_ok) ? "reported" : "NOT reported",
                       (unsigned long long)atomic_load(&agones->health_ok),
+                      (unsigned long long)atomic_load(&agones->health_withheld),
                       (unsigned long long)atomic_load(&agones->ready_ok),
+                      (unsigned long long)atomic_load(&agones->labels_ok),
+                      (unsigned long long)atomic_load(&agones->watch_updates),
+                      (unsigned long long)atomic_load(&agones->watch_errors),
                       (unsigned long long)atomic_load(&agones->failures));
 }
 
@@ -293,6 +299,7 @@ static int serve(cradle_server_net *net, cradle_server_host *host, const cradle_
     print_serving(host, options, sec);
     static cradle_agones agones;
     bool agones_failed = options->agones && !start_agones(&agones, host);
+    if (options->agones && !agones_failed) host->agones = &agones; /* labels, the GameServer's state */
     cradle_server_say(host, "info", "start", "hosting '%s' build %s for %u players on UDP port %u (%s mode)",
                       host->sim.contract->name, host->sim.contract->build_id, host->players, (unsigned)options->port,
                       options->mode == CRADLE_SERVER_PACED ? "paced" : "commanded");

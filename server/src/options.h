@@ -42,6 +42,7 @@ typedef struct cradle_server_options {
     uint32_t spectators; /* most spectators at once */
     uint32_t timeout_ms; /* peer timeout */
     uint32_t stop_timeout_ms; /* --stop-timeout (watchdog.h) */
+    uint32_t exit_when_empty_s; /* --exit-when-empty: 0 = never */
     bool agones; /* --agones: report to the Agones SDK sidecar (agones.h) */
     char resume[CRADLE_SERVER_PATH_MAX]; /* --resume: the log of a session to continue (resume.h) */
     /* security (net.h): the default is secure and needs key + a trusted issuer */

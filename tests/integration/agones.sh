@@ -3,9 +3,15 @@
 # (agones_standin.py): the sidecar is not ready when the server starts, so
 # the first calls fail and are retried; then Ready arrives once, Health at
 # least every 5 s, and SIGTERM (and, in a second run, the dev protocol's
-# quit) brings a Shutdown. A bad AGONES_SDK_HTTP_PORT is refused.
+# quit) brings a Shutdown. A bad AGONES_SDK_HTTP_PORT is refused. Beyond
+# the lifecycle: the players and spectators labels follow a client that
+# joins and leaves, the server follows the GameServer's state through the
+# watch stream, and --exit-when-empty ends the session once it stays empty
+# (after a player left, or after an allocation with nobody come). The
+# stand-in checks every call against the API (methods, Content-Type, JSON
+# bodies, label syntax): its .bad file stays empty.
 set -euo pipefail
-server=$1 game=$2 ctl=$3
+server=$1 game=$2 ctl=$3 client=$4
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/server_common.sh"
 work=$(mktemp -d)
@@ -72,4 +78,41 @@ if grep -q "cannot listen" three.err; then : ; else
   [ "$rc" -eq 1 ] || { echo "bad AGONES_SDK_HTTP_PORT: exit $rc"; cat three.err; exit 1; }
   grep -q "AGONES_SDK_HTTP_PORT" three.err
 fi
+
+# 4. labels and --exit-when-empty after the last player leaves
+: >calls4.txt
+kill "$STANDIN_PID"; wait "$STANDIN_PID" 2>/dev/null || true
+standin calls4.txt "$AGONES_PORT"
+start_server --game "$game" --players 2 --log four.log --agones --exit-when-empty 2
+wait_until 20 "Ready" grep -q ' /ready ' calls4.txt
+wait_until 20 "the first labels" grep -q '"key":"players","value":"0"' calls4.txt
+"$client" --port "$PORT" --game "$game" --steps 120 --timeout-ms 20000 >c.out 2>c.err || { cat c.err; exit 1; }
+grep -q '"key":"players","value":"1"' calls4.txt || { cat calls4.txt; echo "no players=1 label"; exit 1; }
+rc=0; wait "$SERVER_PID" || rc=$? # it ends itself: empty for 2 s after the client left
+[ "$rc" -eq 0 ] || { echo "server exited $rc"; cat server.err; exit 1; }
+grep -q "no player for 2 s (--exit-when-empty): ending the session" server.err
+grep -q "the GameServer is Ready" server.err # the watch stream's state
+tail -1 calls4.txt | grep -q ' /shutdown '
+# the last labels before Shutdown say nobody is here
+[ "$(grep ' /metadata/label ' calls4.txt | grep '"key":"players"' | tail -1 | grep -c '"value":"0"')" -eq 1 ]
+grep -q '"key":"spectators","value":"0"' calls4.txt
+# Health every 2 s: never more than 3 s apart while the session ran
+awk '$2 == "/health" { if (last && $1 - last > 3.0) bad = 1; last = $1 } END { exit bad }' calls4.txt
+
+# 5. an allocation with nobody come: the session ends after --exit-when-empty
+: >calls5.txt
+kill "$STANDIN_PID"; wait "$STANDIN_PID" 2>/dev/null || true
+standin calls5.txt "$AGONES_PORT"
+start_server --game "$game" --players 2 --log five.log --agones --exit-when-empty 1
+wait_until 20 "the watch stream's Ready" grep -q "the GameServer is Ready" server.err
+kill -0 "$SERVER_PID" # not allocated: it waits for players however long
+kill -USR2 "$STANDIN_PID" # a matchmaker allocates the GameServer
+wait_until 20 "the allocation to be seen" grep -q "the GameServer is Allocated" server.err
+rc=0; wait "$SERVER_PID" || rc=$?
+[ "$rc" -eq 0 ] || { echo "server exited $rc"; cat server.err; exit 1; }
+grep -q "no player for 1 s (--exit-when-empty)" server.err
+grep -q ' /watch/gameserver ' calls5.txt
+for f in calls1.txt calls2.txt calls4.txt calls5.txt; do
+  [ ! -s "$f.bad" ] || { echo "calls the Agones API refuses:"; cat "$f.bad"; exit 1; }
+done
 echo "agones ok"
