@@ -119,12 +119,12 @@ int cradle_trial_start(cradle_trial *t, const cradle_reload *r, cradle_sim *sim,
     (void)fcntl(fds[0], F_SETFL, O_NONBLOCK);
     uint64_t before = cradle_mono_ns();
     pid_t pid = fork();
+    int fork_errno = errno;
     if (pid == 0) {
         (void)close(fds[0]);
         run_child(fds[1], r, sim, snapshots, count);
     }
     t->fork_ns = cradle_mono_ns() - before;
-    int fork_errno = errno;
     (void)close(fds[1]);
     if (pid < 0) {
         (void)close(fds[0]);
