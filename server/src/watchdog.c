@@ -4,10 +4,12 @@
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cradle/errors.h"
+#include "cradle/writer.h"
 #include "cradle/systime.h"
 
 #define LOOK_MS 100u
@@ -15,6 +17,27 @@
 bool cradle_server_alive(const cradle_server_host *host, uint64_t now_ms, uint64_t max_silence_ms) {
     uint64_t alive = atomic_load_explicit(&host->alive_ms, memory_order_relaxed);
     return alive + max_silence_ms >= now_ms;
+}
+
+/* A stderr line in the server's --log-format, from this thread: the game
+ * thread's cradle_server_say would also publish to the dev clients, whose
+ * transport belongs to it. */
+static void say(const cradle_server_watchdog *w, const char *level, const char *event, const char *message) {
+    if (w->host->options->log_json) {
+        char line[1024];
+        cradle_writer out;
+        cradle_writer_init(&out, line, sizeof line - 1);
+        cradle_writer_text(&out, "{\"level\":");
+        cradle_writer_json_string(&out, level, strlen(level));
+        cradle_writer_text(&out, ",\"event\":");
+        cradle_writer_json_string(&out, event, strlen(event));
+        cradle_writer_text(&out, ",\"message\":");
+        cradle_writer_json_string(&out, message, strlen(message));
+        cradle_writer_text(&out, "}\n");
+        fwrite(line, 1, out.length, stderr);
+    } else {
+        fprintf(stderr, "cradle-server: %s: %s\n", level, message);
+    }
 }
 
 /* The deadline passed with the game thread still out: keep what can be kept,
@@ -36,13 +59,16 @@ static _Noreturn void rescue(cradle_server_watchdog *w, int signo) {
     } else if (host->log_open) {
         snprintf(kept, sizeof kept, "the log was left as it is (the game thread is not in a step)");
     }
-    fprintf(stderr, "cradle-server: error: stop: the game thread did not finish within %u ms of signal %d (%s%" PRIu64
-            "%s); %s; exiting\n", (unsigned)w->stop_timeout_ms, signo, in_step ? "stuck in the game's step " : "",
-            in_step ? in_step - 1 : 0, in_step ? ": a step that never returns?" : "not in game code", kept);
+    char where[96] = "not in game code";
+    if (in_step)
+        snprintf(where, sizeof where, "stuck in the game's step %" PRIu64 ": a step that never returns?", in_step - 1);
+    char message[sizeof kept + 256];
+    snprintf(message, sizeof message, "stop: the game thread did not finish within %u ms of signal %d (%s); %s; exiting",
+             (unsigned)w->stop_timeout_ms, signo, where, kept);
+    say(w, "error", "stop", message);
     if (w->agones && w->agones->started) {
         cradle_agones_shutdown(w->agones);
-        fprintf(stderr, "cradle-server: info: agones: shutdown %s\n",
-                atomic_load(&w->agones->shutdown_ok) ? "reported" : "NOT reported");
+        say(w, "info", "agones", atomic_load(&w->agones->shutdown_ok) ? "shutdown reported" : "shutdown NOT reported");
     }
     _exit(1);
 }

@@ -41,7 +41,7 @@ SERVER_PID=
 [ $((SECONDS - started)) -le 8 ] || fail "the server took $((SECONDS - started)) s to stop (deadline 1 s)"
 grep -q "did not finish within 1000 ms of signal 15 (stuck in the game's step 180" server.err || fail "no stop message"
 grep -q "the log is durable up to step 179 (180 steps" server.err || fail "the log was not kept"
-grep -q "agones: shutdown reported" server.err || fail "Shutdown not reported"
+grep -q "info: shutdown reported" server.err || fail "Shutdown not reported"
 tail -1 calls.txt | grep -q ' /shutdown ' || fail "Shutdown is not the last call"
 [ "$(healths)" -eq "$before" ] || fail "Health after the hang"
 
