@@ -73,7 +73,7 @@ static const option_row rows[] = {
     {"timeout", 'T', "MS", "drop a silent peer after MS, 100..600000 (default 5000)", false, UINT(timeout_ms, 100, 600000)},
     {"stop-timeout", 'W', "MS", "after SIGTERM/SIGINT, the most the session may take to stop,\n100..600000 (default 3000); then the log is kept up to the\nlast complete step and the server exits 1", false, UINT(stop_timeout_ms, 100, 600000)},
     {"exit-when-empty", 'E', "S", "end the session S seconds after its last player left\n(once one joined, or Agones allocated it), 1..86400\n(default: never)", false, UINT(exit_when_empty_s, 1, 86400)},
-    {"agones", 'A', NULL, "report Ready/Health/Shutdown to the Agones SDK sidecar\n(port from AGONES_SDK_HTTP_PORT, default 9358)", false, SWITCH(agones)},
+    {"agones", 'A', NULL, "report to the Agones SDK sidecar: Ready, Health while the game\nthread is alive, player labels, Shutdown; follow the GameServer\n(port from AGONES_SDK_HTTP_PORT, default 9358)", false, SWITCH(agones)},
     {"resume", 'R', "LOG", "continue the session recorded in LOG (after a crash): its\nseed, players and steps; --log names the new log, which\nholds LOG's recovered steps and continues from them", false, PATH(resume)},
     {NULL, 0, NULL, "Security (the default is secure: a key and at least one trusted issuer):", false, OWN},
     {"key", 'K', "FILE", "server key file; created (0600) if missing, and the\nserver id (its public key, for clients to pin) printed", false, PATH(key)},
