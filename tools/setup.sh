@@ -12,6 +12,10 @@ packages=(
   # The deploy tests: PyYAML reads deploy/fleet.yaml (integration.fleet_manifest);
   # systemd-analyze verifies and rates the units (integration.template_unit).
   python3-yaml systemd
+  # The image (integration.image): podman builds and runs deploy/Containerfile
+  # with runc (crun, podman's default, fails on rlimits and cgroups on the CI's
+  # machines), from a base image debootstrap makes (no registry is reachable).
+  podman runc debootstrap
 )
 # Extra packages a caller asks for (the benchmarks add redis-server).
 packages+=("$@")

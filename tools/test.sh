@@ -10,7 +10,14 @@
 #   5. the golden sessions and the golden corpus again with the games and
 #      tools optimised: gcc -O3 (Release) and clang -O2 (RelWithDebInfo), so
 #      a game that depends on the compiler or its optimisation shows as a
-#      golden difference (tools/bless.sh blesses them with a Debug build).
+#      golden difference (tools/bless.sh blesses them with a Debug build);
+#   6. the container image: deploy/Containerfile built with podman and run as
+#      deploy/fleet.yaml runs it, a client joined (integration.image; a skip
+#      where podman cannot run a container). Its own stage, not stage 1's: the
+#      image compiles the project in its build stage, which beside the ASan
+#      suite's two parallel tests would slow both; here it has the machine to
+#      itself. Its host-side programs (client, keys, replay) are stage 5's gcc
+#      Release build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # lintian checks the Debian package (integration.deb).
@@ -28,20 +35,20 @@ build() {
   fi
 }
 
-echo "== 1/5 ASan+UBSan build and full suite"
+echo "== 1/6 ASan+UBSan build and full suite"
 cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DCRADLE_WERROR=ON -DCRADLE_ASAN=ON \
   -DCRADLE_BUILD_BENCH=OFF >/dev/null
 build build/asan
 (cd build/asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest -j"$jobs" -LE "fuzz")
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest -j"$jobs" -LE 'fuzz|^image$')
 
-echo "== 2/5 ThreadSanitizer build, threaded tests"
+echo "== 2/6 ThreadSanitizer build, threaded tests"
 CC=clang cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=Debug -DCRADLE_WERROR=ON -DCRADLE_TSAN=ON \
   -DCRADLE_BUILD_BENCH=OFF >/dev/null
 build build/tsan
 (cd build/tsan && TSAN_OPTIONS=halt_on_error=1 ctest -j"$jobs" -L threads --no-tests=ignore)
 
-echo "== 3/5 valgrind over the unit tests; the short soak on a plain build"
+echo "== 3/6 valgrind over the unit tests; the short soak on a plain build"
 cmake -S . -B build/valgrind -DCMAKE_BUILD_TYPE=Debug -DCRADLE_WERROR=ON -DCRADLE_VALGRIND=ON \
   -DCRADLE_BUILD_BENCH=OFF >/dev/null
 build build/valgrind
@@ -49,13 +56,13 @@ build build/valgrind
 # The soak's flat-memory check needs a build without sanitizers: this one.
 (cd build/valgrind && ctest -L soak)
 
-echo "== 4/5 libFuzzer harnesses, short bounded runs"
+echo "== 4/6 libFuzzer harnesses, short bounded runs"
 CC=clang cmake -S . -B build/fuzz -DCMAKE_BUILD_TYPE=Debug -DCRADLE_WERROR=ON -DCRADLE_ASAN=ON \
   -DCRADLE_FUZZ=ON -DCRADLE_BUILD_BENCH=OFF >/dev/null
 build build/fuzz
 (cd build/fuzz && ctest -j"$jobs" -L fuzz --no-tests=ignore)
 
-echo "== 5/5 the golden sessions with optimised builds (gcc -O3, clang -O2)"
+echo "== 5/6 the golden sessions with optimised builds (gcc -O3, clang -O2)"
 golden_tests='^integration\.(log_replay|vanguard_golden|golden_corpus|synctest|sdk)$'
 for cross in "gcc Release" "clang RelWithDebInfo"; do
   read -r cc type <<<"$cross"
@@ -65,5 +72,8 @@ for cross in "gcc Release" "clang RelWithDebInfo"; do
   build "$dir"
   (cd "$dir" && ctest -j"$jobs" -R "$golden_tests")
 done
+
+echo "== 6/6 the container image (podman), run as the Fleet runs it"
+(cd build/golden-gcc && ctest -V -L '^image$') # -V: its timings, size and any skip reason
 
 echo "all test stages passed"
