@@ -60,6 +60,8 @@ static void send_message(cradle_netclient *net, const cradle_wire_message *m, ui
     net->bytes_out += n;
 }
 
+static int start_connect(cradle_netclient *net);
+
 int cradle_netclient_open(cradle_netclient *net, const cradle_netclient_config *config,
                           uint64_t now_ns) {
     memset(net, 0, sizeof *net);
@@ -103,14 +105,19 @@ int cradle_netclient_open(cradle_netclient *net, const cradle_netclient_config *
         net->secure = true;
     }
 
-    ENetAddress address = {.port = config->port};
-    if (enet_address_set_host(&address, net->config.host) != 0)
+    net->address = (ENetAddress){.port = config->port};
+    if (enet_address_set_host(&net->address, net->config.host) != 0)
         return fail(net, CRADLE_EINVAL, "cannot resolve the server address '%s'", net->config.host);
     net->enet = enet_host_create(NULL, 1, 1, 0, 0);
     if (!net->enet) return fail(net, CRADLE_ENET_INIT, "cannot create an ENet host");
-    net->peer = enet_host_connect(net->enet, &address, 1, 0);
+    return start_connect(net);
+}
+
+/* A connect to the server (again, after its per-address limit turned one away). */
+static int start_connect(cradle_netclient *net) {
+    net->peer = enet_host_connect(net->enet, &net->address, 1, 0);
     if (!net->peer) return fail(net, CRADLE_ENET_INIT, "cannot start connecting to %s:%u",
-                                net->config.host, (unsigned)config->port);
+                                net->config.host, (unsigned)net->config.port);
     /* ENet's own limit on unacknowledged reliable packets follows the silence
      * timeout: its default (5 to 30 s of retransmissions with doubling waits)
      * drops a connection on a lossy, slow link long before the server is
@@ -403,7 +410,14 @@ int cradle_netclient_receive(cradle_netclient *net, uint64_t now_ns, uint32_t wa
             break;
         case ENET_EVENT_TYPE_DISCONNECT:
             net->peer = NULL;
-            if (net->phase == CRADLE_NETCLIENT_CONNECTING)
+            if (event.data == CRADLE_WIRE_DISCONNECT_RATE_LIMITED &&
+                (net->phase == CRADLE_NETCLIENT_CONNECTING || net->phase == CRADLE_NETCLIENT_HELLO)) {
+                /* the server's per-address connect limit: wait, then again */
+                net->turned_away++;
+                net->retry_ms = net->retry_ms ? (net->retry_ms * 2 > 2000 ? 2000 : net->retry_ms * 2) : 250;
+                net->retry_at_ns = now_ns + (uint64_t)net->retry_ms * NS_PER_MS;
+                net->phase = CRADLE_NETCLIENT_CONNECTING;
+            } else if (net->phase == CRADLE_NETCLIENT_CONNECTING)
                 (void)fail(net, CRADLE_ENET_TIMEOUT, "no server answers on %s:%u", net->config.host,
                            (unsigned)net->config.port);
             else if (net->secure && !net->proven)
@@ -426,10 +440,21 @@ int cradle_netclient_send(cradle_netclient *net, uint64_t now_ns) {
     if (net->phase == CRADLE_NETCLIENT_PLAYING && cradle_ackpace_due(&net->ackpace, net->received_next, now_ns))
         net->ack_due = true; /* a spectator's held ack waited long enough */
     if (net->ack_due) send_inputs(net);
+    if (net->phase == CRADLE_NETCLIENT_CONNECTING && net->turned_away &&
+        now_ns - net->opened_ns > (uint64_t)net->config.connect_timeout_ms * NS_PER_MS)
+        return fail(net, CRADLE_ENET_TIMEOUT,
+                    "%s:%u turned this address away %u times in %u ms: too many connection attempts from it "
+                    "(the server's --connect-rate and --connect-burst; many clients behind one address, or "
+                    "failed joins from it)", net->config.host, (unsigned)net->config.port,
+                    (unsigned)net->turned_away, (unsigned)net->config.connect_timeout_ms);
     if (net->phase == CRADLE_NETCLIENT_CONNECTING &&
         now_ns - net->opened_ns > (uint64_t)net->config.connect_timeout_ms * NS_PER_MS)
         return fail(net, CRADLE_ENET_TIMEOUT, "no server answers on %s:%u within %u ms", net->config.host,
                     (unsigned)net->config.port, (unsigned)net->config.connect_timeout_ms);
+    if (net->phase == CRADLE_NETCLIENT_CONNECTING && net->retry_at_ns && now_ns >= net->retry_at_ns) {
+        net->retry_at_ns = 0;
+        if (start_connect(net) != 0) return net->error;
+    }
     if (net->secure && !net->proven && net->phase == CRADLE_NETCLIENT_HELLO &&
         now_ns - net->hello_ns > (uint64_t)net->config.connect_timeout_ms * NS_PER_MS)
         return fail(net, CRADLE_ENET_AUTH,

@@ -162,6 +162,10 @@ typedef struct cradle_netclient {
                                            step to run, the last step's events */
     ENetHost *enet;
     ENetPeer *peer;
+    ENetAddress address;                /* the server's, for a connect tried again */
+    uint32_t turned_away;               /* connects the server's per-address limit refused */
+    uint64_t retry_at_ns;               /* 0, or when to connect again after one */
+    uint32_t retry_ms;                  /* the wait before the next: 250 ms doubling to 2 s */
     uint64_t opened_ns, last_heard_ns, last_ping_ns;
     bool secure, proven;                /* proven: a sealed reply opened */
     uint8_t server_key[32];

@@ -322,6 +322,9 @@ static void on_first_packet(cradle_server_net *net, ENetPeer *peer, const uint8_
     case CRADLE_HANDSHAKE_ADMIT:
         break;
     }
+    /* A valid, unused token is its own proof: its connect does not count
+     * against its address (a LAN party behind one address gets in). */
+    cradle_ratelimit_refund(&net->ratelimit, &peer->address.host, sizeof peer->address.host, mono_ms());
     net->identified[i] = true;
     net->client_id[i] = r.token.client_id;
     announce(net, peer);
@@ -394,7 +397,9 @@ static void handle_event(cradle_server_net *net, ENetEvent *event) {
         if (!cradle_ratelimit_allow(&net->ratelimit, &event->peer->address.host,
                                     sizeof event->peer->address.host, now)) {
             atomic_fetch_add(&net->stats.rate_limited, 1);
-            enet_peer_reset(event->peer); /* at once, no reply */
+            /* Gone at once, with only a DISCONNECT that says why (the client
+             * tries again later, and names the limit if it keeps failing). */
+            enet_peer_disconnect_now(event->peer, CRADLE_WIRE_DISCONNECT_RATE_LIMITED);
             break;
         }
         net->generation[i]++;
@@ -446,6 +451,10 @@ static void start_stream(cradle_server_net *net, const cradle_server_out *out) {
     (void)rc;
     net->admitted[out->peer] = true;
     net->bye_sent[out->peer] = false;
+    if (!net->secure) { /* plaintext: admission is all the proof there is (loopback development) */
+        ENetPeer *peer = &net->host->peers[out->peer];
+        cradle_ratelimit_refund(&net->ratelimit, &peer->address.host, sizeof peer->address.host, mono_ms());
+    }
     cradle_stream_start(&net->stream, out->peer, m.as.welcome.start_step, cradle_mono_ns());
     if (m.as.welcome.slot == CRADLE_WIRE_SPECTATOR)
         cradle_stream_pace(&net->stream, out->peer, CRADLE_ACKPACE_SPECTATOR_STEPS,

@@ -91,3 +91,18 @@ bool cradle_ratelimit_allow(cradle_ratelimit *rl, const void *address, size_t si
     rl->stats.limited++;
     return false;
 }
+
+void cradle_ratelimit_refund(cradle_ratelimit *rl, const void *address, size_t size, uint64_t now_ms) {
+    uint64_t key = address_key(rl->seed, address, size);
+    uint64_t full = (uint64_t)rl->burst * 1000u;
+    for (uint32_t i = 0; i < CRADLE_RATELIMIT_PROBE; i++) {
+        cradle_ratelimit_entry *e = &rl->entries[(key + i) & rl->mask];
+        if (e->key != key) continue;
+        e->millitokens = level(rl, e, now_ms);
+        if (now_ms > e->last_ms) e->last_ms = now_ms;
+        e->millitokens = e->millitokens + 1000u >= full ? full : e->millitokens + 1000u;
+        rl->stats.refunded++;
+        return;
+    }
+    /* evicted since: its bucket is full again anyway */
+}

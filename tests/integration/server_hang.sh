@@ -21,7 +21,8 @@ export AGONES_SDK_HTTP_PORT=$(cat port.txt)
 
 start_server --game "$game" --players 2 --log hang.log --hash-interval 10 --agones --stop-timeout 1000
 healths() { grep -c ' /health ' calls.txt 2>/dev/null || true; }
-wait_until 20 "the first Health" test "$(healths)" -ge 1
+some_health() { [ "$(healths)" -ge 1 ]; }
+wait_until 20 "the first Health" some_health
 # the step loop hangs at step 180, three seconds in: from then on Health stops
 now() { python3 -c 'import time; print(time.monotonic())'; }
 silent_for() { # SECONDS: no Health for that long while the stand-in keeps listening

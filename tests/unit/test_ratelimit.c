@@ -48,6 +48,33 @@ static void test_burst_then_refill(void **state) {
     assert_int_equal(rl.stats.limited, 6);
 }
 
+/* A refund gives back an attempt's token (up to the burst): attempts that
+ * proved themselves do not count; those that did not still run it dry. */
+static void test_refund_returns_a_token_up_to_the_burst(void **state) {
+    (void)state;
+    cradle_ratelimit rl;
+    cradle_ratelimit_config c = {.per_second = 1, .burst = 2, .seed = 7};
+    assert_int_equal(cradle_ratelimit_init(&rl, table, 64, &c), 0);
+    const uint8_t a[4] = {192, 168, 1, 1}, other[4] = {192, 168, 1, 2};
+    uint64_t t = 5000;
+    for (int joined = 0; joined < 20; joined++) { /* twenty who authenticate, one after another */
+        assert_true(cradle_ratelimit_allow(&rl, a, 4, t));
+        cradle_ratelimit_refund(&rl, a, 4, t);
+    }
+    assert_int_equal(rl.stats.refunded, 20);
+    assert_true(cradle_ratelimit_allow(&rl, a, 4, t)); /* then two who do not: the burst */
+    assert_true(cradle_ratelimit_allow(&rl, a, 4, t));
+    assert_false(cradle_ratelimit_allow(&rl, a, 4, t));
+    cradle_ratelimit_refund(&rl, a, 4, t);
+    cradle_ratelimit_refund(&rl, a, 4, t);
+    cradle_ratelimit_refund(&rl, a, 4, t); /* capped: still two */
+    assert_true(cradle_ratelimit_allow(&rl, a, 4, t));
+    assert_true(cradle_ratelimit_allow(&rl, a, 4, t));
+    assert_false(cradle_ratelimit_allow(&rl, a, 4, t));
+    cradle_ratelimit_refund(&rl, other, 4, t); /* an address never seen: nothing to give back */
+    assert_int_equal(rl.stats.refunded, 23); /* the capped ones count too; the unseen one does not */
+}
+
 static void test_steady_rate_is_enforced(void **state) {
     (void)state;
     cradle_ratelimit rl;
@@ -88,6 +115,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_init_checks),
         cmocka_unit_test(test_burst_then_refill),
+        cmocka_unit_test(test_refund_returns_a_token_up_to_the_burst),
         cmocka_unit_test(test_steady_rate_is_enforced),
         cmocka_unit_test(test_table_is_bounded_and_evicts),
     };

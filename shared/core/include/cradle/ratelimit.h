@@ -42,7 +42,7 @@ typedef struct cradle_ratelimit_config {
 } cradle_ratelimit_config;
 
 typedef struct cradle_ratelimit_stats {
-    uint64_t allowed, limited, evicted;
+    uint64_t allowed, limited, evicted, refunded;
 } cradle_ratelimit_stats;
 
 typedef struct cradle_ratelimit {
@@ -63,5 +63,12 @@ CRADLE_MUST_CHECK int cradle_ratelimit_init(cradle_ratelimit *rl, cradle_ratelim
  * a token when it may. Time going backwards refills nothing. */
 bool cradle_ratelimit_allow(cradle_ratelimit *rl, const void *address, size_t size,
                             uint64_t now_ms);
+
+/* Gives back the token an attempt from address took, once that attempt
+ * proved itself (a server: the client presented a valid join token), so
+ * that only attempts that fail count against an address: a LAN party
+ * behind one address joins at any pace its members authenticate. Capped at
+ * burst; nothing when the address's bucket was evicted meanwhile. */
+void cradle_ratelimit_refund(cradle_ratelimit *rl, const void *address, size_t size, uint64_t now_ms);
 
 #endif

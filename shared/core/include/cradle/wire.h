@@ -127,6 +127,12 @@ typedef enum cradle_wire_bye {
 } cradle_wire_bye;
 #define CRADLE_WIRE_BYE_LAST CRADLE_WIRE_BYE_PROTOCOL
 
+/* The data of the ENet DISCONNECT a server sends, instead of any message,
+ * to a connection its per-address connect limit turned away (it is smaller
+ * than the CONNECT it answers: nothing to amplify). A client waits and
+ * tries again. */
+#define CRADLE_WIRE_DISCONNECT_RATE_LIMITED 0x43524c31u /* "CRL1" */
+
 #define CRADLE_WIRE_HELLO_SPECTATOR 0x01u
 #define CRADLE_WIRE_WELCOME_STATE_FOLLOWS 0x01u
 

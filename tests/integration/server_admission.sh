@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Admission that scales: legitimate clients get in however many share one
+# address, while the per-address connect limit still stops what fails.
+#   1. default settings: 8 player bots and 56 spectator bots from one address,
+#      started at once, all join and finish (before: 5 of 8 players got in);
+#   2. behind a flood of connects that never authenticate, a client with a
+#      valid token is turned away (a DISCONNECT that says why), tries again
+#      with backoff and gets in;
+#   3. the flood protection stands: clients whose tokens fail are limited.
+#   server_admission.sh CRADLE_SERVER CRADLE_CLIENT GAME CRADLECTL CRADLE_TEST_CLIENT
+set -euo pipefail
+server=$1 client=$2 game=$3 ctl=$4 KEYS_CLIENT=$5
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/server_common.sh"
+work=$(mktemp -d)
+trap 'stop_server_on_exit; rm -rf "$work"' EXIT
+cd "$work"
+fail() { echo "FAIL: $*" >&2; tail -20 server.err >&2; exit 1; }
+status() { json_field "$("$ctl" --socket dev.sock --json status)" "$1"; }
+bots() { # ARGS...: cradle-client --headless bots against the server, 300 steps
+  "$client" --game "$game" --headless --port "$PORT" "${CLIENT_SECURITY[@]}" --steps 300 "$@"
+}
+
+# 1. the default limits, 64 bots from one address
+start_server --game "$game" --players 8 --spectators 56 --dev-socket dev.sock
+bots --bots 8 >p.out 2>p.err & players=$!
+bots --bots 56 --spectator >s.out 2>s.err & spectators=$!
+wait "$players" || { cat p.err; fail "a player bot failed"; }
+wait "$spectators" || { cat s.err; fail "a spectator bot failed"; }
+[ "$(status joins)" = 64 ] || fail "joins $(status joins), expected 64"
+echo "default limits: 64 bots joined ($(status rate_limited) connects turned away and tried again)"
+"$ctl" --socket dev.sock quit >/dev/null; wait "$SERVER_PID"; SERVER_PID=
+
+# 2. behind a busy limit: a flood of connects that never authenticate holds
+# the address's two tokens; a client with a valid token is turned away (a
+# DISCONNECT that says why), tries again with backoff, and gets in as the
+# bucket refills; its own connect then does not count
+start_server --game "$game" --players 8 --dev-socket dev.sock --connect-burst 2 --connect-rate 1
+"$KEYS_CLIENT" --port "$PORT" --game "$game" --connect-flood 10 >flood.out & flood=$!
+flood_limited() { [ "$(status rate_limited)" -ge 1 ]; }
+wait_until 20 "the flood to be limited" flood_limited
+bots >p.out 2>p.err || { cat p.err; fail "the client did not get in behind the flood"; }
+kill -TERM "$flood" 2>/dev/null || true; wait "$flood" 2>/dev/null || true
+turned=$(json_field "$(grep '"event":"done"' p.out)" turned_away)
+[ "$turned" -ge 1 ] || fail "the client was never turned away: $(cat p.out)"
+echo "behind a flood: the client was turned away $turned times, tried again and joined"
+
+# 3. joins that fail still count: tokens from an issuer the server does not trust
+cradle-keys-untrusted() { "$KEYS_BIN" gen --out other.key >/dev/null; }
+cradle-keys-untrusted
+before=$(status rate_limited)
+for _ in 1 2 3 4; do
+  "$client" --game "$game" --headless --port "$PORT" --server-key "$SERVER_ID" --issuer-key "$PWD/other.key" \
+    --steps 10 >bad.out 2>bad.err && fail "a client with an untrusted token joined"
+done
+[ "$(status rate_limited)" -gt "$before" ] || fail "failed joins were not limited"
+grep -q "turned this address away" bad.err || grep -q "refused" bad.err || { cat bad.err; fail "no reason"; }
+echo "failed joins still count: rate_limited $(status rate_limited)"
