@@ -6,11 +6,41 @@
 #include <time.h>
 
 #include "cradle/errors.h"
+#include "cradle/json.h"
+
+/* The watch stream's lines, read in every build (the fuzz harness has no libcurl). */
+static const struct {
+    const char *name;
+    cradle_agones_state state;
+} STATES[] = {{"Ready", CRADLE_AGONES_STATE_READY},
+              {"Allocated", CRADLE_AGONES_STATE_ALLOCATED},
+              {"Reserved", CRADLE_AGONES_STATE_RESERVED},
+              {"Shutdown", CRADLE_AGONES_STATE_SHUTDOWN}};
+
+const char *cradle_agones_state_name(cradle_agones_state state) {
+    for (size_t i = 0; i < sizeof STATES / sizeof STATES[0]; i++)
+        if (STATES[i].state == state) return STATES[i].name;
+    return state == CRADLE_AGONES_STATE_UNKNOWN ? "unknown" : "other";
+}
+
+bool cradle_agones_parse_watch_line(const char *line, size_t length, cradle_agones_state *state) {
+    cradle_json_error error;
+    json_t *root = cradle_json_load(line, length, 0, &error);
+    json_t *status = json_object_get(json_object_get(root, "result"), "status");
+    const char *name = json_string_value(json_object_get(status, "state"));
+    bool ok = name != NULL;
+    if (ok) {
+        *state = CRADLE_AGONES_STATE_OTHER;
+        for (size_t i = 0; i < sizeof STATES / sizeof STATES[0]; i++)
+            if (strcmp(name, STATES[i].name) == 0) *state = STATES[i].state;
+    }
+    json_decref(root);
+    return ok;
+}
 
 #if CRADLE_AGONES
 #include <curl/curl.h>
 
-#include "cradle/json.h"
 #include "cradle/parse.h"
 #include "cradle/systime.h"
 
@@ -163,20 +193,6 @@ static void *agones_thread(void *arg) {
 
 /* ---- the GameServer watch ---- */
 
-static const struct {
-    const char *name;
-    cradle_agones_state state;
-} STATES[] = {{"Ready", CRADLE_AGONES_STATE_READY},
-              {"Allocated", CRADLE_AGONES_STATE_ALLOCATED},
-              {"Reserved", CRADLE_AGONES_STATE_RESERVED},
-              {"Shutdown", CRADLE_AGONES_STATE_SHUTDOWN}};
-
-const char *cradle_agones_state_name(cradle_agones_state state) {
-    for (size_t i = 0; i < sizeof STATES / sizeof STATES[0]; i++)
-        if (STATES[i].state == state) return STATES[i].name;
-    return state == CRADLE_AGONES_STATE_UNKNOWN ? "unknown" : "other";
-}
-
 typedef struct watch_stream {
     cradle_agones *a;
     char line[WATCH_LINE_MAX];
@@ -184,24 +200,16 @@ typedef struct watch_stream {
     bool overlong; /* the line so far did not fit: skip it to its end */
 } watch_stream;
 
-/* One line of the stream: {"result":{...,"status":{"state":"Allocated",...}}}. */
+/* One line of the stream (agones_parse_watch_line); a line that is none is counted. */
 static void take_line(cradle_agones *a, const char *line, size_t length) {
     if (length == 0) return;
-    cradle_json_error error;
-    json_t *root = cradle_json_load(line, length, 0, &error);
-    json_t *status = json_object_get(json_object_get(root, "result"), "status");
-    const char *state = json_string_value(json_object_get(status, "state"));
-    if (!state) {
-        atomic_fetch_add(&a->watch_errors, 1); /* not JSON, an {"error":...} line, or no state */
-        json_decref(root);
+    cradle_agones_state seen;
+    if (!cradle_agones_parse_watch_line(line, length, &seen)) {
+        atomic_fetch_add(&a->watch_errors, 1);
         return;
     }
-    cradle_agones_state seen = CRADLE_AGONES_STATE_OTHER;
-    for (size_t i = 0; i < sizeof STATES / sizeof STATES[0]; i++)
-        if (strcmp(state, STATES[i].name) == 0) seen = STATES[i].state;
     atomic_store(&a->state, (int)seen);
     atomic_fetch_add(&a->watch_updates, 1);
-    json_decref(root);
 }
 
 static size_t on_watch_bytes(char *data, size_t size, size_t count, void *user) {
@@ -354,11 +362,6 @@ void cradle_agones_shutdown(cradle_agones *a) { (void)a; }
 
 void cradle_agones_set_players(cradle_agones *a, uint32_t players, uint32_t spectators) {
     (void)a, (void)players, (void)spectators;
-}
-
-const char *cradle_agones_state_name(cradle_agones_state state) {
-    (void)state;
-    return "unknown";
 }
 
 #endif

@@ -36,6 +36,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define CRADLE_AGONES_DEFAULT_PORT 9358u
@@ -87,6 +88,13 @@ typedef enum cradle_agones_state {
 
 /* "Ready", "Allocated", ...; "unknown" and "other" for the two others. */
 const char *cradle_agones_state_name(cradle_agones_state state);
+
+/* One line of the watch stream: {"result":{...,"status":{"state":"X",...}}}
+ * (strict JSON, as cradle_json_load reads it). True with *state (OTHER for a
+ * state not named above); false for anything else: not JSON, an
+ * {"error":...} line, no string at result.status.state. Outside bytes:
+ * fuzzed (tests/fuzz/fuzz_agones_watch.c). */
+bool cradle_agones_parse_watch_line(const char *line, size_t length, cradle_agones_state *state);
 
 /* The state last seen (any thread). */
 static inline cradle_agones_state cradle_agones_state_now(const cradle_agones *a) {
