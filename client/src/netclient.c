@@ -410,10 +410,11 @@ int cradle_netclient_receive(cradle_netclient *net, uint64_t now_ns, uint32_t wa
             break;
         case ENET_EVENT_TYPE_DISCONNECT:
             net->peer = NULL;
-            if (event.data == CRADLE_WIRE_DISCONNECT_RATE_LIMITED &&
+            if ((event.data == CRADLE_WIRE_DISCONNECT_RATE_LIMITED || event.data == CRADLE_WIRE_DISCONNECT_BUSY) &&
                 (net->phase == CRADLE_NETCLIENT_CONNECTING || net->phase == CRADLE_NETCLIENT_HELLO)) {
-                /* the server's per-address connect limit: wait, then again */
+                /* the server's per-address connect limit, or a full table: wait, then again */
                 net->turned_away++;
+                if (event.data == CRADLE_WIRE_DISCONNECT_BUSY) net->turned_busy++;
                 net->retry_ms = net->retry_ms ? (net->retry_ms * 2 > 2000 ? 2000 : net->retry_ms * 2) : 250;
                 net->retry_at_ns = now_ns + (uint64_t)net->retry_ms * NS_PER_MS;
                 net->phase = CRADLE_NETCLIENT_CONNECTING;
@@ -442,11 +443,14 @@ int cradle_netclient_send(cradle_netclient *net, uint64_t now_ns) {
     if (net->ack_due) send_inputs(net);
     if (net->phase == CRADLE_NETCLIENT_CONNECTING && net->turned_away &&
         now_ns - net->opened_ns > (uint64_t)net->config.connect_timeout_ms * NS_PER_MS)
-        return fail(net, CRADLE_ENET_TIMEOUT,
-                    "%s:%u turned this address away %u times in %u ms: too many connection attempts from it "
-                    "(the server's --connect-rate and --connect-burst; many clients behind one address, or "
-                    "failed joins from it)", net->config.host, (unsigned)net->config.port,
-                    (unsigned)net->turned_away, (unsigned)net->config.connect_timeout_ms);
+        return fail(net, CRADLE_ENET_TIMEOUT, "%s:%u turned this client away %u times in %u ms: %s",
+                    net->config.host, (unsigned)net->config.port, (unsigned)net->turned_away,
+                    (unsigned)net->config.connect_timeout_ms,
+                    net->turned_busy ? "its peer table was full of connections that had not authenticated "
+                                       "(a flood?)"
+                                     : "too many connection attempts from this address (the server's "
+                                       "--connect-rate and --connect-burst; many clients behind one "
+                                       "address, or failed joins from it)");
     if (net->phase == CRADLE_NETCLIENT_CONNECTING &&
         now_ns - net->opened_ns > (uint64_t)net->config.connect_timeout_ms * NS_PER_MS)
         return fail(net, CRADLE_ENET_TIMEOUT, "no server answers on %s:%u within %u ms", net->config.host,

@@ -163,7 +163,9 @@ typedef struct cradle_netclient {
     ENetHost *enet;
     ENetPeer *peer;
     ENetAddress address;                /* the server's, for a connect tried again */
-    uint32_t turned_away;               /* connects the server's per-address limit refused */
+    uint32_t turned_away;               /* connects the server turned away: its per-address
+                                           limit, or a table full of half-open connections */
+    uint32_t turned_busy;               /* ... of them, for a full table */
     uint64_t retry_at_ns;               /* 0, or when to connect again after one */
     uint32_t retry_ms;                  /* the wait before the next: 250 ms doubling to 2 s */
     uint64_t opened_ns, last_heard_ns, last_ping_ns;

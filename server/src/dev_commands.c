@@ -60,6 +60,7 @@ static void dev_status(cradle_server_host *host, const cradle_dev_request *req, 
         cradle_dev_field_u64(reply, "replayed", atomic_load(&ns->replayed));
         cradle_dev_field_u64(reply, "unauthenticated", atomic_load(&ns->unauthenticated));
         cradle_dev_field_u64(reply, "auth_timeouts", atomic_load(&ns->auth_timeouts));
+        cradle_dev_field_u64(reply, "evicted_unauthenticated", atomic_load(&ns->evicted_unauthenticated));
         cradle_dev_field_u64(reply, "bad_credential", atomic_load(&ns->bad_credential));
         cradle_dev_field_u64(reply, "tokens_accepted", atomic_load(&ns->tokens_accepted));
         /* Tokens refused, per reason. */

@@ -201,7 +201,8 @@ static void *alloc_aligned_zeroed(size_t size) {
  * exit status (2 a bad --bind, 3 the port is taken). */
 static int open_network(cradle_server_net *net, cradle_server_host *host, const cradle_server_options *options,
                         security *sec) {
-    uint32_t max_peers = host->players + options->spectators + 8u; /* room to refuse politely */
+    /* room to refuse politely, and for handshakes under a flood of half-open connections */
+    uint32_t max_peers = host->players + options->spectators + 8u + CRADLE_SERVER_HALF_OPEN_ROOM;
     if (max_peers > CRADLE_SERVER_MAX_PEERS) max_peers = CRADLE_SERVER_MAX_PEERS;
     cradle_server_net_config nc = {.bind_address = options->bind,
                                    .port = options->port,

@@ -344,6 +344,7 @@ static void on_receive(cradle_server_net *net, ENetEvent *event) {
         uint16_t i = peer_index(net, event->peer);
         if (net->auth[i] == CRADLE_SERVER_AUTH_CLOSING) return;
         if (net->auth[i] == CRADLE_SERVER_AUTH_NONE) {
+            net->heard[i] = true;
             on_first_packet(net, event->peer, data, size);
             return;
         }
@@ -389,6 +390,29 @@ static void on_receive(cradle_server_net *net, ENetEvent *event) {
     push_in(net, in, false);
 }
 
+/* Secure mode: when few peer slots are left, the oldest connection that has
+ * not authenticated yet makes room (a DISCONNECT that says the server is
+ * busy; a real client tries again). A flood of half-open connections thus
+ * cycles through the spare slots and never holds the last ones against a
+ * client with a valid token, which authenticates within a round trip. */
+static void make_room(cradle_server_net *net, const ENetPeer *arrived) {
+    size_t free_slots = 0, oldest = SIZE_MAX;
+    for (size_t i = 0; i < net->host->peerCount; i++) {
+        const ENetPeer *p = &net->host->peers[i];
+        if (p->state == ENET_PEER_STATE_DISCONNECTED) {
+            free_slots++;
+            continue;
+        }
+        if (p == arrived || net->connected_ms[i] == 0 || net->auth[i] != CRADLE_SERVER_AUTH_NONE) continue;
+        if (oldest == SIZE_MAX || net->connected_ms[i] < net->connected_ms[oldest]) oldest = i;
+    }
+    if (free_slots >= CRADLE_SERVER_FREE_SLOTS || oldest == SIZE_MAX) return;
+    atomic_fetch_add(&net->stats.evicted_unauthenticated, 1);
+    ENetPeer *victim = &net->host->peers[oldest];
+    enet_peer_disconnect_now(victim, CRADLE_WIRE_DISCONNECT_BUSY);
+    forget_peer(net, victim);
+}
+
 static void handle_event(cradle_server_net *net, ENetEvent *event) {
     switch (event->type) {
     case ENET_EVENT_TYPE_CONNECT: {
@@ -402,8 +426,10 @@ static void handle_event(cradle_server_net *net, ENetEvent *event) {
             enet_peer_disconnect_now(event->peer, CRADLE_WIRE_DISCONNECT_RATE_LIMITED);
             break;
         }
+        if (net->secure) make_room(net, event->peer);
         net->generation[i]++;
         net->admitted[i] = false;
+        net->heard[i] = false;
         net->auth[i] = CRADLE_SERVER_AUTH_NONE;
         net->announced[i] = false;
         net->connected_ms[i] = now;
@@ -585,9 +611,13 @@ static bool drain_out(cradle_server_net *net) {
 static void expire_unauthenticated(cradle_server_net *net) {
     if (!net->secure) return;
     uint64_t now = mono_ms();
+    uint64_t silent = net->auth_timeout_ms < CRADLE_SERVER_SILENT_MS ? net->auth_timeout_ms : CRADLE_SERVER_SILENT_MS;
     for (size_t i = 0; i < net->host->peerCount; i++) {
         if (net->connected_ms[i] == 0 || net->auth[i] == CRADLE_SERVER_AUTH_OK) continue;
         uint64_t limit = net->auth_timeout_ms + (net->auth[i] == CRADLE_SERVER_AUTH_CLOSING ? 1000u : 0u);
+        /* a peer that sent nothing at all since its CONNECT has far less time:
+         * a client sends its HELLO the moment it is connected */
+        if (net->auth[i] == CRADLE_SERVER_AUTH_NONE && !net->heard[i]) limit = silent;
         if (now - net->connected_ms[i] < limit) continue;
         if (net->auth[i] == CRADLE_SERVER_AUTH_NONE) atomic_fetch_add(&net->stats.auth_timeouts, 1);
         drop_peer(net, &net->host->peers[i]);

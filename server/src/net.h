@@ -64,6 +64,9 @@
 #define CRADLE_SERVER_IN_SLOTS 1024u
 #define CRADLE_SERVER_OUT_SLOTS 256u
 #define CRADLE_SERVER_MAX_PEERS 128u
+#define CRADLE_SERVER_HALF_OPEN_ROOM 32u /* peer slots beyond players and spectators, for handshakes */
+#define CRADLE_SERVER_FREE_SLOTS 4u /* fewer free: the oldest unauthenticated connection makes room */
+#define CRADLE_SERVER_SILENT_MS 500u /* a connection that sent nothing is dropped this soon */
 #define CRADLE_SERVER_BROADCAST 0xFFFFu
 #define CRADLE_SERVER_SEEN_TOKENS 4096u /* token ids remembered (usable once) */
 #define CRADLE_SERVER_RATE_ENTRIES 4096u /* addresses the connect limiter tracks */
@@ -142,6 +145,7 @@ typedef struct cradle_server_net_stats {
     atomic_uint_fast64_t replayed;     /* opened but replayed or behind the window */
     atomic_uint_fast64_t unauthenticated; /* packets before a valid HELLO that were not one */
     atomic_uint_fast64_t auth_timeouts;   /* peers dropped for not authenticating in time */
+    atomic_uint_fast64_t evicted_unauthenticated; /* the oldest half-open peer, dropped for room */
     atomic_uint_fast64_t bad_credential;  /* HELLO credential too short or a degenerate key */
     atomic_uint_fast64_t tokens_accepted;
     atomic_uint_fast64_t token_malformed, token_signature, token_server, token_build, token_future,
@@ -193,6 +197,7 @@ typedef struct cradle_server_net {
     bool identified[CRADLE_SERVER_MAX_PEERS]; /* its token verified: client_id holds */
     uint64_t client_id[CRADLE_SERVER_MAX_PEERS];
     uint64_t connected_ms[CRADLE_SERVER_MAX_PEERS];
+    bool heard[CRADLE_SERVER_MAX_PEERS];    /* it sent a packet since its CONNECT */
     uint16_t hello_bytes[CRADLE_SERVER_MAX_PEERS]; /* size of its HELLO packet: replies' cap */
     cradle_secure session[CRADLE_SERVER_MAX_PEERS];
     pthread_mutex_t build_lock;

@@ -6,7 +6,10 @@
 #   2. behind a flood of connects that never authenticate, a client with a
 #      valid token is turned away (a DISCONNECT that says why), tries again
 #      with backoff and gets in;
-#   3. the flood protection stands: clients whose tokens fail are limited.
+#   3. the flood protection stands: clients whose tokens fail are limited;
+#   4. half-open connections from 40 addresses cannot hold the slots: the
+#      oldest one that has not authenticated makes room, a connection that
+#      sent nothing is dropped after 500 ms, and three clients all join.
 #   server_admission.sh CRADLE_SERVER CRADLE_CLIENT GAME CRADLECTL CRADLE_TEST_CLIENT
 set -euo pipefail
 server=$1 client=$2 game=$3 ctl=$4 KEYS_CLIENT=$5
@@ -54,5 +57,21 @@ for _ in 1 2 3 4; do
     --steps 10 >bad.out 2>bad.err && fail "a client with an untrusted token joined"
 done
 [ "$(status rate_limited)" -gt "$before" ] || fail "failed joins were not limited"
-grep -q "turned this address away" bad.err || grep -q "refused" bad.err || { cat bad.err; fail "no reason"; }
+grep -q "turned this client away" bad.err || grep -q "refused" bad.err || { cat bad.err; fail "no reason"; }
 echo "failed joins still count: rate_limited $(status rate_limited)"
+"$ctl" --socket dev.sock quit >/dev/null; wait "$SERVER_PID"; SERVER_PID=
+
+# 4. half-open connections cannot hold the slots: 40 loopback addresses open
+# 8 connections each (320, more than the peer table holds) and never say a
+# word, while three clients with valid tokens join; every join succeeds
+start_server --game "$game" --players 3 --dev-socket dev.sock
+"$KEYS_CLIENT" --port "$PORT" --game "$game" --connect-flood 320 --flood-from 40 >flood.out & flood=$!
+flooded() { [ "$(status rate_limited)" -ge 1 ] || [ "$(status auth_timeouts)" -ge 1 ]; }
+wait_until 20 "the flood to reach the server" flooded
+pids=()
+for i in 1 2 3; do bots >"h$i.out" 2>"h$i.err" & pids+=($!); done
+for i in 1 2 3; do wait "${pids[$((i - 1))]}" || { cat "h$i.err"; fail "client $i did not get in under the flood"; }; done
+kill -TERM "$flood" 2>/dev/null || true; wait "$flood" 2>/dev/null || true
+[ "$(status joins)" = 3 ] || fail "joins $(status joins), expected 3"
+echo "under a half-open flood from 40 addresses: 3 of 3 joined (evicted $(status evicted_unauthenticated)," \
+  "auth timeouts $(status auth_timeouts), rate limited $(status rate_limited))"

@@ -20,7 +20,7 @@ wait_until 10 "the Agones stand-in" test -s port.txt
 export AGONES_SDK_HTTP_PORT=$(cat port.txt)
 
 start_server --game "$game" --players 2 --log hang.log --hash-interval 10 --agones --stop-timeout 1000
-healths() { grep -c ' /health ' calls.txt 2>/dev/null || true; }
+healths() { local n; n=$(grep -c ' /health ' calls.txt 2>/dev/null) || true; echo "${n:-0}"; }
 some_health() { [ "$(healths)" -ge 1 ]; }
 wait_until 20 "the first Health" some_health
 # the step loop hangs at step 180, three seconds in: from then on Health stops

@@ -46,7 +46,11 @@ refused trial_crash "$crashed"
 refused trial_static "not deterministic: step 100 .* differs at total \(state byte 0\)"
 grep -E -q "new library refused \(reload_trial\): the new build .*($crashed)" server.err || fail "stderr lacks the refusal"
 [ "$(json_field "$(ctl status)" build)" = "$build1" ] || fail "the build changed"
-[ "$(json_field "$(ctl status)" reload_trial_failures)" = 2 ] || fail "trial failures: $(ctl status)"
+# (the file watch may have staged the same file before the dev command came:
+# the command waits for that trial, then runs its own, so a build may be
+# refused twice)
+failures=$(json_field "$(ctl status)" reload_trial_failures)
+[ "$failures" -ge 2 ] || fail "trial failures: $(ctl status)"
 ctl step 50 >/dev/null
 cp "$games/trial_two.so" client/game.so.tmp && mv -f client/game.so.tmp client/game.so
 install_game trial_two
@@ -54,7 +58,7 @@ out=$(ctl reload) || fail "the good build was refused: $out"
 echo "$out" | grep -q '"swapped":true' || fail "$out"
 build2=$(json_field "$(ctl status)" build)
 [ "$build2" != "$build1" ] || fail "the good build has the old build id"
-[ "$(json_field "$(ctl status)" reload_trials)" = 3 ] || fail "trials: $(ctl status)"
+[ "$(json_field "$(ctl status)" reload_trials)" = $((failures + 1)) ] || fail "trials: $(ctl status)"
 ctl step 150 >/dev/null
 wait $a
 server_hash=$(json_field "$(ctl hash)" hash)
@@ -66,7 +70,7 @@ wait "$SERVER_PID" || fail "the server exited $?"
 "$replay" --json r.log >replay.out 2>replay.err || { cat replay.out replay.err; fail "the log does not replay"; }
 grep -q '"reloads":1' replay.out || fail "the log holds other reloads: $(cat replay.out)"
 # the two refused builds are in the log too, with their reasons
-grep -q '"refusals":2' replay.out || fail "the log lacks the refusals: $(cat replay.out)"
+grep -q "\"refusals\":$failures," replay.out || fail "the log lacks the refusals: $(cat replay.out)"
 grep -E -q "a new build was refused before step 100: the new build .*($crashed)" replay.err || fail "$(cat replay.err)"
 grep -q "a new build was refused before step 100: not deterministic" replay.err || fail "$(cat replay.err)"
 echo "commanded: two builds refused, one swapped, client on the server's hash, log replays"

@@ -46,8 +46,11 @@
  *   --connect-flood N N connects at once, serviced until SIGTERM (at most
  *                     60 s: ENet retries the ones the server has no room
  *                     for yet); prints {"event":"flood","attempts":N,
- *                     "connected":C,"disconnected":D}. The test waits for
- *                     the server's counters to show the flood, then stops it.
+ *                     "from":K,"connected":C,"disconnected":D}. The test
+ *                     waits for the server's counters to show the flood,
+ *                     then stops it;
+ *   --flood-from K    spreads the flood over K loopback addresses,
+ *                     127.0.0.2 and on (K <= 250).
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -99,6 +102,7 @@ typedef struct options {
     uint64_t client_id;
     bool silent;
     uint64_t connect_flood;
+    uint64_t flood_from;     /* --flood-from K: the flood from 127.0.0.2 .. 127.0.0.(K+1) */
 } options;
 
 typedef struct client {
@@ -472,11 +476,14 @@ static void on_flood_stop(int sig) {
     flood_stop = 1;
 }
 
-/* --connect-flood: N connection attempts at once from this address,
- * serviced until SIGTERM or 60 s; prints how many ENet completed and how
- * many the server dropped. How soon the server gets to each attempt depends
- * on the machine's speed, so the flood does not end on a timer of its own:
- * the test stops it once the server's counters show what it checks. */
+/* --connect-flood: N connection attempts at once, from this address or,
+ * with --flood-from K, spread over K loopback addresses (127.0.0.2 and on,
+ * N/K each: every host of 127.0.0.0/8 is this machine's), serviced until
+ * SIGTERM or 60 s; none ever sends a message. Prints how many ENet
+ * completed and how many the server dropped. How soon the server gets to
+ * each attempt depends on the machine's speed, so the flood does not end on
+ * a timer of its own: the test stops it once the server's counters show
+ * what it checks. */
 static int run_connect_flood(const options *o) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -484,24 +491,41 @@ static int run_connect_flood(const options *o) {
     sigemptyset(&sa.sa_mask);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
+    enum { HOSTS_MAX = 250 };
+    ENetHost *hosts[HOSTS_MAX] = {NULL};
+    uint64_t count = o->flood_from ? o->flood_from : 1;
     ENetAddress address = {.port = o->port};
-    ENetHost *flood = enet_host_create(NULL, (size_t)o->connect_flood, 1, 0, 0);
+    bool ok = enet_address_set_host_ip(&address, o->host_name) == 0;
+    for (uint64_t h = 0; ok && h < count; h++) {
+        uint64_t share = o->connect_flood / count + (h < o->connect_flood % count ? 1 : 0);
+        ENetAddress from = {.port = 0};
+        char text[32];
+        snprintf(text, sizeof text, "127.0.0.%u", (unsigned)(h + 2));
+        if (o->flood_from && enet_address_set_host_ip(&from, text) != 0) ok = false;
+        hosts[h] = ok ? enet_host_create(o->flood_from ? &from : NULL, share ? (size_t)share : 1, 1, 0, 0) : NULL;
+        if (!hosts[h]) ok = false;
+        for (uint64_t i = 0; ok && i < share; i++) (void)enet_host_connect(hosts[h], &address, 1, 0);
+    }
     uint64_t connected = 0, disconnected = 0;
-    if (flood && enet_address_set_host_ip(&address, o->host_name) == 0) {
-        for (uint64_t i = 0; i < o->connect_flood; i++) (void)enet_host_connect(flood, &address, 1, 0);
-        ENetEvent fe;
-        uint64_t until = cradle_mono_ms() + 60000;
-        while (!flood_stop && cradle_mono_ms() < until && disconnected < o->connect_flood) {
-            int rc = enet_host_service(flood, &fe, 5);
+    uint64_t until = cradle_mono_ms() + 60000;
+    while (ok && !flood_stop && cradle_mono_ms() < until && disconnected < o->connect_flood) {
+        for (uint64_t h = 0; h < count; h++) {
+            ENetEvent fe;
+            int rc = enet_host_service(hosts[h], &fe, count > 1 ? 0 : 5);
             if (rc > 0 && fe.type == ENET_EVENT_TYPE_CONNECT) connected++;
             if (rc > 0 && fe.type == ENET_EVENT_TYPE_DISCONNECT) disconnected++;
             if (rc > 0 && fe.type == ENET_EVENT_TYPE_RECEIVE) enet_packet_destroy(fe.packet);
         }
+        if (count > 1) {
+            struct timespec nap = {.tv_sec = 0, .tv_nsec = 1000000L};
+            nanosleep(&nap, NULL);
+        }
     }
-    printf("{\"event\":\"flood\",\"attempts\":%" PRIu64 ",\"connected\":%" PRIu64 ",\"disconnected\":%" PRIu64
-           "}\n", o->connect_flood, connected, disconnected);
-    if (flood) enet_host_destroy(flood);
-    return flood ? 0 : 1;
+    printf("{\"event\":\"flood\",\"attempts\":%" PRIu64 ",\"from\":%" PRIu64 ",\"connected\":%" PRIu64
+           ",\"disconnected\":%" PRIu64 "}\n", o->connect_flood, count, connected, disconnected);
+    for (uint64_t h = 0; h < count; h++)
+        if (hosts[h]) enet_host_destroy(hosts[h]);
+    return ok ? 0 : 1;
 }
 
 /* ---- the command line ---------------------------------------------------------- */
@@ -513,7 +537,7 @@ static void usage(FILE *to) {
                 "       [--garbage N] [--output FILE]\n"
                 "       [--server-key HEX] [--token TEXT | --issuer-key FILE] [--client-id N] [--insecure]\n"
                 "       [--save-token FILE] [--attack KINDS] [--attack-count N] [--silent]\n"
-                "       [--connect-flood N]\n");
+                "       [--connect-flood N [--flood-from K]]\n");
 }
 
 /* Returns -1 to go on, or the exit code (0 for --help, 2 for a usage error). */
@@ -553,6 +577,7 @@ static int parse_options(options *o, int argc, char **argv) {
         {"attack-count", required_argument, NULL, 'A'},
         {"silent", no_argument, NULL, 'z'},
         {"connect-flood", required_argument, NULL, 'F'},
+        {"flood-from", required_argument, NULL, 'Y'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -601,6 +626,7 @@ static int parse_options(options *o, int argc, char **argv) {
         case 'A': ok = cradle_parse_u64(optarg, 0, 1000, &o->attack_count); break;
         case 'z': o->silent = true; break;
         case 'F': ok = cradle_parse_u64(optarg, 1, 4000, &o->connect_flood); break;
+        case 'Y': ok = cradle_parse_u64(optarg, 1, 250, &o->flood_from); break;
         case 'h': usage(stdout); return 0;
         default: ok = false;
         }

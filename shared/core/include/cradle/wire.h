@@ -132,6 +132,10 @@ typedef enum cradle_wire_bye {
  * than the CONNECT it answers: nothing to amplify). A client waits and
  * tries again. */
 #define CRADLE_WIRE_DISCONNECT_RATE_LIMITED 0x43524c31u /* "CRL1" */
+/* ... and to the oldest connection that has not authenticated yet, when the
+ * peer table is nearly full (a flood of half-open connections must not keep
+ * a client with a valid token out). A client waits and tries again. */
+#define CRADLE_WIRE_DISCONNECT_BUSY 0x43425331u /* "CBS1" */
 
 #define CRADLE_WIRE_HELLO_SPECTATOR 0x01u
 #define CRADLE_WIRE_WELCOME_STATE_FOLLOWS 0x01u
