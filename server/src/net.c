@@ -14,7 +14,8 @@
 #include "handshake.h"
 
 #define BATCH_MS 4         /* inbound datagrams wait at most this long to be read in a batch */
-#define HOUSEKEEPING_MS 20 /* the longest sleep: ENet's pings, retransmissions and timeouts */
+#define HOUSEKEEPING_MS 20 /* the longest sleep with peers: ENet's pings, retransmissions and timeouts */
+#define IDLE_MS 1000       /* with none, until a datagram or the game thread's wake (or this) */
 
 /* Never 0: connected_ms[i] == 0 marks a slot with no connection. */
 static uint64_t mono_ms(void) { return cradle_mono_ms() + 1u; }
@@ -639,6 +640,14 @@ void cradle_server_net_wake(cradle_server_net *net) {
     if (net->wake_fd[1] >= 0) (void)!write(net->wake_fd[1], "", 1);
 }
 
+/* Whether ENet holds any peer, connected or on its way: only then do its
+ * timers (pings, retransmissions, timeouts) need a look between datagrams. */
+static bool any_peer(const cradle_server_net *net) {
+    for (size_t i = 0; i < net->host->peerCount; i++)
+        if (net->host->peers[i].state != ENET_PEER_STATE_DISCONNECTED) return true;
+    return false;
+}
+
 static void *net_main(void *arg) {
     cradle_server_net *net = arg;
     cradle_enet_pool_bind(&net->pool); /* unbound again when this thread exits */
@@ -672,9 +681,10 @@ static void *net_main(void *arg) {
          * peer acked every step). After a quiet turn it sleeps until a
          * datagram arrives, output is queued or ENet's timers (pings,
          * retransmissions, timeouts) want a look: an idle server does not
-         * wake 250 times a second. */
+         * wake 250 times a second, and one with no peer at all once a second. */
         nfds_t watched = busy ? 1 : 2;
-        if (poll(fds, watched, busy ? BATCH_MS : HOUSEKEEPING_MS) > 0 && (fds[0].revents & POLLIN))
+        int wait_ms = busy ? BATCH_MS : any_peer(net) ? HOUSEKEEPING_MS : IDLE_MS;
+        if (poll(fds, watched, wait_ms) > 0 && (fds[0].revents & POLLIN))
             cradle_drain_wake_fd(net->wake_fd[0]);
     }
     return NULL;

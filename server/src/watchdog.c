@@ -12,7 +12,7 @@
 #include "cradle/writer.h"
 #include "cradle/systime.h"
 
-#define LOOK_MS 100u
+#define LOOK_MS 250u /* the stop deadline is checked this often; a signal returns at once */
 
 bool cradle_server_alive(const cradle_server_host *host, uint64_t now_ms, uint64_t max_silence_ms) {
     uint64_t alive = atomic_load_explicit(&host->alive_ms, memory_order_relaxed);

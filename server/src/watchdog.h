@@ -7,7 +7,7 @@
  * starts any thread), this one waits for them (sigtimedwait), sets the
  * flag the game loop reads and wakes that loop through its wake pipe, so a
  * signal is seen even while the game thread runs game code that never
- * returns. Its own thread looks, every 100 ms, at
+ * returns. Its own thread looks, every 250 ms, at
  * the signs of life the game thread leaves in the host (host.h: alive_ms,
  * the loop's last turn; in_step, whether game code runs and which step):
  *
