@@ -38,13 +38,16 @@ for name in p0 p1 spec; do
 done
 [ "$(json_field "$(grep done spec.out)" slot)" = -1 ]
 # Acks: a player sends an INPUT with every step, a spectator every other
-# step (cradle/ackpace.h), give or take its catch-up and last step.
+# step (cradle/ackpace.h), give or take its catch-up and last step (a client
+# that runs several steps in one frame, as after a join or on a loaded
+# machine under ThreadSanitizer, sends their inputs in one INPUT: 89% was
+# seen there, so a player's bound is 80%).
 acks() { # name -> "inputs_sent steps_played"
   local line; line=$(grep '"event":"done"' "$1.out")
   echo "$(json_field "$line" inputs_sent) $(( $(json_field "$line" steps) - $(json_field "$line" start_step) ))"
 }
 read -r sent played < <(acks p0)
-[ "$sent" -ge $((played * 9 / 10)) ] || { echo "player p0 sent $sent INPUTs over $played steps"; exit 1; }
+[ "$sent" -ge $((played * 8 / 10)) ] || { echo "player p0 sent $sent INPUTs over $played steps"; exit 1; }
 read -r sent played < <(acks spec)
 [ "$sent" -ge $((played * 4 / 10)) ] && [ "$sent" -le $((played * 6 / 10 + 5)) ] ||
   { echo "the spectator sent $sent acks over $played steps, not about half"; exit 1; }
