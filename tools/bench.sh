@@ -12,13 +12,14 @@ cmake --build build/release -j"$(nproc)" >build/release-build.log 2>&1 ||
 b=build/release/tools/bench
 vanguard=build/release/shared/games/vanguard/vanguard.so
 names=("$@")
-[ ${#names[@]} -gt 0 ] || names=(core world game log reload trial dev events secure client server)
+[ ${#names[@]} -gt 0 ] || names=(core world game log reload trial idle dev events secure client server)
 for name in "${names[@]}"; do
   echo "== bench_$name"
   case "$name" in
     dev) bash tools/bench/bench_dev.sh build/release ;;
     events) bash tools/bench/bench_events.sh build/release ;;
     trial) bash tools/bench/bench_trial.sh build/release ;;
+    idle) bash tools/bench/bench_idle.sh build/release ;;
     log) "$b/bench_log" "$vanguard" ;;
     server) "$b/bench_server" "${BENCH_SERVER_SECONDS:-60}" ;;
     *) [ -x "$b/bench_$name" ] || { echo "bench.sh: no benchmark '$name'" >&2; exit 2; }
