@@ -32,7 +32,13 @@ void cradle_server_say(cradle_server_host *host, const char *level, const char *
     va_start(ap, format);
     vsnprintf(message, sizeof message, format, ap);
     va_end(ap);
-    if (host && host->options->log_json) {
+    cradle_server_print(host ? host->options : NULL, level, event, host ? host->sim.next_step : 0, message);
+    if (host) cradle__server_publish_said(host, level, event, message);
+}
+
+void cradle_server_print(const cradle_server_options *options, const char *level, const char *event,
+                         uint64_t step, const char *message) {
+    if (options && options->log_json) {
         char line[1024];
         cradle_writer w;
         cradle_writer_init(&w, line, sizeof line - 1);
@@ -40,14 +46,13 @@ void cradle_server_say(cradle_server_host *host, const char *level, const char *
         cradle_writer_json_string(&w, level, strlen(level));
         cradle_writer_text(&w, ",\"event\":");
         cradle_writer_json_string(&w, event, strlen(event));
-        cradle_writer_format(&w, ",\"step\":%" PRIu64 ",\"message\":", host->sim.next_step);
+        cradle_writer_format(&w, ",\"step\":%" PRIu64 ",\"message\":", step);
         cradle_writer_json_string(&w, message, strlen(message));
         cradle_writer_text(&w, "}\n");
         fwrite(line, 1, w.length, stderr);
     } else {
         fprintf(stderr, "cradle-server: %s: %s\n", level, message);
     }
-    if (host) cradle__server_publish_said(host, level, event, message);
 }
 
 /* ---- outbound --------------------------------------------------------------- */

@@ -216,6 +216,12 @@ int cradle_server_host_finish(cradle_server_host *host);
 /* Releases everything init acquired. Safe after a failed init. */
 void cradle_server_host_deinit(cradle_server_host *host);
 
+/* The stderr line alone, in --log-format (options NULL: text), for a thread
+ * other than the game thread: cradle_server_say also publishes to the dev
+ * clients, whose transport is the game thread's. */
+void cradle_server_print(const cradle_server_options *options, const char *level, const char *event,
+                         uint64_t step, const char *message);
+
 /* Logs a line on stderr in the format the options chose, and hands it to
  * the dev event stream's subscribers (dev_events.h). Game thread only. */
 #if defined(__GNUC__)

@@ -4,12 +4,10 @@
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
-#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cradle/errors.h"
-#include "cradle/writer.h"
 #include "cradle/systime.h"
 
 #define LOOK_MS 250u /* the stop deadline is checked this often; a signal returns at once */
@@ -17,27 +15,6 @@
 bool cradle_server_alive(const cradle_server_host *host, uint64_t now_ms, uint64_t max_silence_ms) {
     uint64_t alive = atomic_load_explicit(&host->alive_ms, memory_order_relaxed);
     return alive + max_silence_ms >= now_ms;
-}
-
-/* A stderr line in the server's --log-format, from this thread: the game
- * thread's cradle_server_say would also publish to the dev clients, whose
- * transport belongs to it. */
-static void say(const cradle_server_watchdog *w, const char *level, const char *event, const char *message) {
-    if (w->host->options->log_json) {
-        char line[1024];
-        cradle_writer out;
-        cradle_writer_init(&out, line, sizeof line - 1);
-        cradle_writer_text(&out, "{\"level\":");
-        cradle_writer_json_string(&out, level, strlen(level));
-        cradle_writer_text(&out, ",\"event\":");
-        cradle_writer_json_string(&out, event, strlen(event));
-        cradle_writer_text(&out, ",\"message\":");
-        cradle_writer_json_string(&out, message, strlen(message));
-        cradle_writer_text(&out, "}\n");
-        fwrite(line, 1, out.length, stderr);
-    } else {
-        fprintf(stderr, "cradle-server: %s: %s\n", level, message);
-    }
 }
 
 /* The deadline passed with the game thread still out: keep what can be kept,
@@ -65,10 +42,13 @@ static _Noreturn void rescue(cradle_server_watchdog *w, int signo) {
     char message[sizeof kept + 256];
     snprintf(message, sizeof message, "stop: the game thread did not finish within %u ms of signal %d (%s); %s; exiting",
              (unsigned)w->stop_timeout_ms, signo, where, kept);
-    say(w, "error", "stop", message);
+    /* the step the game thread stands at: it writes no more (acquire above) */
+    uint64_t step = host->sim.next_step;
+    cradle_server_print(host->options, "error", "stop", step, message);
     if (w->agones && w->agones->started) {
         cradle_agones_shutdown(w->agones);
-        say(w, "info", "agones", atomic_load(&w->agones->shutdown_ok) ? "shutdown reported" : "shutdown NOT reported");
+        cradle_server_print(host->options, "info", "agones", step,
+                            atomic_load(&w->agones->shutdown_ok) ? "shutdown reported" : "shutdown NOT reported");
     }
     _exit(1);
 }
