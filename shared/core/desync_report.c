@@ -4,8 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cradle/internal.h"
 #include "cradle/input.h"
+#include "cradle/internal.h"
+#include "cradle/lines.h"
 #include "cradle/parse.h"
 
 #define LINE_MAX_BYTES 128u
@@ -24,9 +25,7 @@ static const struct {
 #define FIELD_COUNT (sizeof FIELDS / sizeof FIELDS[0])
 
 typedef struct reader {
-    const uint8_t *bytes;
-    size_t size, at;
-    unsigned line;
+    cradle_lines in;
     char text[LINE_MAX_BYTES + 1];
     char *message;
     size_t message_size;
@@ -36,18 +35,15 @@ typedef struct reader {
 
 /* The next header line into r->text (without its newline). */
 static int next_line(reader *r) {
-    r->line++;
-    size_t n = 0;
-    while (r->at < r->size && r->bytes[r->at] != '\n') {
-        if (n == LINE_MAX_BYTES) return REFUSE(r, "line %u: longer than %u bytes", r->line, LINE_MAX_BYTES);
-        unsigned char c = r->bytes[r->at++];
-        if (c < 0x20 || c > 0x7e) return REFUSE(r, "line %u: byte 0x%02x is not printable ASCII", r->line, c);
-        r->text[n++] = (char)c;
+    uint8_t bad = 0;
+    switch (cradle_lines_next(&r->in, r->text, LINE_MAX_BYTES, &bad)) {
+    case CRADLE_LINE_OK: return CRADLE_OK;
+    case CRADLE_LINE_LONG: return REFUSE(r, "line %u: longer than %u bytes", r->in.line, LINE_MAX_BYTES);
+    case CRADLE_LINE_BYTE: return REFUSE(r, "line %u: byte 0x%02x is not printable ASCII", r->in.line, bad);
+    case CRADLE_LINE_END:
+    case CRADLE_LINE_UNTERMINATED: break;
     }
-    if (r->at == r->size) return REFUSE(r, "line %u: the header ends without its \"end\" line", r->line);
-    r->at++;
-    r->text[n] = '\0';
-    return CRADLE_OK;
+    return REFUSE(r, "line %u: the header ends without its \"end\" line", r->in.line);
 }
 
 static bool hex64(const char *s, uint64_t *out) {
@@ -69,34 +65,34 @@ static int read_field(reader *r, cradle_desync_report *rep, size_t f) {
     if (rc != CRADLE_OK) return rc;
     const char *key = FIELDS[f].key;
     size_t k = strlen(key);
-    if (FIELDS[f].kind == END) return strcmp(r->text, "end") == 0 ? CRADLE_OK : REFUSE(r, "line %u: expected \"end\", got \"%s\"", r->line, r->text);
+    if (FIELDS[f].kind == END) return strcmp(r->text, "end") == 0 ? CRADLE_OK : REFUSE(r, "line %u: expected \"end\", got \"%s\"", r->in.line, r->text);
     if (strncmp(r->text, key, k) != 0 || r->text[k] != ' ')
-        return REFUSE(r, "line %u: expected \"%s <value>\", got \"%s\"", r->line, key, r->text);
+        return REFUSE(r, "line %u: expected \"%s <value>\", got \"%s\"", r->in.line, key, r->text);
     const char *v = r->text + k + 1;
     uint64_t n = 0;
     switch (FIELDS[f].kind) {
     case TEXT_NAME:
     case TEXT_BUILD: {
         size_t max = FIELDS[f].kind == TEXT_NAME ? CRADLE_GAME_NAME_MAX : CRADLE_GAME_BUILD_ID_MAX;
-        if (*v == '\0' || strlen(v) > max) return REFUSE(r, "line %u: %s must be 1..%zu bytes", r->line, key, max);
+        if (*v == '\0' || strlen(v) > max) return REFUSE(r, "line %u: %s must be 1..%zu bytes", r->in.line, key, max);
         snprintf(FIELDS[f].kind == TEXT_NAME ? rep->game : rep->build, max + 1, "%s", v);
         return CRADLE_OK;
     }
     case HEX64:
         if (!hex64(v, f == 3 ? &rep->client_hash : &rep->server_hash))
-            return REFUSE(r, "line %u: %s '%s' is not 16 lowercase hex digits", r->line, key, v);
+            return REFUSE(r, "line %u: %s '%s' is not 16 lowercase hex digits", r->in.line, key, v);
         return CRADLE_OK;
     case SIGNED:
         if (strcmp(v, "-1") == 0) rep->base_step = -1;
         else if (cradle_parse_u64(v, 0, INT64_MAX, &n)) rep->base_step = (int64_t)n;
-        else return REFUSE(r, "line %u: %s '%s' is not -1 or a whole number", r->line, key, v);
+        else return REFUSE(r, "line %u: %s '%s' is not -1 or a whole number", r->in.line, key, v);
         return CRADLE_OK;
     case FLAG:
-        if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0) return REFUSE(r, "line %u: %s '%s' is not 0 or 1", r->line, key, v);
+        if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0) return REFUSE(r, "line %u: %s '%s' is not 0 or 1", r->in.line, key, v);
         rep->truncated = v[0] - '0';
         return CRADLE_OK;
     default:
-        if (!cradle_parse_u64(v, 0, UINT64_MAX, &n)) return REFUSE(r, "line %u: %s '%s' is not a whole number", r->line, key, v);
+        if (!cradle_parse_u64(v, 0, UINT64_MAX, &n)) return REFUSE(r, "line %u: %s '%s' is not a whole number", r->in.line, key, v);
         if (f == 2) rep->step = n;
         else if (f == 6) rep->snapshot_size = n <= UINT32_MAX ? (uint32_t)n : UINT32_MAX;
         else if (f == 7) rep->snapshots = n;
@@ -120,7 +116,7 @@ static int check_counts(reader *r, cradle_desync_report *rep) {
         return REFUSE(r, "snapshots %llu does not fit steps %lld..%llu (truncated %d)",
                       (unsigned long long)rep->snapshots, (long long)rep->base_step + 1,
                       (unsigned long long)rep->step, rep->truncated);
-    uint64_t left = r->size - r->at;
+    uint64_t left = r->in.size - r->in.at;
     uint64_t want = 2u * (uint64_t)rep->state_size + rep->snapshots * (uint64_t)rep->snapshot_size;
     if (rep->snapshots > (UINT64_MAX / 2) / rep->snapshot_size || left != want)
         return REFUSE(r, "after the header: %llu bytes, the header says %llu (two states and the snapshots)",
@@ -132,7 +128,7 @@ int cradle_desync_report_parse(cradle_desync_report *report, const uint8_t *byte
                                size_t message_size) {
     *report = (cradle_desync_report){0};
     if (message && message_size) message[0] = '\0';
-    reader r = {.bytes = bytes, .size = size, .message = message, .message_size = message_size};
+    reader r = {.in = {.bytes = bytes, .size = size}, .message = message, .message_size = message_size};
     int rc = next_line(&r);
     if (rc != CRADLE_OK) return rc;
     if (strcmp(r.text, "cradle-desync 1") != 0)
@@ -143,7 +139,7 @@ int cradle_desync_report_parse(cradle_desync_report *report, const uint8_t *byte
     }
     rc = check_counts(&r, report);
     if (rc != CRADLE_OK) return rc;
-    report->base = bytes + r.at;
+    report->base = bytes + r.in.at;
     report->snapshot_data = report->base + report->state_size;
     report->client_state = report->snapshot_data + report->snapshots * report->snapshot_size;
     return CRADLE_OK;

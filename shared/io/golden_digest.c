@@ -12,6 +12,7 @@
 #include <sodium.h>
 
 #include "cradle/internal.h"
+#include "cradle/lines.h"
 #include "cradle/parse.h"
 
 #define LINE_MAX_BYTES 128u /* longer than any line a valid file has */
@@ -39,9 +40,7 @@ void cradle_golden_digest_window_steps(const cradle_golden_digest *d, uint64_t i
 /* ---- parsing ------------------------------------------------------------ */
 
 typedef struct reader {
-    const uint8_t *bytes;
-    size_t size, at;
-    unsigned line;
+    cradle_lines in;
     char text[LINE_MAX_BYTES + 1];
     char *message;
     size_t message_size;
@@ -52,19 +51,16 @@ typedef struct reader {
 /* The next line into r->text, without its newline. `what` names the line
  * expected, for a file that ends before it. */
 static int next_line(reader *r, const char *what) {
-    r->line++;
-    if (r->at == r->size) return REFUSE(r, "line %u: the file ends before %s", r->line, what);
-    size_t n = 0;
-    while (r->at < r->size && r->bytes[r->at] != '\n') {
-        if (n == LINE_MAX_BYTES) return REFUSE(r, "line %u: longer than %u bytes", r->line, LINE_MAX_BYTES);
-        unsigned char c = r->bytes[r->at++];
-        if (c < 0x20 || c > 0x7e) return REFUSE(r, "line %u: byte 0x%02x is not printable ASCII", r->line, c);
-        r->text[n++] = (char)c;
+    uint8_t bad = 0;
+    switch (cradle_lines_next(&r->in, r->text, LINE_MAX_BYTES, &bad)) {
+    case CRADLE_LINE_OK: return CRADLE_OK;
+    case CRADLE_LINE_END: return REFUSE(r, "line %u: the file ends before %s", r->in.line, what);
+    case CRADLE_LINE_UNTERMINATED:
+        return REFUSE(r, "line %u: the file ends inside %s, without its newline", r->in.line, what);
+    case CRADLE_LINE_LONG: return REFUSE(r, "line %u: longer than %u bytes", r->in.line, LINE_MAX_BYTES);
+    case CRADLE_LINE_BYTE: break;
     }
-    if (r->at == r->size) return REFUSE(r, "line %u: the file ends inside %s, without its newline", r->line, what);
-    r->at++;
-    r->text[n] = '\0';
-    return CRADLE_OK;
+    return REFUSE(r, "line %u: byte 0x%02x is not printable ASCII", r->in.line, bad);
 }
 
 /* A decimal number in its one spelling: digits, no leading zero. */
@@ -84,31 +80,31 @@ static int read_number(reader *r, const char *key, uint64_t min, uint64_t max, u
     int rc = next_line(r, key);
     if (rc != CRADLE_OK) return rc;
     const char *v = value_of(r, key);
-    if (!v) return REFUSE(r, "line %u: expected \"%s <number>\", got \"%s\"", r->line, key, r->text);
+    if (!v) return REFUSE(r, "line %u: expected \"%s <number>\", got \"%s\"", r->in.line, key, r->text);
     if (!canonical_u64(v, min, max, out))
         return REFUSE(r, "line %u: %s '%s' is not %" PRIu64 "..%" PRIu64 " in decimal without leading zeros",
-                      r->line, key, v, min, max);
+                      r->in.line, key, v, min, max);
     return CRADLE_OK;
 }
 
 /* The magic, game and hash lines. */
 static int read_identity(reader *r, cradle_golden_digest *d) {
-    if (!cradle_golden_digest_is(r->bytes, r->size))
+    if (!cradle_golden_digest_is(r->in.bytes, r->in.size))
         return REFUSE(r, "line 1: not a digest golden file (it does not start with \"cradle-golden-digest 1\")");
     int rc = next_line(r, "the magic line");
     if (rc != CRADLE_OK) return rc;
     if ((rc = next_line(r, "the game line")) != CRADLE_OK) return rc;
     const char *game = value_of(r, "game");
-    if (!game) return REFUSE(r, "line %u: expected \"game <name>\", got \"%s\"", r->line, r->text);
+    if (!game) return REFUSE(r, "line %u: expected \"game <name>\", got \"%s\"", r->in.line, r->text);
     size_t n = strlen(game);
     if (n < 1 || n > CRADLE_GAME_NAME_MAX)
-        return REFUSE(r, "line %u: game name is %zu bytes, not 1..%u", r->line, n, CRADLE_GAME_NAME_MAX);
+        return REFUSE(r, "line %u: game name is %zu bytes, not 1..%u", r->in.line, n, CRADLE_GAME_NAME_MAX);
     memcpy(d->game, game, n + 1);
     if ((rc = next_line(r, "the hash line")) != CRADLE_OK) return rc;
     const char *hash = value_of(r, "hash");
-    if (!hash) return REFUSE(r, "line %u: expected \"hash blake2b-128\", got \"%s\"", r->line, r->text);
+    if (!hash) return REFUSE(r, "line %u: expected \"hash blake2b-128\", got \"%s\"", r->in.line, r->text);
     if (strcmp(hash, "blake2b-128") != 0)
-        return REFUSE(r, "line %u: hash '%s' is not blake2b-128, the only hash of version 1", r->line, hash);
+        return REFUSE(r, "line %u: hash '%s' is not blake2b-128, the only hash of version 1", r->in.line, hash);
     return CRADLE_OK;
 }
 
@@ -121,12 +117,12 @@ static int read_shape(reader *r, cradle_golden_digest *d) {
     if (rc != CRADLE_OK) return rc;
     if (d->steps < UINT64_MAX / CRADLE_GAME_OUTPUT_MAX && d->bytes > d->steps * CRADLE_GAME_OUTPUT_MAX)
         return REFUSE(r, "line %u: bytes %" PRIu64 " is more than %" PRIu64 " steps of at most %u bytes output",
-                      r->line, d->bytes, d->steps, CRADLE_GAME_OUTPUT_MAX);
+                      r->in.line, d->bytes, d->steps, CRADLE_GAME_OUTPUT_MAX);
     uint64_t expected = d->steps / d->window + (d->steps % d->window != 0);
     if ((rc = read_number(r, "windows", 0, UINT64_MAX, &d->windows)) != CRADLE_OK) return rc;
     if (d->windows != expected)
         return REFUSE(r, "line %u: windows %" PRIu64 " is not ceil(steps %" PRIu64 " / window %" PRIu64 ") = %" PRIu64,
-                      r->line, d->windows, d->steps, d->window, expected);
+                      r->in.line, d->windows, d->steps, d->window, expected);
     return CRADLE_OK;
 }
 
@@ -139,24 +135,24 @@ static int read_window(reader *r, const cradle_golden_digest *d, uint64_t i, siz
     int rc = next_line(r, "a window line");
     if (rc != CRADLE_OK) return rc;
     if (i >= capacity)
-        return REFUSE(r, "line %u: window %" PRIu64 ": more windows than the %zu the caller has room for", r->line,
+        return REFUSE(r, "line %u: window %" PRIu64 ": more windows than the %zu the caller has room for", r->in.line,
                       i, capacity);
     uint64_t first = d->from + i * d->window, step;
     char *space = strchr(r->text, ' ');
     if (!space) return REFUSE(r, "line %u: window %" PRIu64 ": expected \"<first step> <digest>\", got \"%s\"",
-                              r->line, i, r->text);
+                              r->in.line, i, r->text);
     *space = '\0';
     if (!canonical_u64(r->text, 0, UINT64_MAX, &step) || step != first)
         return REFUSE(r, "line %u: window %" PRIu64 ": first step '%s' is not %" PRIu64 " (from + %" PRIu64
-                      " x window)", r->line, i, r->text, first, i);
+                      " x window)", r->in.line, i, r->text, first, i);
     const char *hex = space + 1;
     if (strlen(hex) != 2u * CRADLE_GOLDEN_DIGEST_BYTES)
-        return REFUSE(r, "line %u: window %" PRIu64 ": digest '%s' is not %u lowercase hex digits", r->line, i, hex,
+        return REFUSE(r, "line %u: window %" PRIu64 ": digest '%s' is not %u lowercase hex digits", r->in.line, i, hex,
                       2u * CRADLE_GOLDEN_DIGEST_BYTES);
     for (unsigned b = 0; b < CRADLE_GOLDEN_DIGEST_BYTES; b++) {
         int hi = hex_digit(hex[2 * b]), lo = hex_digit(hex[2 * b + 1]);
         if (hi < 0 || lo < 0)
-            return REFUSE(r, "line %u: window %" PRIu64 ": digest '%s' is not %u lowercase hex digits", r->line, i,
+            return REFUSE(r, "line %u: window %" PRIu64 ": digest '%s' is not %u lowercase hex digits", r->in.line, i,
                           hex, 2u * CRADLE_GOLDEN_DIGEST_BYTES);
         d->digests[i][b] = (uint8_t)(hi << 4 | lo);
     }
@@ -169,15 +165,15 @@ int cradle_golden_digest_parse(cradle_golden_digest *d, const uint8_t *bytes, si
     if (message && message_size) message[0] = '\0';
     memset(d, 0, sizeof *d);
     d->digests = digests;
-    reader r = {.bytes = bytes, .size = bytes ? size : 0, .message = message, .message_size = message_size};
+    reader r = {.in = {.bytes = bytes, .size = bytes ? size : 0}, .message = message, .message_size = message_size};
     int rc = read_identity(&r, d);
     if (rc == CRADLE_OK) rc = read_shape(&r, d);
     for (uint64_t i = 0; rc == CRADLE_OK && i < d->windows; i++) rc = read_window(&r, d, i, capacity);
     if (rc == CRADLE_OK && (rc = next_line(&r, "the \"end\" line")) == CRADLE_OK && strcmp(r.text, "end") != 0)
-        rc = REFUSE(&r, "line %u: expected \"end\" after %" PRIu64 " window lines, got \"%s\"", r.line, d->windows,
+        rc = REFUSE(&r, "line %u: expected \"end\" after %" PRIu64 " window lines, got \"%s\"", r.in.line, d->windows,
                     r.text);
-    if (rc == CRADLE_OK && r.at != r.size)
-        rc = REFUSE(&r, "line %u: %zu bytes after the \"end\" line", r.line + 1, r.size - r.at);
+    if (rc == CRADLE_OK && r.in.at != r.in.size)
+        rc = REFUSE(&r, "line %u: %zu bytes after the \"end\" line", r.in.line + 1, r.in.size - r.in.at);
     if (rc != CRADLE_OK) {
         memset(d, 0, sizeof *d);
         d->digests = digests;
