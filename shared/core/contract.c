@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 
 
 cradle_contract_limits cradle_contract_host_limits(void) {
@@ -50,20 +51,22 @@ static int check_string(const char *field, const char *s, size_t max, char *mess
     return CRADLE_OK;
 }
 
-/* One sound file's name (game_abi.h, minor 2): a printable relative path
- * ending in ".wav", with no ".." component. */
-static int check_sound_name(uint32_t index, const char *name, char *message, size_t message_size) {
-    char field[32];
-    snprintf(field, sizeof field, "sound %u name", (unsigned)index + 1u);
+/* A file name a game gives the host (a sound, a data file): printable and
+ * not absolute... */
+static int check_relative_name(const char *field, const char *name, size_t max, char *message,
+                               size_t message_size) {
     if (!name) return cradle__say(CRADLE_ERELOAD_CONTRACT, message, message_size, "%s is NULL", field);
-    int rc = check_string(field, name, CRADLE_GAME_SOUND_NAME_MAX, message, message_size);
+    int rc = check_string(field, name, max, message, message_size);
     if (rc != CRADLE_OK) return rc;
-    size_t n = cradle_contract_strnlen(name, CRADLE_GAME_SOUND_NAME_MAX);
     if (name[0] == '/')
         return cradle__say(CRADLE_ERELOAD_CONTRACT, message, message_size, "%s \"%s\" is absolute", field, name);
-    if (n < 5 || name[n - 4] != '.' || name[n - 3] != 'w' || name[n - 2] != 'a' || name[n - 1] != 'v')
-        return cradle__say(CRADLE_ERELOAD_CONTRACT, message, message_size, "%s \"%s\" does not end in .wav", field,
-                           name);
+    return CRADLE_OK;
+}
+
+/* ... and relative to the library's folder, never above it: no ".."
+ * component. */
+static int check_no_parent(const char *field, const char *name, size_t max, char *message, size_t message_size) {
+    size_t n = cradle_contract_strnlen(name, max);
     for (size_t i = 0; i + 1 < n; i++) {
         bool starts = i == 0 || name[i - 1] == '/';
         if (starts && name[i] == '.' && name[i + 1] == '.' && (i + 2 == n || name[i + 2] == '/'))
@@ -71,6 +74,20 @@ static int check_sound_name(uint32_t index, const char *name, char *message, siz
                                field, name);
     }
     return CRADLE_OK;
+}
+
+/* One sound file's name (game_abi.h, minor 2): a relative name ending in
+ * ".wav". */
+static int check_sound_name(uint32_t index, const char *name, char *message, size_t message_size) {
+    char field[32];
+    snprintf(field, sizeof field, "sound %u name", (unsigned)index + 1u);
+    int rc = check_relative_name(field, name, CRADLE_GAME_SOUND_NAME_MAX, message, message_size);
+    if (rc != CRADLE_OK) return rc;
+    size_t n = cradle_contract_strnlen(name, CRADLE_GAME_SOUND_NAME_MAX);
+    if (n < 5 || name[n - 4] != '.' || name[n - 3] != 'w' || name[n - 2] != 'a' || name[n - 1] != 'v')
+        return cradle__say(CRADLE_ERELOAD_CONTRACT, message, message_size, "%s \"%s\" does not end in .wav", field,
+                           name);
+    return check_no_parent(field, name, CRADLE_GAME_SOUND_NAME_MAX, message, message_size);
 }
 
 /* The fields of minor 2, read only when abi_minor says they exist. */
@@ -87,6 +104,47 @@ static int check_sounds(const cradle_game_contract *c, char *message, size_t mes
         if (rc != CRADLE_OK) return rc;
     }
     return CRADLE_OK;
+}
+
+/* The fields of minor 4: the data files and their entry. */
+static int check_data(const cradle_game_contract *c, char *message, size_t message_size) {
+    if (c->abi_minor < CRADLE_ABI_MINOR_DATA || c->data_file_count == 0) return CRADLE_OK;
+    if (c->data_file_count > CRADLE_GAME_MAX_DATA_FILES)
+        return cradle__say(CRADLE_ERELOAD_CONTRACT, message, message_size, "data file count %u > maximum %u",
+                           (unsigned)c->data_file_count, (unsigned)CRADLE_GAME_MAX_DATA_FILES);
+    if (!c->data_files)
+        return cradle__say(CRADLE_ERELOAD_CONTRACT, message, message_size,
+                           "data_files is NULL with data file count %u", (unsigned)c->data_file_count);
+    if (!c->data)
+        return cradle__say(CRADLE_ERELOAD_CONTRACT, message, message_size, "data is NULL with data file count %u",
+                           (unsigned)c->data_file_count);
+    for (uint32_t i = 0; i < c->data_file_count; i++) {
+        const cradle_game_data_file *f = &c->data_files[i];
+        char field[32];
+        snprintf(field, sizeof field, "data file %u name", (unsigned)i + 1u);
+        int rc = check_relative_name(field, f->name, CRADLE_GAME_DATA_NAME_MAX, message, message_size);
+        if (rc == CRADLE_OK) rc = check_no_parent(field, f->name, CRADLE_GAME_DATA_NAME_MAX, message, message_size);
+        if (rc != CRADLE_OK) return rc;
+        if (f->max_bytes < 1 || f->max_bytes > CRADLE_GAME_DATA_MAX_BYTES)
+            return cradle__say(CRADLE_ERELOAD_CONTRACT, message, message_size,
+                               "data file %u \"%s\" max bytes %u is outside 1..%u", (unsigned)i + 1u, f->name,
+                               (unsigned)f->max_bytes, (unsigned)CRADLE_GAME_DATA_MAX_BYTES);
+        for (uint32_t j = 0; j < i; j++) {
+            if (strcmp(c->data_files[j].name, f->name) == 0)
+                return cradle__say(CRADLE_ERELOAD_CONTRACT, message, message_size,
+                                   "data files %u and %u are both named \"%s\"", (unsigned)j + 1u,
+                                   (unsigned)i + 1u, f->name);
+        }
+    }
+    return CRADLE_OK;
+}
+
+const cradle_game_data_file *cradle_contract_data(const cradle_game_contract *c, uint32_t *count) {
+    assert(c && count && "a checked contract, never NULL");
+    *count = 0;
+    if (c->abi_minor < CRADLE_ABI_MINOR_DATA || c->data_file_count == 0) return NULL;
+    *count = c->data_file_count;
+    return c->data_files;
 }
 
 const cradle_state_region *cradle_contract_layout(const cradle_game_contract *c, uint32_t *count) {
@@ -181,7 +239,9 @@ int cradle_contract_check(const cradle_game_contract *c, const cradle_contract_l
     if (rc != CRADLE_OK) return rc;
     if (!c->init) return cradle__say(CRADLE_ERELOAD_CONTRACT, message, message_size, "init is NULL");
     if (!c->step) return cradle__say(CRADLE_ERELOAD_CONTRACT, message, message_size, "step is NULL");
-    int sounds = check_sounds(c, message, message_size);
-    if (sounds != CRADLE_OK || c->abi_minor < CRADLE_ABI_MINOR_LAYOUT) return sounds;
-    return cradle_layout_check(c->layout, c->layout_count, c->state_size, message, message_size);
+    rc = check_sounds(c, message, message_size);
+    if (rc != CRADLE_OK || c->abi_minor < CRADLE_ABI_MINOR_LAYOUT) return rc;
+    rc = cradle_layout_check(c->layout, c->layout_count, c->state_size, message, message_size);
+    if (rc != CRADLE_OK) return rc;
+    return check_data(c, message, message_size);
 }

@@ -1,8 +1,10 @@
 #include "cradle/sim.h"
 
+#include "cradle/contract.h"
 #include "cradle/internal.h"
 
 #include <assert.h>
+#include <stdio.h>
 #include <string.h>
 
 /* Whether the storage can hold the contract's state block. */
@@ -24,9 +26,13 @@ int cradle_sim_init(cradle_sim *sim, const cradle_sim_config *config, const crad
     memset(sim, 0, sizeof *sim);
     sim->state = config->state;
     sim->previous = config->previous;
+    sim->scratch = config->scratch;
     sim->state_capacity = config->state_capacity ? config->state_capacity : contract->state_size;
     sim->state_align = config->state_align ? config->state_align : contract->state_align;
     assert(((uintptr_t)sim->state % sim->state_align) == 0 && "the storage has the alignment it claims");
+    sim->scratch_capacity = sim->state_capacity;
+    sim->scratch_align = sim->state_align;
+    assert(((uintptr_t)sim->scratch % sim->scratch_align) == 0 && "the scratch has the state's alignment");
     sim->hash = config->hash;
     int rc = check_fit(sim->state_capacity, sim->state_align, contract, message, message_size);
     if (rc != CRADLE_OK) return rc;
@@ -166,4 +172,45 @@ int cradle_sim_rebind(cradle_sim *sim, const cradle_game_contract *contract, cha
     int rc = check_takeover(sim, contract, message, message_size);
     if (rc == CRADLE_OK) sim->contract = contract;
     return rc;
+}
+
+int cradle_sim_apply_data(cradle_sim *sim, uint32_t file, const uint8_t *bytes, uint32_t size,
+                          cradle_data_refusal *refusal) {
+    assert(sim && sim->contract && refusal && (bytes || size == 0));
+    assert(sim->scratch && "a host that applies data gives the sim scratch storage");
+    memset(refusal, 0, sizeof *refusal);
+    uint32_t count = 0;
+    const cradle_game_data_file *files = cradle_contract_data(sim->contract, &count);
+    if (file >= count) {
+        snprintf(refusal->message, sizeof refusal->message, "build '%s' declares %u data files, not file %u",
+                 sim->contract->build_id, (unsigned)count, (unsigned)file + 1u);
+        return CRADLE_EDATA;
+    }
+    if (size > files[file].max_bytes) {
+        snprintf(refusal->message, sizeof refusal->message, "%u bytes > the game's limit of %u", (unsigned)size,
+                 (unsigned)files[file].max_bytes);
+        return CRADLE_EDATA;
+    }
+    uint32_t n = sim->contract->state_size;
+    if (n > sim->scratch_capacity || sim->contract->state_align > sim->scratch_align) {
+        snprintf(refusal->message, sizeof refusal->message,
+                 "the state (%u bytes at %u) has outgrown the scratch storage (%u bytes at %u)", (unsigned)n,
+                 (unsigned)sim->contract->state_align, (unsigned)sim->scratch_capacity, (unsigned)sim->scratch_align);
+        return CRADLE_EDATA;
+    }
+    memcpy(sim->scratch, sim->state, n);
+    static const uint8_t empty[1] = {0};
+    bool accepted = sim->contract->data(sim->scratch, file, size ? bytes : empty, size, refusal);
+    if (!accepted) {
+        /* The game's words reach a terminal and a log: printable, never empty. */
+        refusal->message[sizeof refusal->message - 1] = '\0';
+        for (char *p = refusal->message; *p; p++)
+            if ((unsigned char)*p < 0x20u || (unsigned char)*p > 0x7eu) *p = '?';
+        if (!refusal->message[0]) snprintf(refusal->message, sizeof refusal->message, "refused (no reason given)");
+        return CRADLE_EDATA_REFUSED;
+    }
+    memcpy(sim->state, sim->scratch, n);
+    sim->data_applied++;
+    memset(refusal, 0, sizeof *refusal);
+    return CRADLE_OK;
 }

@@ -6,6 +6,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -222,6 +223,147 @@ static void test_minor_1_bot_entry(void **unused) {
     free(old);
 }
 
+static bool fake_data(void *state, uint32_t file, const uint8_t *bytes, uint32_t size, cradle_data_refusal *refusal) {
+    (void)state, (void)file, (void)bytes, (void)size, (void)refusal;
+    return true;
+}
+
+/* Minor 4 added the game's data files: every declaration is checked (count,
+ * both pointers, each name as a sound's without the .wav rule, the size
+ * limit, distinct names), and an older contract is never read for them. */
+static void test_minor_4_data_files(void **unused) {
+    (void)unused;
+    cradle_contract_limits l = limits();
+    cradle_game_contract c = good();
+    char long_name[CRADLE_GAME_DATA_NAME_MAX + 2];
+    memset(long_name, 'd', sizeof long_name - 1);
+    long_name[CRADLE_GAME_DATA_NAME_MAX] = '\0'; /* 127 bytes: the most */
+    const cradle_game_data_file ok[] = {
+        {"counter/bonus.json", 4096},
+        {"waves", CRADLE_GAME_DATA_MAX_BYTES},
+        {"a", 1},
+        {"..x/y..", 1},
+        {".hidden/x", 2},
+        {long_name, 3},
+    };
+    c.data_files = ok;
+    c.data_file_count = 6;
+    c.data = fake_data;
+    char message[128] = "junk";
+    assert_int_equal(cradle_contract_check(&c, &l, message, sizeof message), CRADLE_OK);
+    assert_string_equal(message, "");
+    uint32_t count = 99;
+    assert_ptr_equal(cradle_contract_data(&c, &count), ok);
+    assert_int_equal(count, 6);
+
+    /* The most files a game may declare. */
+    static char names[CRADLE_GAME_MAX_DATA_FILES + 1][8];
+    cradle_game_data_file many[CRADLE_GAME_MAX_DATA_FILES + 1];
+    for (uint32_t i = 0; i <= CRADLE_GAME_MAX_DATA_FILES; i++) {
+        snprintf(names[i], sizeof names[i], "f%u", (unsigned)i);
+        many[i] = (cradle_game_data_file){names[i], 16};
+    }
+    c.data_files = many;
+    c.data_file_count = CRADLE_GAME_MAX_DATA_FILES;
+    assert_int_equal(cradle_contract_check(&c, &l, NULL, 0), CRADLE_OK);
+    assert_ptr_equal(cradle_contract_data(&c, &count), many);
+    assert_int_equal(count, CRADLE_GAME_MAX_DATA_FILES);
+    c.data_file_count = CRADLE_GAME_MAX_DATA_FILES + 1u;
+    expect_refusal(&c, CRADLE_ERELOAD_CONTRACT, "data file count 17 > maximum 16");
+
+    /* None: both pointers may be NULL (and are not looked at). */
+    c.data_files = NULL;
+    c.data = NULL;
+    c.data_file_count = 0;
+    assert_int_equal(cradle_contract_check(&c, &l, NULL, 0), CRADLE_OK);
+    count = 99;
+    assert_null(cradle_contract_data(&c, &count));
+    assert_int_equal(count, 0);
+    c.data_files = ok; /* declarations without a count: none */
+    assert_int_equal(cradle_contract_check(&c, &l, NULL, 0), CRADLE_OK);
+    assert_null(cradle_contract_data(&c, &count));
+    assert_int_equal(count, 0);
+
+    c.data_files = NULL;
+    c.data = fake_data;
+    c.data_file_count = 2;
+    expect_refusal(&c, CRADLE_ERELOAD_CONTRACT, "data_files is NULL with data file count 2");
+    c.data_files = ok;
+    c.data = NULL;
+    expect_refusal(&c, CRADLE_ERELOAD_CONTRACT, "data is NULL with data file count 2");
+    c.data = fake_data;
+
+    char too_long[CRADLE_GAME_DATA_NAME_MAX + 2];
+    memset(too_long, 'd', sizeof too_long - 1);
+    too_long[CRADLE_GAME_DATA_NAME_MAX + 1] = '\0'; /* 128 bytes */
+    const struct {
+        const char *name, *message;
+    } bad[] = {
+        {NULL, "data file 2 name is NULL"},
+        {"/etc/passwd", "data file 2 name \"/etc/passwd\" is absolute"},
+        {"/", "data file 2 name \"/\" is absolute"},
+        {"..", "data file 2 name \"..\" has a .. component"},
+        {"../x.json", "data file 2 name \"../x.json\" has a .. component"},
+        {"g/../../x.json", "data file 2 name \"g/../../x.json\" has a .. component"},
+        {"g/..", "data file 2 name \"g/..\" has a .. component"},
+        {"a\x01.json", "data file 2 name byte 1 is 0x01, not printable ASCII 0x20..0x7e"},
+        {"tab\there", "data file 2 name byte 3 is 0x09, not printable ASCII 0x20..0x7e"},
+        {"caf\xc3\xa9", "data file 2 name byte 3 is 0xc3, not printable ASCII 0x20..0x7e"},
+        {"", "data file 2 name length 0 < minimum 1"},
+        {too_long, "data file 2 name length > maximum 127 (no NUL within 128 bytes)"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const cradle_game_data_file files[] = {{"fine.json", 10}, {bad[i].name, 10}};
+        c.data_files = files;
+        c.data_file_count = 2;
+        expect_refusal(&c, CRADLE_ERELOAD_CONTRACT, bad[i].message);
+    }
+    const cradle_game_data_file zero[] = {{"fine.json", 10}, {"b.json", 0}};
+    c.data_files = zero;
+    expect_refusal(&c, CRADLE_ERELOAD_CONTRACT, "data file 2 \"b.json\" max bytes 0 is outside 1..1048576");
+    const cradle_game_data_file huge[] = {{"fine.json", 10}, {"b.json", CRADLE_GAME_DATA_MAX_BYTES + 1u}};
+    c.data_files = huge;
+    expect_refusal(&c, CRADLE_ERELOAD_CONTRACT, "data file 2 \"b.json\" max bytes 1048577 is outside 1..1048576");
+    const cradle_game_data_file twice[] = {{"a.json", 10}, {"b.json", 10}, {"a.json", 20}};
+    c.data_files = twice;
+    c.data_file_count = 3;
+    expect_refusal(&c, CRADLE_ERELOAD_CONTRACT, "data files 1 and 3 are both named \"a.json\"");
+    const cradle_game_data_file first[] = {{"/abs", 0}, {"x", 0}};
+    c.data_files = first; /* the first failure wins: file 1's name */
+    c.data_file_count = 2;
+    expect_refusal(&c, CRADLE_ERELOAD_CONTRACT, "data file 1 name \"/abs\" is absolute");
+
+    /* A host of minor 3 refuses a minor-4 game. */
+    c = good();
+    l.abi_minor = CRADLE_ABI_MINOR_LAYOUT;
+    assert_int_equal(cradle_contract_check(&c, &l, message, sizeof message), CRADLE_ERELOAD_MINOR);
+    assert_string_equal(message, "abi minor 4 > host abi minor 3");
+
+    /* Minor 3: whatever the bytes where the fields would be, no data files. */
+    l = limits();
+    c = good();
+    c.abi_minor = CRADLE_ABI_MINOR_LAYOUT;
+    c.data_files = (const cradle_game_data_file *)(uintptr_t)0x10;
+    c.data_file_count = 0xdeadbeefu;
+    c.data = NULL;
+    assert_int_equal(cradle_contract_check(&c, &l, message, sizeof message), CRADLE_OK);
+    assert_string_equal(message, "");
+    count = 99;
+    assert_null(cradle_contract_data(&c, &count));
+    assert_int_equal(count, 0);
+    /* ... and on an object that ends before them (a minor-3 library's), neither
+     * reads past its end: an overread is an ASan or valgrind finding. */
+    size_t v3_size = offsetof(cradle_game_contract, data_files);
+    cradle_game_contract *old = malloc(v3_size);
+    assert_non_null(old);
+    memcpy(old, &c, v3_size);
+    assert_int_equal(cradle_contract_check(old, &l, NULL, 0), CRADLE_OK);
+    count = 99;
+    assert_null(cradle_contract_data(old, &count));
+    assert_int_equal(count, 0);
+    free(old);
+}
+
 static void test_alignment(void **unused) {
     (void)unused;
     cradle_game_contract c = good();
@@ -367,6 +509,7 @@ int main(void) {
         cmocka_unit_test(test_abi_versions),
         cmocka_unit_test(test_minor_1_bot_entry),
         cmocka_unit_test(test_minor_2_sounds),
+        cmocka_unit_test(test_minor_4_data_files),
         cmocka_unit_test(test_alignment),
         cmocka_unit_test(test_state_size),
         cmocka_unit_test(test_input_players_rates),

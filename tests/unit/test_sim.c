@@ -8,6 +8,8 @@
 #include <cmocka.h>
 
 #include <stdalign.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "cradle/cradle.h"
@@ -302,6 +304,273 @@ static void test_output_before_a_step_asserts(void **unused) {
 #endif
 }
 
+/* ---- game data files (minor 4) --------------------------------------------
+ *
+ * A second small game, "tuned", with one data file: its bytes go into the
+ * state. Its data() writes into the state block as it goes and gives up
+ * partway for some inputs (a first byte of 'R', 'C', 'E' or 'L'), scribbling
+ * over the whole block first, so the tests see that a refusal changes
+ * nothing. */
+typedef struct tuned_state {
+    uint64_t steps;
+    uint32_t speed;    /* the file's first byte, added every step */
+    uint32_t size;     /* bytes of the file applied last */
+    uint8_t bytes[8];  /* the file applied last */
+    uint64_t total;
+} tuned_state;
+
+static int tuned_calls; /* data() calls, to see which ones reached the game */
+static bool tuned_got_bytes; /* data() was handed a non-NULL pointer */
+
+static int tuned_init(void *state, uint64_t seed, uint32_t players) {
+    (void)seed, (void)players;
+    ((tuned_state *)state)->speed = 1;
+    return 0;
+}
+
+static void tuned_step(void *state, const cradle_game_step *step, const cradle_event_sink *events) {
+    (void)events;
+    tuned_state *s = state;
+    s->steps = step->index + 1;
+    s->total += s->speed;
+}
+
+static bool tuned_data(void *state, uint32_t file, const uint8_t *bytes, uint32_t size,
+                       cradle_data_refusal *refusal) {
+    tuned_calls++;
+    tuned_got_bytes = bytes != NULL;
+    tuned_state *s = state;
+    assert_int_equal(file, 0);
+    assert_int_equal(refusal->line, 0); /* zeroed by the host */
+    assert_int_equal(refusal->message[0], '\0');
+    if (size > 0 && strchr("RCEL", bytes[0])) {
+        memset(state, 0xEE, sizeof *s); /* half an application, then a refusal */
+        switch (bytes[0]) {
+        case 'R':
+            refusal->line = 3;
+            snprintf(refusal->message, sizeof refusal->message, "\"speed\" must be 1..9, got %u", (unsigned)size);
+            break;
+        case 'C': /* control bytes and a byte above ASCII: made printable */
+            refusal->line = 7;
+            snprintf(refusal->message, sizeof refusal->message, "bad\x01value\n\x7f\xc3\xa9!");
+            break;
+        case 'E': /* no reason at all */
+            break;
+        case 'L': /* every byte used, no NUL: cut to the buffer */
+            memset(refusal->message, 'x', sizeof refusal->message);
+            refusal->line = UINT32_MAX;
+            break;
+        }
+        return false;
+    }
+    s->size = size;
+    memset(s->bytes, 0, sizeof s->bytes);
+    if (size) memcpy(s->bytes, bytes, size);
+    s->speed = size ? bytes[0] : 0;
+    return true;
+}
+
+static const cradle_game_data_file tuned_files[] = {{"tuned/speed.bin", 8}};
+
+static const cradle_game_contract tuned = {
+    .abi_major = CRADLE_ABI_MAJOR,
+    .abi_minor = CRADLE_ABI_MINOR,
+    .state_size = sizeof(tuned_state),
+    .state_align = 8,
+    .input_bytes = 1,
+    .max_players = 1,
+    .steps_per_second = 60,
+    .source_frames_per_second = 60,
+    .name = "tuned",
+    .build_id = "tuned-1",
+    .init = tuned_init,
+    .step = tuned_step,
+    .data_files = tuned_files,
+    .data_file_count = 1,
+    .data = tuned_data,
+};
+
+typedef struct data_fixture {
+    alignas(64) uint8_t state[64];
+    alignas(64) uint8_t scratch[64];
+    cradle_sim sim;
+} data_fixture;
+
+static void open_tuned(data_fixture *f, const cradle_game_contract *c) {
+    memset(f, 0xA5, sizeof *f);
+    cradle_sim_config config = {.state = f->state,
+                                .scratch = f->scratch,
+                                .state_capacity = sizeof f->state,
+                                .state_align = 64,
+                                .hash = cradle_hash64};
+    char message[128];
+    assert_int_equal(cradle_sim_init(&f->sim, &config, c, message, sizeof message), 0);
+    assert_int_equal(cradle_sim_start(&f->sim, 1, 1), 0);
+    tuned_calls = 0;
+}
+
+/* Accepted bytes become the state, at the step boundary, and count. */
+static void test_apply_data_takes_accepted_bytes_into_the_state(void **unused) {
+    (void)unused;
+    static data_fixture f;
+    open_tuned(&f, &tuned);
+    assert_ptr_equal(f.sim.scratch, f.scratch);
+    assert_int_equal(f.sim.data_applied, 0);
+    const tuned_state *s = (const tuned_state *)f.state;
+    uint8_t snapshot[2] = {1, 0};
+    cradle_sim_step(&f.sim, snapshot);
+    cradle_sim_step(&f.sim, snapshot);
+    assert_int_equal(s->total, 2);
+    uint64_t before = cradle_sim_hash(&f.sim);
+    cradle_data_refusal refusal;
+    memset(&refusal, 0x55, sizeof refusal);
+    static const uint8_t bytes[] = {5, 'a', 'b', 'c', 'd', 'e', 'f', 'g'}; /* exactly max_bytes */
+    assert_int_equal(cradle_sim_apply_data(&f.sim, 0, bytes, sizeof bytes, &refusal), 0);
+    assert_int_equal(refusal.line, 0); /* nothing to say */
+    assert_string_equal(refusal.message, "");
+    assert_int_equal(tuned_calls, 1);
+    assert_int_equal(f.sim.data_applied, 1);
+    assert_int_equal(s->size, sizeof bytes);
+    assert_memory_equal(s->bytes, bytes, sizeof bytes);
+    assert_int_equal(s->speed, 5);
+    assert_int_equal(s->total, 2); /* applied between steps: no step ran */
+    assert_int_equal(f.sim.next_step, 2);
+    assert_int_not_equal(cradle_sim_hash(&f.sim), before); /* the data is part of the state */
+    assert_int_equal(cradle_sim_hash(&f.sim), cradle_hash64(f.state, sizeof(tuned_state)));
+    cradle_sim_step(&f.sim, snapshot);
+    assert_int_equal(s->total, 7); /* the next step reads it */
+    /* An empty file is bytes too: data() gets a valid pointer and size 0. */
+    assert_int_equal(cradle_sim_apply_data(&f.sim, 0, NULL, 0, &refusal), 0);
+    assert_true(tuned_got_bytes);
+    assert_int_equal(s->size, 0);
+    assert_int_equal(s->speed, 0);
+    assert_int_equal(f.sim.data_applied, 2);
+    assert_int_equal(f.sim.steps_run, 3);
+}
+
+/* A refusal: data() scribbled over its copy before refusing, yet the state is
+ * byte for byte what it was, and the game's line and message come back,
+ * printable and never empty. */
+static void test_a_refusal_leaves_the_state_unchanged(void **unused) {
+    (void)unused;
+    static data_fixture f;
+    open_tuned(&f, &tuned);
+    uint8_t snapshot[2] = {1, 0};
+    static const uint8_t good[] = {3, 'x'};
+    cradle_data_refusal refusal;
+    assert_int_equal(cradle_sim_apply_data(&f.sim, 0, good, sizeof good, &refusal), 0);
+    for (int i = 0; i < 4; i++) cradle_sim_step(&f.sim, snapshot);
+    uint8_t saved[sizeof f.state];
+    memcpy(saved, f.state, sizeof saved);
+    uint64_t hash = cradle_sim_hash(&f.sim);
+
+    static const uint8_t refused[] = {'R', 1, 2, 3};
+    assert_int_equal(cradle_sim_apply_data(&f.sim, 0, refused, sizeof refused, &refusal), CRADLE_EDATA_REFUSED);
+    assert_int_equal(tuned_calls, 2);
+    assert_int_equal(refusal.line, 3);
+    assert_string_equal(refusal.message, "\"speed\" must be 1..9, got 4");
+    assert_memory_equal(f.state, saved, sizeof saved);
+    assert_int_equal(f.scratch[0], 0xEE); /* the game did write its copy */
+    assert_int_equal(cradle_sim_hash(&f.sim), hash);
+    assert_int_equal(f.sim.data_applied, 1);
+    assert_int_equal(f.sim.next_step, 4);
+
+    static const uint8_t control[] = {'C'};
+    assert_int_equal(cradle_sim_apply_data(&f.sim, 0, control, sizeof control, &refusal), CRADLE_EDATA_REFUSED);
+    assert_int_equal(refusal.line, 7);
+    assert_string_equal(refusal.message, "bad?value???\?!");
+    assert_memory_equal(f.state, saved, sizeof saved);
+
+    static const uint8_t empty[] = {'E'};
+    assert_int_equal(cradle_sim_apply_data(&f.sim, 0, empty, sizeof empty, &refusal), CRADLE_EDATA_REFUSED);
+    assert_int_equal(refusal.line, 0);
+    assert_true(strlen(refusal.message) > 0);
+    assert_string_equal(refusal.message, "refused (no reason given)");
+    assert_memory_equal(f.state, saved, sizeof saved);
+
+    static const uint8_t full[] = {'L'};
+    assert_int_equal(cradle_sim_apply_data(&f.sim, 0, full, sizeof full, &refusal), CRADLE_EDATA_REFUSED);
+    assert_int_equal(refusal.line, UINT32_MAX);
+    assert_int_equal(strlen(refusal.message), CRADLE_GAME_DATA_MESSAGE_MAX);
+    for (size_t i = 0; i < CRADLE_GAME_DATA_MESSAGE_MAX; i++) assert_int_equal(refusal.message[i], 'x');
+    assert_memory_equal(f.state, saved, sizeof saved);
+    assert_int_equal(f.sim.data_applied, 1);
+
+    /* The session goes on as if nothing had been offered. */
+    cradle_sim_step(&f.sim, snapshot);
+    assert_int_equal(((const tuned_state *)f.state)->total, 5 * 3);
+}
+
+/* A file the build does not declare, or more bytes than it allows: refused
+ * by the host before data() runs, with a message saying which. */
+static void test_apply_data_refuses_an_undeclared_file_or_too_many_bytes(void **unused) {
+    (void)unused;
+    static data_fixture f;
+    open_tuned(&f, &tuned);
+    uint8_t saved[sizeof f.state];
+    memcpy(saved, f.state, sizeof saved);
+    static const uint8_t bytes[9] = {2};
+    cradle_data_refusal refusal;
+    assert_int_equal(cradle_sim_apply_data(&f.sim, 1, bytes, 1, &refusal), CRADLE_EDATA);
+    assert_string_equal(refusal.message, "build 'tuned-1' declares 1 data files, not file 2");
+    assert_int_equal(refusal.line, 0);
+    assert_int_equal(cradle_sim_apply_data(&f.sim, 0, bytes, 9, &refusal), CRADLE_EDATA);
+    assert_string_equal(refusal.message, "9 bytes > the game's limit of 8");
+    assert_int_equal(cradle_sim_apply_data(&f.sim, 0, bytes, UINT32_MAX, &refusal), CRADLE_EDATA);
+    assert_string_equal(refusal.message, "4294967295 bytes > the game's limit of 8");
+    assert_int_equal(tuned_calls, 0);
+    assert_int_equal(f.sim.data_applied, 0);
+    assert_memory_equal(f.state, saved, sizeof saved);
+}
+
+/* A build of minor 3 has no data files, whatever its bytes where the fields
+ * would be; after a swap, the build in charge's data() runs. */
+static void test_a_minor_3_build_has_no_data_files(void **unused) {
+    (void)unused;
+    static data_fixture f;
+    cradle_game_contract old = tuned;
+    old.abi_minor = CRADLE_ABI_MINOR_LAYOUT;
+    old.build_id = "tuned-old";
+    open_tuned(&f, &old);
+    static const uint8_t bytes[] = {4};
+    cradle_data_refusal refusal;
+    assert_int_equal(cradle_sim_apply_data(&f.sim, 0, bytes, sizeof bytes, &refusal), CRADLE_EDATA);
+    assert_string_equal(refusal.message, "build 'tuned-old' declares 0 data files, not file 1");
+    assert_int_equal(tuned_calls, 0);
+    assert_int_equal(f.sim.data_applied, 0);
+    char message[128];
+    assert_int_equal(cradle_sim_swap(&f.sim, &tuned, message, sizeof message), 0);
+    assert_int_equal(cradle_sim_apply_data(&f.sim, 0, bytes, sizeof bytes, &refusal), 0);
+    assert_int_equal(((const tuned_state *)f.state)->speed, 4);
+    assert_int_equal(f.sim.data_applied, 1);
+    assert_int_equal(cradle_sim_swap(&f.sim, &old, message, sizeof message), 0);
+    assert_int_equal(cradle_sim_apply_data(&f.sim, 0, bytes, sizeof bytes, &refusal), CRADLE_EDATA);
+    assert_int_equal(tuned_calls, 1);
+}
+
+#ifndef NDEBUG /* only a build with assert() calls it */
+static data_fixture no_scratch;
+static void apply_without_scratch(void) {
+    cradle_sim_config config = {.state = no_scratch.state, .state_capacity = sizeof no_scratch.state,
+                                .state_align = 64, .hash = cradle_hash64};
+    if (cradle_sim_init(&no_scratch.sim, &config, &tuned, NULL, 0) != 0) return;
+    cradle_data_refusal refusal;
+    static const uint8_t bytes[] = {1};
+    if (cradle_sim_apply_data(&no_scratch.sim, 0, bytes, 1, &refusal) == 0) return;
+}
+#endif
+
+/* A host that applies data gives the sim scratch storage (a programmer's
+ * contract: it asserts). */
+static void test_apply_data_without_scratch_asserts(void **unused) {
+    (void)unused;
+#ifdef NDEBUG
+    skip();
+#else
+    assert_int_equal(cradle_test_signal_of(apply_without_scratch), SIGABRT);
+#endif
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_steps_are_numbered_by_the_clock_rules),
@@ -314,6 +583,11 @@ int main(void) {
         cmocka_unit_test(test_swap_refuses_another_game_or_a_state_too_large),
         cmocka_unit_test(test_move_puts_the_state_at_another_address),
         cmocka_unit_test(test_output_before_a_step_asserts),
+        cmocka_unit_test(test_apply_data_takes_accepted_bytes_into_the_state),
+        cmocka_unit_test(test_a_refusal_leaves_the_state_unchanged),
+        cmocka_unit_test(test_apply_data_refuses_an_undeclared_file_or_too_many_bytes),
+        cmocka_unit_test(test_a_minor_3_build_has_no_data_files),
+        cmocka_unit_test(test_apply_data_without_scratch_asserts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -48,6 +48,11 @@ cradle_contract_limits cradle_contract_host_limits(void);
  *   ".." component                                     CRADLE_ERELOAD_CONTRACT
  *   from minor 3: the layout's regions (cradle_layout_check, layout.h)
  *                                                      CRADLE_ERELOAD_CONTRACT
+ *   from minor 4, when data_file_count > 0: data_file_count <=
+ *   CRADLE_GAME_MAX_DATA_FILES, data_files and data non-NULL, each name as
+ *   a sound's (without the .wav rule; CRADLE_GAME_DATA_NAME_MAX bytes) and
+ *   distinct, max_bytes in 1..CRADLE_GAME_DATA_MAX_BYTES
+ *                                                      CRADLE_ERELOAD_CONTRACT
  * Optional entries need no check (NULL means absent). The check reads the
  * fields of a minor only when abi_minor says they exist, so it is safe on a
  * contract of any accepted minor.
@@ -73,6 +78,11 @@ const char *const *cradle_contract_sounds(const cradle_game_contract *c, uint32_
  * has none): always none before CRADLE_ABI_MINOR_LAYOUT. c must be non-NULL
  * and checked (its layout too). */
 const cradle_state_region *cradle_contract_layout(const cradle_game_contract *c, uint32_t *count);
+
+/* The game's data files and their count (*count; 0 and NULL when it has
+ * none): always none before CRADLE_ABI_MINOR_DATA. c must be non-NULL and
+ * checked; its data entry is then c->data. */
+const cradle_game_data_file *cradle_contract_data(const cradle_game_contract *c, uint32_t *count);
 
 /* The length of s if a NUL occurs within its first max + 1 bytes, else
  * max + 1; reads no byte past the first NUL. s may be NULL (returns 0). */

@@ -87,6 +87,8 @@
     X(CRADLE_ESIM_OUTPUT,      -142, "game_output",         "the game's output() claimed more bytes than its buffer holds") \
     X(CRADLE_EDESYNC_REPORT,   -143, "desync_report",       "not a valid desync report") \
     X(CRADLE_EGOLDEN_DIGEST,   -144, "golden_digest",       "not a valid digest golden file") \
+    X(CRADLE_EDATA_REFUSED,    -145, "data_refused",        "the game refused a data file") \
+    X(CRADLE_EDATA,            -146, "data_file",           "a data file is not one the game declares, or too large for it") \
     /* security: key files, join tokens, the secure channel, rate limits */              \
     X(CRADLE_EKEY_PERMISSIONS, -200, "key_permissions",     "key file is accessible by group or others (must be 0600)") \
     X(CRADLE_EKEY_FORMAT,      -201, "key_format",          "not a Cradle key file, or a damaged one") \

@@ -46,18 +46,22 @@
  *      the client, which no longer exist (an older game plays silent)
  *   3  layout, layout_count (CRADLE_ABI_MINOR_LAYOUT): names for the bytes
  *      of the state block, so reports say "players[3].score" (layout.h)
+ *   4  data_files, data_file_count, data (CRADLE_ABI_MINOR_DATA): game data
+ *      files (waves, tuning) the host reads, the game validates into its
+ *      state, and every host applies at the same steps
  */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #define CRADLE_ABI_MAJOR 1u
-#define CRADLE_ABI_MINOR 3u
+#define CRADLE_ABI_MINOR 4u
 
 /* The minor version that added each optional entry (see the minor rule). */
 #define CRADLE_ABI_MINOR_BOT 1u
 #define CRADLE_ABI_MINOR_SOUNDS 2u
 #define CRADLE_ABI_MINOR_LAYOUT 3u
+#define CRADLE_ABI_MINOR_DATA 4u
 
 /* The name of the one symbol a game library exports. */
 #define CRADLE_GAME_CONTRACT_SYMBOL "cradle_game_get_contract"
@@ -72,6 +76,10 @@
 #define CRADLE_GAME_SOUND_NAME_MAX 127u  /* bytes of a sound file's name, without the NUL */
 #define CRADLE_GAME_MAX_REGIONS 1024u    /* regions of a state layout */
 #define CRADLE_GAME_REGION_NAME_MAX 31u  /* bytes of a region's name, without the NUL */
+#define CRADLE_GAME_MAX_DATA_FILES 16u   /* data files a game declares */
+#define CRADLE_GAME_DATA_NAME_MAX 127u   /* bytes of a data file's name, without the NUL */
+#define CRADLE_GAME_DATA_MAX_BYTES (1u << 20) /* largest data file a game may declare */
+#define CRADLE_GAME_DATA_MESSAGE_MAX 191u /* bytes of a refusal's message, without the NUL */
 
 /* ---- what a step receives ------------------------------------------------
  *
@@ -217,6 +225,54 @@ typedef struct cradle_state_region {
     uint32_t stride;
 } cradle_state_region;
 
+/* ---- game data files (minor 4) ---------------------------------------------
+ *
+ * Data a designer edits without a compiler (waves, tuning) lives in files the
+ * game declares and the host reads: the game does no I/O. Each file has a
+ * name relative to the folder that holds the library (as sounds are; a host
+ * may be pointed at another folder) and a size limit. The host reads a file
+ * whole, hashes it and hands its bytes to data(), which checks them strictly
+ * and writes what it accepts into the state block, where the steps read it.
+ * Because the data then is part of the state, it is hashed, saved, sent to
+ * late joiners and kept across a reload of new code like everything else.
+ *
+ * When does data() run: after init() at step 0 for every declared file, and
+ * again at a step boundary whenever a file changed (the host watches them
+ * like the library). The session's log records each application (the
+ * file's BLAKE2b with the file archived beside the log), clients receive the
+ * same bytes from the server and apply them before the same step, and
+ * replays apply the archived bytes there: data() must therefore be as
+ * deterministic as step() (no clock, no I/O, no allocation, no float
+ * parsing that depends on the C library: parse decimals into fixed point,
+ * as cradle/json_reader.h does).
+ *
+ *   state    the state block, writable. The host runs data() on a copy of
+ *            the state and keeps the copy only when data() accepts, so a
+ *            refusal never leaves a half-applied change: data() may write
+ *            as it goes and give up anywhere.
+ *   file     index into data_files
+ *   bytes    the file's size bytes (size <= that file's max_bytes; maybe 0)
+ *   refusal  zeroed by the host; on a refusal the game sets line (1-based,
+ *            0: the file as a whole) and a message naming the field and
+ *            the value ("\"count\" must be 1..64, got 0"). The host prints
+ *            "<name>:<line>: <message>".
+ *
+ * Returns true when the bytes are accepted (and written into the state),
+ * false when refused. */
+typedef struct cradle_data_refusal {
+    uint32_t line;
+    char message[CRADLE_GAME_DATA_MESSAGE_MAX + 1];
+} cradle_data_refusal;
+
+typedef struct cradle_game_data_file {
+    const char *name;   /* 1..CRADLE_GAME_DATA_NAME_MAX printable ASCII bytes, no leading
+                           '/', no ".." component */
+    uint32_t max_bytes; /* 1..CRADLE_GAME_DATA_MAX_BYTES: a larger file is refused */
+} cradle_game_data_file;
+
+typedef bool cradle_game_data_fn(void *state, uint32_t file, const uint8_t *bytes, uint32_t size,
+                                 cradle_data_refusal *refusal);
+
 /* ---- the contract -------------------------------------------------------- */
 
 typedef struct cradle_game_contract {
@@ -284,6 +340,16 @@ typedef struct cradle_game_contract {
      * then be NULL) for none. Hosts read it through cradle_contract_layout(). */
     const cradle_state_region *layout;
     uint32_t layout_count;
+
+    /* ---- minor 4 (CRADLE_ABI_MINOR_DATA) ---- */
+
+    /* The game's data files (above): data_file_count of them (0: none; then
+     * data_files and data may be NULL), and the function that takes one
+     * file's bytes into the state. Names are distinct. Hosts read these
+     * through cradle_contract_data(). */
+    const cradle_game_data_file *data_files;
+    uint32_t data_file_count;
+    cradle_game_data_fn *data;
 } cradle_game_contract;
 
 typedef const cradle_game_contract *(*cradle_game_contract_fn)(void);

@@ -15,6 +15,8 @@
  *   cradle_sim_swap()     puts another build of the game in charge at a step
  *                         boundary and runs its on_reload(), the one act a
  *                         reload is on server, clients and replays alike
+ *   cradle_sim_apply_data()  takes a game data file into the state at a step
+ *                         boundary (game_abi.h, minor 4), all or nothing
  *   cradle_sim_hash(), cradle_sim_output()   what hosts compare and record
  *   cradle_sim_move()     puts the state block at another address
  *
@@ -47,6 +49,8 @@ typedef uint64_t (*cradle_sim_hash_fn)(const void *data, size_t size);
 typedef struct cradle_sim_config {
     void *state;                /* required: state_capacity bytes at state_align */
     void *previous;             /* NULL: no previous state kept */
+    void *scratch;              /* NULL: no data files applied; else state_capacity bytes at
+                                   state_align, where data() works on a copy of the state */
     uint32_t state_capacity;    /* bytes of state (and previous); 0 = the contract's state_size */
     uint32_t state_align;       /* alignment the storage has; 0 = the contract's state_align */
     cradle_event *events;       /* the step's event storage; NULL with capacity 0 drops them all */
@@ -58,6 +62,8 @@ typedef struct cradle_sim {
     const cradle_game_contract *contract; /* the build in charge */
     uint8_t *state;
     uint8_t *previous;          /* NULL when not kept */
+    uint8_t *scratch;           /* NULL when data files are not applied */
+    uint32_t scratch_capacity, scratch_align; /* what the scratch storage holds (moves keep it) */
     uint32_t state_capacity;
     uint32_t state_align;
     uint32_t snapshot_size;     /* cradle_snapshot_size() of the contract */
@@ -68,6 +74,7 @@ typedef struct cradle_sim {
     cradle_sim_hash_fn hash;
     uint64_t steps_run;         /* steps run since init */
     uint64_t swaps;             /* cradle_sim_swap() calls that took effect */
+    uint64_t data_applied;      /* cradle_sim_apply_data() calls that took effect */
     /* The game the sim was set up for, kept by value: at a reload the old
      * build's library may already be closed, and its contract with it. */
     char game_name[CRADLE_GAME_NAME_MAX + 1];
@@ -124,6 +131,19 @@ CRADLE_MUST_CHECK int cradle_sim_output(cradle_sim *sim);
  * bytes, players or rates differ), each with a message. */
 CRADLE_MUST_CHECK int cradle_sim_swap(cradle_sim *sim, const cradle_game_contract *contract,
                                       char *message, size_t message_size);
+
+/* Game data (game_abi.h, minor 4) at the step boundary before next_step:
+ * runs the build in charge's data() for data file `file` on a copy of the
+ * state (in the scratch storage) with size bytes, and makes the copy the
+ * state only when data() accepts, so a refusal changes nothing. The same
+ * act on server, clients and replays. Returns 0; CRADLE_EDATA_REFUSED with
+ * *refusal as the game filled it (its message made printable and never
+ * empty); or CRADLE_EDATA when the build declares no file `file` or size
+ * exceeds its max_bytes, or the state (moved to larger storage) has
+ * outgrown the scratch storage (refusal->message says which). Asserts that
+ * the sim has scratch storage. */
+CRADLE_MUST_CHECK int cradle_sim_apply_data(cradle_sim *sim, uint32_t file, const uint8_t *bytes, uint32_t size,
+                                            cradle_data_refusal *refusal);
 
 /* Points the sim at another build's contract without a reload: no
  * on_reload runs and swaps does not count it. For a host whose loader had to
