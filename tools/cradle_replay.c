@@ -12,6 +12,7 @@
  *   cradle-replay --verify-key HEX run.log        also check the log's signature
  *   cradle-replay --synctest [--every N] run.log  run every step twice, compare (replay/synctest.h)
  *   cradle-replay --desync REPORT [run.log]       a client's desync, field by field (replay/desync.h)
+ *   cradle-replay --changes run.log               also list the reloads and data files applied
  *
  * The library defaults to the build archived beside the log
  * (<log>.builds/<hash>.so); --game names another. A library of another game
@@ -47,6 +48,7 @@ typedef struct options {
     uint64_t from, to;
     uint64_t digest;               /* --digest W: --bless writes a digest golden file */
     bool force, json;
+    bool changes;                  /* --changes: list reloads and data files with their steps */
     bool synctest;                 /* --synctest: every step run twice */
     const char *desync;            /* --desync REPORT: the LOG is optional */
     uint64_t every;                /* --every N: move the state every N steps */
@@ -89,6 +91,8 @@ static void usage(FILE *to) {
             "  --to STEP       last step to replay (default: the end of the log)\n"
             "  --force         use a library of another game or build than the log's\n"
             "  --json          print the summary as one JSON object on stdout\n"
+            "  --changes       list on stderr what changed the session and before which\n"
+            "                  step: each build reload, refused build and game data file\n"
             "  --verify-key HEX  check the log's signature against this Ed25519 public\n"
             "                  key (cradle-keys pub server.key --sign); fails if unsigned\n"
             "  --synctest      sync test: run every step a second time from the state\n"
@@ -127,6 +131,7 @@ static int parse_args(int argc, char **argv, options *o) {
         {"synctest", no_argument, NULL, 'S'},     {"every", required_argument, NULL, 'E'},
         {"desync", required_argument, NULL, 'D'},
         {"digest", required_argument, NULL, 'W'},
+        {"changes", no_argument, NULL, 'L'},
         {NULL, 0, NULL, 0},
     };
     *o = (options){.to = UINT64_MAX, .every = SYNCTEST_DEFAULT_EVERY};
@@ -138,6 +143,7 @@ static int parse_args(int argc, char **argv, options *o) {
         case 'G': o->golden = optarg; break;
         case 'B': o->bless = optarg; break;
         case 'F': o->force = true; break;
+        case 'L': o->changes = true; break;
         case 'j': o->json = true; break;
         case 'S': o->synctest = true; break;
         case 'D': o->desync = optarg; break;
@@ -401,6 +407,14 @@ static void replay_all(run *r) {
             v->hash_step = item.step;
             v->hash_log = item.logged_hash;
             v->hash_replay = item.replayed_hash;
+        } else if (item.kind == CRADLE_REPLAY_RELOAD && r->o.changes) {
+            fprintf(stderr, "cradle-replay: build %s takes over before step %" PRIu64 "\n", item.build_id, item.step);
+        } else if (item.kind == CRADLE_REPLAY_DATA && r->o.changes) {
+            char hex[2 * CRADLE_LOG_FILE_HASH_BYTES + 1];
+            for (size_t i = 0; i < CRADLE_LOG_FILE_HASH_BYTES; i++)
+                snprintf(hex + 2 * i, 3, "%02x", item.record->file_hash[i]);
+            fprintf(stderr, "cradle-replay: data %s (%" PRIu32 " bytes, %s) applied before step %" PRIu64 "\n",
+                    item.data_name, item.data_size, hex, item.step);
         } else if (item.kind == CRADLE_REPLAY_REFUSED) { /* the session went on with the build in charge */
             fprintf(stderr, "cradle-replay: a new build was refused before step %" PRIu64 ": %s\n", item.step,
                     item.record->reason);
@@ -587,6 +601,7 @@ static void print_json(const run *r, bool ok, double seconds, double rate) {
     put_count(j, "hashes_checked", v->hashes_checked);
     put_count(j, "reloads", v->reloads);
     put_count(j, "refusals", r->replay.refusals); /* REFUSED records: builds the session turned away */
+    put_count(j, "data_applied", r->replay.data_applied); /* DATA records: game data files applied */
     json_object_set_new(j, "log_end", json_string(end_name(end)));
     if (end == CRADLE_LOG_END_TORN) put_count(j, "tail_offset", r->replay.reader.tail_offset);
     if (v->hash_mismatch) put_count(j, "hash_mismatch_step", v->hash_step);

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "cradle/ackpace.h"
+#include "cradle/contract.h"
 #include "cradle/hash.h"
 #include "cradle/keys.h"
 #include "cradle/token.h"
@@ -85,10 +86,22 @@ int cradle_netclient_open(cradle_netclient *net, const cradle_netclient_config *
     net->state_block = aligned_alloc(align, net->state_bytes);
     net->previous_block = aligned_alloc(align, net->state_bytes);
     net->base = aligned_alloc(align, net->state_bytes);
-    if (!net->state_block || !net->previous_block || !net->base)
+    net->scratch_block = aligned_alloc(align, net->state_bytes);
+    if (!net->state_block || !net->previous_block || !net->base || !net->scratch_block)
         return fail(net, CRADLE_ENOMEM, "out of memory for the game state");
+    uint32_t data_count = 0;
+    const cradle_game_data_file *data_files = cradle_contract_data(k, &data_count);
+    for (uint32_t i = 0; i < data_count; i++)
+        if (data_files[i].max_bytes > net->data_capacity) net->data_capacity = data_files[i].max_bytes;
+    if (net->data_capacity) {
+        net->data_storage = malloc((size_t)CRADLE_NETCLIENT_DATA * net->data_capacity);
+        if (!net->data_storage) return fail(net, CRADLE_ENOMEM, "out of memory for the game's data files");
+        for (uint32_t i = 0; i < CRADLE_NETCLIENT_DATA; i++)
+            net->data_queue[i].bytes = net->data_storage + (size_t)i * net->data_capacity;
+    }
     cradle_sim_config sc = {.state = net->state_block,
                             .previous = net->previous_block,
+                            .scratch = net->scratch_block,
                             .state_capacity = (uint32_t)net->state_bytes,
                             .state_align = (uint32_t)align,
                             .events = net->event_storage,
@@ -316,6 +329,41 @@ static int on_steps(cradle_netclient *net, const cradle_wire_steps *s, uint64_t 
     return 0;
 }
 
+/* A DATA chunk: the first of a file opens an entry in the queue, the rest
+ * must follow it in order. */
+static int on_data(cradle_netclient *net, const cradle_wire_data *d) {
+    if (net->phase != CRADLE_NETCLIENT_JOINING && net->phase != CRADLE_NETCLIENT_PLAYING) return 0;
+    uint32_t count = 0;
+    const cradle_game_data_file *files = cradle_contract_data(cradle_reload_contract(&net->reload), &count);
+    if (d->file >= count)
+        return fail(net, CRADLE_EDATA, "the server sent data file %u, but build '%s' declares %u", (unsigned)d->file + 1u,
+                    cradle_reload_contract(&net->reload)->build_id, (unsigned)count);
+    if (d->total > files[d->file].max_bytes || d->total > net->data_capacity)
+        return fail(net, CRADLE_EDATA, "the server sent data file %s of %u bytes, over its limit of %u bytes",
+                    files[d->file].name, (unsigned)d->total, (unsigned)files[d->file].max_bytes);
+    if (d->offset == 0) {
+        if (net->data_queued == CRADLE_NETCLIENT_DATA)
+            return fail(net, CRADLE_EFULL, "more than %u data files announced ahead of the steps",
+                        CRADLE_NETCLIENT_DATA);
+        cradle_netclient_data *e = &net->data_queue[(net->data_head + net->data_queued++) % CRADLE_NETCLIENT_DATA];
+        e->at_step = d->at_step;
+        e->epoch = d->epoch;
+        e->file = d->file;
+        e->total = d->total;
+        e->received = 0;
+        memcpy(e->hash, d->hash, sizeof e->hash);
+    }
+    cradle_netclient_data *e =
+        net->data_queued ? &net->data_queue[(net->data_head + net->data_queued - 1) % CRADLE_NETCLIENT_DATA] : NULL;
+    if (!e || e->at_step != d->at_step || e->epoch != d->epoch || e->file != d->file || e->total != d->total ||
+        memcmp(e->hash, d->hash, sizeof e->hash) != 0 || d->offset != e->received)
+        return fail(net, CRADLE_ENET_MESSAGE, "the server sent a DATA chunk out of order (file %u, offset %u)",
+                    (unsigned)d->file + 1u, (unsigned)d->offset);
+    if (d->length) memcpy(e->bytes + d->offset, d->bytes, d->length);
+    e->received += d->length;
+    return 0;
+}
+
 static int on_packet(cradle_netclient *net, const uint8_t *data, size_t size, uint64_t now_ns) {
     cradle_wire_message m;
     net->bytes_in += size;
@@ -359,10 +407,12 @@ static int on_packet(cradle_netclient *net, const uint8_t *data, size_t size, ui
                     cradle_wire_refusal_name(m.as.refuse.reason), m.as.refuse.text);
     case CRADLE_WIRE_STATE: return on_state(net, &m.as.state);
     case CRADLE_WIRE_STEPS: return on_steps(net, &m.as.steps, now_ns);
+    case CRADLE_WIRE_DATA: return on_data(net, &m.as.data);
     case CRADLE_WIRE_RELOAD:
         if (!net->reload_pending) {
             net->reload_pending = true;
             net->reload_at = m.as.reload.at_step;
+            net->reload_epoch = m.as.reload.epoch;
             memcpy(net->reload_build, m.as.reload.build_id, sizeof net->reload_build);
             net->reload_deadline_ns = 0; /* set when step reload_at is reached */
             return 0;
@@ -481,12 +531,13 @@ int cradle_netclient_send(cradle_netclient *net, uint64_t now_ns) {
  * may run, 0 to wait, or the error. */
 /* The announced reload is done (or was not needed): the next one, if any,
  * becomes current. */
-static void reload_done(cradle_netclient *net, uint8_t epoch) {
-    net->epoch = epoch;
+static void reload_done(cradle_netclient *net) {
+    net->epoch = net->reload_epoch;
     net->reload_pending = false;
     if (net->reload_queued == 0) return;
     net->reload_pending = true;
     net->reload_at = net->reload_queue[0].at_step;
+    net->reload_epoch = net->reload_queue[0].epoch;
     memcpy(net->reload_build, net->reload_queue[0].build_id, sizeof net->reload_build);
     net->reload_deadline_ns = 0;
     net->reload_queued--;
@@ -495,21 +546,19 @@ static void reload_done(cradle_netclient *net, uint8_t epoch) {
 
 /* The announced build takes over the state: the same act as on the server
  * (cradle_sim_swap runs on_reload), whether or not the build changed. */
-static int reload_take(cradle_netclient *net, uint8_t epoch) {
+static int reload_take(cradle_netclient *net) {
     char why[CRADLE_RELOAD_MESSAGE_MAX];
     int rc = cradle_sim_swap(&net->sim, cradle_reload_contract(&net->reload), why, sizeof why);
     if (rc != 0) return fail(net, rc, "reload at step %" PRIu64 ": %s", net->reload_at, why);
-    reload_done(net, epoch);
+    reload_done(net);
     net->reloads++;
     return 1;
 }
 
-static int reload_gate(cradle_netclient *net, uint64_t now_ns) {
-    uint8_t epoch = net->queue_epoch[net->sim.next_step % CRADLE_NETCLIENT_QUEUE_STEPS];
-    if (!net->reload_pending || net->sim.next_step != net->reload_at)
-        return epoch == net->epoch ? 1 : 0; /* another build's step: its RELOAD is on its way */
+/* The reload due at this step: 1 when it took place, 0 to wait, or the error. */
+static int reload_step(cradle_netclient *net, uint64_t now_ns) {
     if (strcmp(cradle_reload_contract(&net->reload)->build_id, net->reload_build) == 0)
-        return reload_take(net, epoch); /* the build re-announced: it reloads all the same */
+        return reload_take(net); /* the build re-announced: it reloads all the same */
     if (net->reload_deadline_ns == 0)
         net->reload_deadline_ns = now_ns + (uint64_t)net->config.reload_timeout_ms * NS_PER_MS;
     if (now_ns < net->reload_next_try_ns) return 0;
@@ -517,7 +566,7 @@ static int reload_gate(cradle_netclient *net, uint64_t now_ns) {
     cradle_reload_result r = cradle_reload_now(&net->reload);
     const cradle_game_contract *loaded = cradle_reload_contract(&net->reload);
     if (r.kind == CRADLE_RELOAD_SWAPPED && strcmp(loaded->build_id, net->reload_build) == 0)
-        return reload_take(net, epoch);
+        return reload_take(net);
     if (r.kind == CRADLE_RELOAD_SWAPPED) {
         /* Another build than announced: it runs nothing until the right one
          * arrives, but the sim must not keep the closed library's contract. */
@@ -533,6 +582,55 @@ static int reload_gate(cradle_netclient *net, uint64_t now_ns) {
                     r.kind == CRADLE_RELOAD_REFUSED ? "; the new file was refused: " : "",
                     r.kind == CRADLE_RELOAD_REFUSED ? r.message : "", (unsigned)net->config.reload_timeout_ms);
     return 0;
+}
+
+/* The data file due at this step, once whole: checked against its hash and
+ * applied as on the server. 1 when applied, 0 while chunks are missing, or
+ * the error. */
+static int data_step(cradle_netclient *net) {
+    cradle_netclient_data *e = &net->data_queue[net->data_head];
+    if (e->received < e->total) return 0;
+    uint32_t count = 0;
+    const cradle_game_data_file *files = cradle_contract_data(net->sim.contract, &count);
+    const char *name = e->file < count ? files[e->file].name : "?";
+    uint8_t hash[CRADLE_WIRE_DATA_HASH_BYTES];
+    crypto_generichash(hash, sizeof hash, e->bytes, e->total, NULL, 0);
+    if (sodium_memcmp(hash, e->hash, sizeof hash) != 0)
+        return fail(net, CRADLE_EDATA, "data file %s from the server does not match its announced BLAKE2b-256",
+                    name);
+    cradle_data_refusal refusal;
+    int rc = cradle_sim_apply_data(&net->sim, e->file, e->bytes, e->total, &refusal);
+    if (rc != 0)
+        return fail(net, rc, "the server applied data file %s at step %" PRIu64 ", build '%s' here refuses it: %s:%u: %s",
+                    name, e->at_step, net->sim.contract->build_id, name, (unsigned)refusal.line, refusal.message);
+    net->epoch = e->epoch;
+    net->data_head = (net->data_head + 1) % CRADLE_NETCLIENT_DATA;
+    net->data_queued--;
+    net->data_applied++;
+    return 1;
+}
+
+/* Whether step next_step may run: every change (reload, data file) the
+ * server made before it, by epoch, is applied first. 1: run it; 0: wait
+ * (an announcement or its bytes are on their way, or a build is loading);
+ * or the error. */
+static int change_gate(cradle_netclient *net, uint64_t now_ns) {
+    uint64_t s = net->sim.next_step;
+    for (;;) {
+        uint8_t epoch = net->queue_epoch[s % CRADLE_NETCLIENT_QUEUE_STEPS];
+        if (epoch == net->epoch) return 1;
+        uint8_t next = (uint8_t)(net->epoch + 1u);
+        const cradle_netclient_data *d = net->data_queued ? &net->data_queue[net->data_head] : NULL;
+        if (d && d->at_step < s)
+            return fail(net, CRADLE_ENET_MESSAGE, "the server announced data file %u for step %" PRIu64
+                        ", which this client has already run", (unsigned)d->file + 1u, d->at_step);
+        int rc = 0;
+        if (d && d->at_step == s && d->epoch == next)
+            rc = data_step(net);
+        else if (net->reload_pending && net->reload_at == s && net->reload_epoch == next)
+            rc = reload_step(net, now_ns);
+        if (rc <= 0) return rc;
+    }
 }
 
 static void hex16(char out[17], uint64_t v) { snprintf(out, 17, "%016" PRIx64, v); }
@@ -594,7 +692,7 @@ static int check_hash(cradle_netclient *net, uint64_t step) {
 int cradle_netclient_step(cradle_netclient *net, uint64_t now_ns) {
     if (net->error) return net->error;
     if (net->phase != CRADLE_NETCLIENT_PLAYING || net->sim.next_step >= net->received_next) return 0;
-    int gate = reload_gate(net, now_ns);
+    int gate = change_gate(net, now_ns);
     if (gate <= 0) return gate;
     uint64_t s = net->sim.next_step;
     uint8_t *snapshot = net->history + (s % CRADLE_NETCLIENT_HISTORY) * net->snapshot_size;
@@ -661,6 +759,8 @@ void cradle_netclient_close(cradle_netclient *net) {
     free(net->state_block);
     free(net->previous_block);
     free(net->base);
+    free(net->scratch_block);
+    free(net->data_storage);
     free(net->queue);
     free(net->queue_step);
     free(net->queue_hash);

@@ -51,6 +51,16 @@
  * message. Then build X takes over the state through cradle_sim_swap(), so
  * on_reload runs exactly as on the server, whether or not the build changed.
  *
+ * Data: a DATA (game data file i, epoch E, step S, in chunks) makes the
+ * steps of epoch E wait until its bytes are whole; at S the client checks
+ * them against the announced BLAKE2b-256 and applies them through
+ * cradle_sim_apply_data(), as the server did. Reloads and data files are one
+ * sequence of changes: each brings the next epoch, and a step runs only once
+ * every change before it (by epoch) is applied. DATAs queue (up to
+ * CRADLE_NETCLIENT_DATA); a file larger than its build's limit, bytes that
+ * do not match their hash, or bytes the client's build refuses end the
+ * session with a message naming the file.
+ *
  * Desync report (config.desync_report, written once at the first mismatch):
  *   text header, one "key value" per line:
  *     cradle-desync 1
@@ -93,6 +103,16 @@
 #define CRADLE_NETCLIENT_MESSAGE_MAX 512u
 #define CRADLE_NETCLIENT_QUEUE_STEPS 4096u   /* snapshots received, not yet run */
 #define CRADLE_NETCLIENT_RELOADS 8u          /* RELOADs announced, not yet reached */
+#define CRADLE_NETCLIENT_DATA 4u             /* DATA files announced, not yet applied */
+
+/* One data file announced by the server, being received or waiting for its step. */
+typedef struct cradle_netclient_data {
+    uint64_t at_step;
+    uint8_t epoch, file;
+    uint32_t total, received;
+    uint8_t hash[CRADLE_WIRE_DATA_HASH_BYTES];
+    uint8_t *bytes;                          /* data_capacity bytes of data_storage */
+} cradle_netclient_data;
 #define CRADLE_NETCLIENT_HISTORY 1024u       /* snapshots kept since the last matching hash */
 #define CRADLE_NETCLIENT_EVENTS 1024u        /* events one step may report */
 #define CRADLE_NETCLIENT_REDUNDANCY 8u       /* steps each INPUT carries */
@@ -180,6 +200,7 @@ typedef struct cradle_netclient {
     uint32_t snapshot_size;
     size_t state_bytes;                 /* allocated size of each state block */
     uint8_t *state_block, *previous_block; /* the sim's storage */
+    uint8_t *scratch_block;             /* where data files are tried on a copy of the state */
     uint8_t *base;                      /* the state at the last matching hash */
     uint32_t state_received;            /* STATE bytes so far */
     uint64_t received_next;             /* the next step expected from the server */
@@ -211,11 +232,19 @@ typedef struct cradle_netclient {
     uint8_t inputs[64][CRADLE_GAME_MAX_INPUT_BYTES];
 
     bool reload_pending;                /* reload_at / reload_build: the next RELOAD */
+    uint8_t reload_epoch;               /* the epoch it brings */
     uint64_t reload_at, reload_deadline_ns, reload_next_try_ns;
     char reload_build[CRADLE_GAME_BUILD_ID_MAX + 1];
     cradle_wire_reload reload_queue[CRADLE_NETCLIENT_RELOADS]; /* the ones after it */
     uint32_t reload_queued;
     uint64_t reloads;
+
+    /* data files announced: a ring of data_queued entries from data_head */
+    cradle_netclient_data data_queue[CRADLE_NETCLIENT_DATA];
+    uint32_t data_head, data_queued;
+    uint32_t data_capacity;             /* the largest data file of the build loaded at open */
+    uint8_t *data_storage;              /* CRADLE_NETCLIENT_DATA * data_capacity */
+    uint64_t data_applied;
 
     bool desync;
     uint64_t desync_step, desync_mine, desync_theirs;

@@ -98,6 +98,14 @@ static void dev_status(cradle_server_host *host, const cradle_dev_request *req, 
     cradle_dev_field_u64(reply, "reload_trial_failures", host->trial.failed);
     cradle_dev_field_u64(reply, "reload_trial_fork_max_us", host->trial_fork_max_ns / 1000u);
     cradle_dev_field_u64(reply, "reload_trial_last_us", host->trial.last_ns / 1000u);
+    /* Game data files: changes applied and refused, and the last one of either. */
+    cradle_dev_field_u64(reply, "data_files", host->data.count);
+    cradle_dev_field_u64(reply, "data_applied", host->data_applies);
+    cradle_dev_field_u64(reply, "data_refusals", host->data_refusals);
+    cradle_dev_field_string(reply, "last_data", host->last_data[0] ? host->last_data : "none");
+    cradle_dev_field_u64(reply, "data_delay_last_us", host->data_delay_last_ns / 1000u);
+    cradle_dev_field_u64(reply, "data_apply_last_us", host->data_apply_last_ns / 1000u);
+    cradle_dev_field_u64(reply, "data_apply_max_us", host->data_apply_max_ns / 1000u);
     cradle_dev_field_u64(reply, "events", host->sim.events.appended_total);
     cradle_dev_field_u64(reply, "events_dropped", cradle_events_dropped_total(&host->sim.events));
     /* Messages to clients dropped because the outbound ring stayed full for 2 s. */

@@ -17,12 +17,13 @@
 #define EVENT_LINE_MAX 1024u
 
 static const char *const TOPICS[] = {"join",   "leave", "refused", "desync",      "timeout", "reload",
-                                     "pause",  "kick",  "log",     "fell_behind", "step",    "server"};
+                                     "pause",  "kick",  "log",     "fell_behind", "step",    "server",
+                                     "data"};
 #define TOPIC_COUNT (sizeof TOPICS / sizeof TOPICS[0])
 #define TOPIC_STEP (UINT64_C(1) << 10)
 #define TOPIC_SERVER (UINT64_C(1) << 11)
 
-_Static_assert(TOPIC_COUNT == 12, "TOPIC_STEP and TOPIC_SERVER follow TOPICS");
+_Static_assert(TOPIC_COUNT == 13, "TOPIC_STEP and TOPIC_SERVER are TOPICS' 11th and 12th");
 
 /* Sets client's step-line interval (0: none), keeping the count of
  * clients that have one. */

@@ -103,6 +103,10 @@ void cradle__server_send_to_peer(cradle_server_host *host, uint16_t peer, const 
     send_message(host, peer, host->peers[peer].generation, m, flags);
 }
 
+void cradle__server_broadcast(cradle_server_host *host, const cradle_wire_message *m, uint8_t flags) {
+    send_message(host, CRADLE_SERVER_BROADCAST, 0, m, flags);
+}
+
 static void disconnect_peer(cradle_server_host *host, uint16_t peer) {
     cradle_server_out *out = &host->out_scratch;
     out->peer = peer;
@@ -287,7 +291,7 @@ static void admit(cradle_server_host *host, uint16_t p) {
     w->hash_interval = host->options->hash_interval;
     w->start_step = start;
     w->epoch = host->epoch;
-    w->state_follows = start > 0;
+    w->state_follows = start > 0 || host->sim.data_applied > 0; /* what init() alone gives, or not */
     cradle_wire_set_text(w->game, sizeof w->game, host->sim.contract->name);
     cradle_wire_set_text(w->build_id, sizeof w->build_id, host->sim.contract->build_id);
     cradle__server_send_to_peer(host, p, &m, CRADLE_SERVER_OUT_RELIABLE);
@@ -617,6 +621,7 @@ void cradle__server_after_reload(cradle_server_host *host, const cradle_reload_r
                                                                    cradle_reload_copy_path(&host->reload)));
         cradle_wire_message m = {.type = CRADLE_WIRE_RELOAD};
         m.as.reload.at_step = host->sim.next_step;
+        m.as.reload.epoch = host->epoch;
         cradle_wire_set_text(m.as.reload.build_id, sizeof m.as.reload.build_id, host->sim.contract->build_id);
         send_message(host, CRADLE_SERVER_BROADCAST, 0, &m, CRADLE_SERVER_OUT_RELIABLE);
         cradle_server_say(host, "info", "reload", "%s", host->last_reload);
@@ -649,6 +654,31 @@ void cradle_server_host_advance(cradle_server_host *host, uint64_t count) {
 }
 
 /* ---- life cycle -------------------------------------------------------------------------- */
+
+/* The game's data files under --data (or the library's folder), each read
+ * once now: applied when the session starts (cradle__server_data_start). A
+ * file that cannot be read is reported and the game keeps its own values
+ * until the file appears. */
+static int open_data(cradle_server_host *host, const cradle_game_contract *c) {
+    char folder[CRADLE_DATA_PATH_MAX], message[CRADLE_DATA_MESSAGE_MAX];
+    const char *data = host->options->data;
+    if (!data[0]) {
+        if (cradle_data_files_library_folder(folder, sizeof folder, host->options->game) != 0) return CRADLE_ERANGE;
+        data = folder;
+    }
+    uint64_t now = cradle_mono_ns();
+    int rc = cradle_data_files_open(&host->data, c, data, 0, now, message, sizeof message);
+    if (rc != 0) {
+        fprintf(stderr, "cradle-server: --data '%s': %s\n", data, message);
+        return rc;
+    }
+    for (uint32_t i = 0; i < host->data.count; i++) {
+        if (cradle_data_files_read(&host->data, i, now) == 0) continue;
+        cradle_server_say(host, "warning", "data", "%s; the game starts with its own values for it",
+                          host->data.message);
+    }
+    return 0;
+}
 
 int cradle_server_host_init(cradle_server_host *host, const cradle_server_options *options,
                             cradle_server_net *net, const _Atomic int *signalled) {
@@ -691,18 +721,20 @@ int cradle_server_host_init(cradle_server_host *host, const cradle_server_option
     size_t align = host->reload.max_state_align;
     size_t bytes = ((size_t)host->state_capacity + align - 1u) / align * align;
     host->state_block = aligned_alloc(align, bytes);
+    host->scratch_block = aligned_alloc(align, bytes);
     host->join_state = malloc(host->state_capacity);
     host->recent = malloc((size_t)CRADLE_TRIAL_DEFAULT_STEPS * host->snapshot_size);
     host->trial_inputs = malloc((size_t)CRADLE_TRIAL_DEFAULT_STEPS * host->snapshot_size);
     /* The kept states go beside the log: without one there is nowhere to put them. */
     if (options->log[0]) host->kept = malloc((size_t)CRADLE_SERVER_KEPT_STATES * host->state_capacity);
     for (uint32_t k = 0; k < CRADLE_SERVER_KEPT_STATES; k++) host->kept_step[k] = UINT64_MAX;
-    if (!host->state_block || !host->join_state || !host->recent || !host->trial_inputs ||
+    if (!host->state_block || !host->scratch_block || !host->join_state || !host->recent || !host->trial_inputs ||
         (options->log[0] && !host->kept)) {
         fprintf(stderr, "cradle-server: out of memory for a %u-byte state block\n", host->state_capacity);
         return CRADLE_ENOMEM;
     }
     cradle_sim_config sim_config = {.state = host->state_block,
+                                    .scratch = host->scratch_block,
                                     .state_capacity = host->state_capacity,
                                     .state_align = (uint32_t)align,
                                     .events = host->events,
@@ -715,6 +747,8 @@ int cradle_server_host_init(cradle_server_host *host, const cradle_server_option
                 rc == CRADLE_ESIM_INIT ? "" : ": ", rc == CRADLE_ESIM_INIT ? "" : message, host->players);
         return CRADLE_EINVAL;
     }
+    rc = open_data(host, c);
+    if (rc != 0) return rc;
     rc = cradle_clock_init(&host->clock,
                            (cradle_clock_config){.steps_per_second = c->steps_per_second,
                                                  .source_frames_per_second = c->source_frames_per_second});
@@ -831,6 +865,7 @@ int cradle_server_host_run(cradle_server_host *host) {
     host->last_offer_ns = last;
     host->last_reload_poll_ns = last;
     if (host->transport_open) cradle_transport_watch(&host->transport, host->net->game_wake_fd[0]);
+    cradle__server_data_start(host);
     while (!host->quit && !*host->signalled) {
         drain_in(host);
         uint64_t now = cradle_mono_ns();
@@ -842,6 +877,7 @@ int cradle_server_host_run(cradle_server_host *host) {
             expire_silent_peers(host, now);
         }
         if (host->trial.pid) poll_trial(host, now);
+        cradle__server_data_poll(host, now);
         watch_audience(host, now);
         if (host->options->mode == CRADLE_SERVER_PACED && !host->paused) {
             cradle_clock_plan plan = cradle_clock_offer_elapsed(&host->clock, now - host->last_offer_ns);
@@ -868,6 +904,9 @@ int cradle_server_host_run(cradle_server_host *host) {
             if (!has_listeners(host)) until += (IDLE_BATCH - 1u) * cradle_clock_step_ns(&host->clock);
             if (until < wait) wait = until;
         }
+        uint64_t data_at = cradle_data_files_next_ns(&host->data);
+        if (data_at <= now) wait = 0; /* a data file settled while this turn ran */
+        else if (data_at - now < wait) wait = data_at - now;
         if (host->join_active) wait = 0;
         if (host->trial.pid && wait > TRIAL_POLL_NS) wait = TRIAL_POLL_NS; /* a trial takes milliseconds */
         wait_for_work(host, wait);
@@ -911,6 +950,8 @@ void cradle_server_host_deinit(cradle_server_host *host) {
     free(host->trial_inputs);
     host->recent = host->trial_inputs = NULL;
     free(host->state_block);
+    free(host->scratch_block);
+    cradle_data_files_close(&host->data);
     free(host->kept);
     host->kept = NULL;
     free(host->join_state);

@@ -34,6 +34,7 @@
 
 #include "cradle/clock.h"
 #include "cradle/log.h"
+#include "cradle/data_files.h"
 #include "cradle/reload.h"
 #include "cradle/sim.h"
 #include "cradle/transport.h"
@@ -90,6 +91,12 @@ typedef struct cradle_server_host {
     cradle_reload reload;
     cradle_sim sim; /* the build in charge, the state block, the next step's index */
     void *state_block; /* the sim's state storage: state_capacity bytes */
+    void *scratch_block; /* where a data file is tried on a copy of the state */
+    cradle_data_files data; /* the game's data files (data_files.h), watched */
+    uint64_t data_applies, data_refusals;
+    uint64_t data_apply_last_ns, data_apply_max_ns; /* the step loop's stall for one */
+    uint64_t data_delay_last_ns; /* the file's last write to applied */
+    char last_data[CRADLE_DATA_MESSAGE_MAX + 64];
     uint32_t state_capacity;
     uint32_t players; /* this session's player limit */
     uint32_t max_players; /* the contract's */
@@ -172,7 +179,8 @@ typedef struct cradle_server_host {
     uint64_t refusals, joins, leaves, desyncs;
     uint64_t takeovers; /* slots a client took back from its own older connection */
     uint64_t reloads, reload_refusals;
-    uint8_t epoch; /* reloads mod 256: STEPS and WELCOME carry it (wire.h) */
+    uint8_t epoch; /* reloads and data files applied, mod 256: STEPS, WELCOME,
+                      RELOAD and DATA carry it (wire.h) */
     char last_reload[CRADLE_RELOAD_MESSAGE_MAX + 64];
 
     cradle_event events[CRADLE_SERVER_EVENTS]; /* a step's events (the server only counts them) */

@@ -62,6 +62,7 @@ static const option_row rows[] = {
     {"dev-clients", 'C', "N", "dev socket connections at once, 1..1024 (default 16); one\nmore is refused with a line naming this option", false,
      UINT(dev_clients, 1, CRADLE_SERVER_DEV_CLIENTS_MAX)},
     {"log", 'l', "PATH", "record the session log to PATH", false, PATH(log)},
+    {"data", 'j', "DIR", "the folder the game's data files are under (default: the\ngame library's folder); edits to them apply live", false, PATH(data)},
     {"seed", 's', "N", "session seed, 0..2^64-1 (default 1)", false, UINT(seed, 0, UINT64_MAX)},
     {"players", 'n', "N", "player slots, 1..the game's maximum (default: its maximum)", false, OWN},
     {"input-delay", 'D', "N|auto", "steps of input delay, 0..180, or auto from round-trip time\n(default 3)", false, OWN},

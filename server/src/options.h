@@ -33,6 +33,7 @@ typedef struct cradle_server_options {
     bool dev_stdin;
     uint32_t dev_clients; /* --dev-clients: socket connections at once */
     char log[CRADLE_SERVER_PATH_MAX]; /* "" = no session log */
+    char data[CRADLE_SERVER_PATH_MAX]; /* --data: "" = the library's folder */
     uint64_t seed;
     uint32_t players; /* 0 = the contract's maximum */
     uint32_t input_delay; /* steps, or CRADLE_SERVER_INPUT_DELAY_AUTO */

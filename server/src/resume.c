@@ -39,7 +39,8 @@ static void warn(void *context, const char *message) {
 }
 
 /* Copies what the replay read into the new log: every step and hash, each
- * reload with the build it switched to, and each refused build. */
+ * reload with the build it switched to, each refused build and each data
+ * file applied. */
 static int record(cradle_server_host *host, const cradle_replay *r, const cradle_replay_item *item) {
     switch (item->kind) {
     case CRADLE_REPLAY_STEP: return cradle_log_writer_append_step(&host->log, item->step, item->snapshot);
@@ -53,6 +54,18 @@ static int record(cradle_server_host *host, const cradle_replay *r, const cradle
     case CRADLE_REPLAY_REFUSED:
         return cradle_log_writer_append_refused(&host->log, item->step, item->record->file_hash,
                                                 item->record->reason);
+    case CRADLE_REPLAY_DATA: {
+        /* The state holds these bytes now: the session goes on from them, and
+         * the file as it is now applies at the start only if it differs. */
+        uint32_t file = item->record->data_file;
+        if (file < host->data.count) {
+            host->data.files[file].applied = true;
+            memcpy(host->data.files[file].applied_hash, item->record->file_hash, CRADLE_DATA_HASH_BYTES);
+            host->data.files[file].applied_step = item->step;
+        }
+        return cradle_log_writer_append_data(&host->log, item->step, file, item->data_name, item->data_bytes,
+                                             item->data_size, item->record->file_hash);
+    }
     case CRADLE_REPLAY_TRAILER: return 0;
     }
     return 0;

@@ -18,6 +18,7 @@ const char *cradle_wire_type_name(int type) {
     case CRADLE_WIRE_PONG: return "pong";
     case CRADLE_WIRE_BYE: return "bye";
     case CRADLE_WIRE_DESYNC: return "desync";
+    case CRADLE_WIRE_DATA: return "data";
     default: return "unknown";
     }
 }
@@ -83,6 +84,16 @@ static size_t text_length(const char *s, size_t max) {
 
 /* The rules both directions share; returns NULL or the problem. Strings are
  * checked here as the struct holds them (decode has produced them already). */
+/* A DATA chunk's numbers (its bytes are the caller's to check). */
+static const char *check_data(const cradle_wire_data *d) {
+    if (d->file >= CRADLE_GAME_MAX_DATA_FILES) return "data: file index is 16 or more";
+    if (d->total > CRADLE_GAME_DATA_MAX_BYTES) return "data: total is over 1 MiB";
+    if (d->length > CRADLE_WIRE_DATA_CHUNK_MAX) return "data: length is over 1024";
+    if (d->length == 0 && d->total != 0) return "data: empty chunk of a non-empty file";
+    if (d->offset > d->total || d->length > d->total - d->offset) return "data: chunk lies outside the file";
+    return NULL;
+}
+
 static const char *check_fields(const cradle_wire_message *m) {
     switch (m->type) {
     case CRADLE_WIRE_HELLO: {
@@ -170,6 +181,9 @@ static const char *check_fields(const cradle_wire_message *m) {
             return "reload: build id is empty, too long or not printable";
         return NULL;
     }
+    case CRADLE_WIRE_DATA:
+        if (m->as.data.length && !m->as.data.bytes) return "data: no bytes";
+        return check_data(&m->as.data);
     case CRADLE_WIRE_PING:
     case CRADLE_WIRE_PONG:
     case CRADLE_WIRE_DESYNC: return NULL;
@@ -266,6 +280,7 @@ int cradle_wire_encode(void *out, size_t capacity, size_t *written, const cradle
     }
     case CRADLE_WIRE_RELOAD:
         cradle_cursor_put_u64(&c, m->as.reload.at_step);
+        cradle_cursor_put_u8(&c, m->as.reload.epoch);
         put_text(&c, m->as.reload.build_id, CRADLE_GAME_BUILD_ID_MAX);
         break;
     case CRADLE_WIRE_PING:
@@ -279,6 +294,18 @@ int cradle_wire_encode(void *out, size_t capacity, size_t *written, const cradle
         cradle_cursor_put_u64(&c, m->as.desync.hash);
         cradle_cursor_put_u64(&c, m->as.desync.expected);
         break;
+    case CRADLE_WIRE_DATA: {
+        const cradle_wire_data *d = &m->as.data;
+        cradle_cursor_put_u64(&c, d->at_step);
+        cradle_cursor_put_u8(&c, d->epoch);
+        cradle_cursor_put_u8(&c, d->file);
+        cradle_cursor_put_u32(&c, d->total);
+        cradle_cursor_put_bytes(&c, d->hash, sizeof d->hash);
+        cradle_cursor_put_u32(&c, d->offset);
+        cradle_cursor_put_u16(&c, d->length);
+        if (d->length) cradle_cursor_put_bytes(&c, d->bytes, d->length);
+        break;
+    }
     default: return CRADLE_EINVAL; /* unreachable: check_fields refused it */
     }
     if (c.failed) return CRADLE_EFULL;
@@ -425,8 +452,26 @@ static int decode_state(cradle_wire_message *m, cradle_cursor *c) {
 
 static int decode_reload(cradle_wire_message *m, cradle_cursor *c) {
     m->as.reload.at_step = cradle_cursor_get_u64(c);
+    m->as.reload.epoch = cradle_cursor_get_u8(c);
     if (!get_text(c, m->as.reload.build_id, CRADLE_GAME_BUILD_ID_MAX))
         return refuse(m, "reload: build id is too long or not printable");
+    return 0;
+}
+
+static int decode_data(cradle_wire_message *m, cradle_cursor *c) {
+    cradle_wire_data *d = &m->as.data;
+    d->at_step = cradle_cursor_get_u64(c);
+    d->epoch = cradle_cursor_get_u8(c);
+    d->file = cradle_cursor_get_u8(c);
+    d->total = cradle_cursor_get_u32(c);
+    const uint8_t *hash = take(c, sizeof d->hash);
+    if (hash) memcpy(d->hash, hash, sizeof d->hash);
+    d->offset = cradle_cursor_get_u32(c);
+    d->length = cradle_cursor_get_u16(c);
+    if (c->failed) return 0;
+    const char *problem = check_data(d);
+    if (problem) return refuse(m, problem);
+    d->bytes = d->length ? take(c, d->length) : NULL;
     return 0;
 }
 
@@ -457,6 +502,7 @@ static int decode_body(cradle_wire_message *m, cradle_cursor *c) {
     case CRADLE_WIRE_PONG: m->as.ping.echo = cradle_cursor_get_u64(c); return 0;
     case CRADLE_WIRE_BYE: return decode_bye(m, c);
     case CRADLE_WIRE_DESYNC: return decode_desync(m, c);
+    case CRADLE_WIRE_DATA: return decode_data(m, c);
     default: return refuse(m, "unknown message type"); /* unreachable: range checked above */
     }
 }

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sodium.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -30,6 +31,14 @@ int cradle_log_build_path(char *out, size_t out_size, const char *log_path,
     char text[2 * CRADLE_LOG_FILE_HASH_BYTES + 1];
     hex(text, hash, CRADLE_LOG_FILE_HASH_BYTES);
     int k = snprintf(out, out_size, "%s.builds/%s.so", log_path, text);
+    return k < 0 || (size_t)k >= out_size ? CRADLE_ERANGE : 0;
+}
+
+int cradle_log_data_path(char *out, size_t out_size, const char *log_path,
+                         const uint8_t hash[CRADLE_LOG_FILE_HASH_BYTES]) {
+    char text[2 * CRADLE_LOG_FILE_HASH_BYTES + 1];
+    hex(text, hash, CRADLE_LOG_FILE_HASH_BYTES);
+    int k = snprintf(out, out_size, "%s.data/%s", log_path, text);
     return k < 0 || (size_t)k >= out_size ? CRADLE_ERANGE : 0;
 }
 
@@ -140,4 +149,86 @@ out_remove_tmp:
     unlink(tmp);
     close(in);
     return rc;
+}
+
+int cradle__log_archive_data(const char *log_path, const uint8_t *bytes, uint32_t size,
+                             const uint8_t hash[CRADLE_LOG_FILE_HASH_BYTES], char *msg, size_t n) {
+    char dir[CRADLE_LOG_PATH_MAX], tmp[CRADLE_LOG_PATH_MAX], dest[CRADLE_LOG_PATH_MAX];
+    int k = snprintf(dir, sizeof dir, "%s.data", log_path);
+    int k2 = snprintf(tmp, sizeof tmp, "%s.data/incoming-%ld.tmp", log_path, (long)getpid());
+    if (k < 0 || (size_t)k >= sizeof dir || k2 < 0 || (size_t)k2 >= sizeof tmp ||
+        cradle_log_data_path(dest, sizeof dest, log_path, hash) != 0) {
+        cradle__log_message(msg, n, "log path too long: %s", log_path);
+        return CRADLE_ERANGE;
+    }
+    uint8_t existing[CRADLE_LOG_FILE_HASH_BYTES];
+    if (cradle_log_file_hash(dest, existing) == 0 && sodium_memcmp(existing, hash, sizeof existing) == 0)
+        return 0; /* content-addressed: the same bytes are there already */
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+        cradle__log_message(msg, n, "cannot create %s: %s", dir, strerror(errno));
+        return CRADLE_EIO;
+    }
+    int out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (out < 0) {
+        cradle__log_message(msg, n, "cannot create %s: %s", tmp, strerror(errno));
+        return CRADLE_EIO;
+    }
+    size_t done = 0;
+    bool written = cradle__log_write_all(out, bytes, size, &done) == 0 && fsync(out) == 0;
+    int saved = errno;
+    if (close(out) != 0 && written) written = false, saved = errno;
+    if (!written || rename(tmp, dest) != 0) {
+        if (written) saved = errno;
+        cradle__log_message(msg, n, "cannot write %s: %s", dest, strerror(saved));
+        unlink(tmp);
+        return CRADLE_EIO;
+    }
+    (void)cradle__log_fsync_parent(dest);
+    return 0;
+}
+
+int cradle_log_read_data(const char *log_path, const uint8_t hash[CRADLE_LOG_FILE_HASH_BYTES], uint32_t size,
+                         uint8_t *out, size_t capacity, char *message, size_t message_size) {
+    char path[CRADLE_LOG_PATH_MAX];
+    if (cradle_log_data_path(path, sizeof path, log_path, hash) != 0) {
+        cradle__log_message(message, message_size, "log path too long: %s", log_path);
+        return CRADLE_EIO;
+    }
+    if (size > capacity) {
+        cradle__log_message(message, message_size, "data file %s is %u bytes, more than %zu", path,
+                            (unsigned)size, capacity);
+        return CRADLE_ELOG_CORRUPT;
+    }
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        cradle__log_message(message, message_size, "missing archived data file %s: %s", path, strerror(errno));
+        return CRADLE_EIO;
+    }
+    size_t got = 0;
+    uint8_t extra;
+    bool failed = false;
+    while (got < size) {
+        ssize_t r = read(fd, out + got, size - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) {
+            failed = r < 0;
+            break;
+        }
+        got += (size_t)r;
+    }
+    ssize_t more = failed ? 0 : read(fd, &extra, 1);
+    close(fd);
+    if (failed) {
+        cradle__log_message(message, message_size, "cannot read %s: %s", path, strerror(errno));
+        return CRADLE_EIO;
+    }
+    uint8_t actual[CRADLE_LOG_FILE_HASH_BYTES];
+    crypto_generichash(actual, sizeof actual, out, got, NULL, 0);
+    if (got != size || more > 0 || sodium_memcmp(actual, hash, sizeof actual) != 0) {
+        cradle__log_message(message, message_size,
+                            "archived data file %s is not the %u bytes the log names (another size or hash)",
+                            path, (unsigned)size);
+        return CRADLE_ELOG_CORRUPT;
+    }
+    return 0;
 }

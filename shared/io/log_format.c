@@ -61,6 +61,12 @@
  *              `step` (its reload trial failed: why) and the session went on
  *              with the build in charge. Added within format version 1:
  *              readers before it refuse such a log (unknown record kind).
+ *   6 DATA     u64 step, u8 file (the index in the build's data files), u8 n
+ *              (1..127), n bytes of the file's name, u32 size, 32 bytes
+ *              BLAKE2b-256 of the file's bytes: the game took those bytes
+ *              into its state (data(), game_abi.h minor 4) before `step`;
+ *              the bytes are kept as <log>.data/<hex>. Added within format
+ *              version 1, like REFUSED.
  *
  * Why BLAKE2b-128 for the checksum: it detects any damage with certainty
  * for practical purposes (a CRC misses some multi-bit patterns, and a
@@ -108,6 +114,7 @@ enum {
     H_CHECKSUM = 240,
     REC_RELOAD_MAX = 1 + 8 + 1 + CRADLE_GAME_BUILD_ID_MAX + CRADLE_LOG_FILE_HASH_BYTES,
     REC_REFUSED_MAX = 1 + 8 + CRADLE_LOG_FILE_HASH_BYTES + 1 + CRADLE_LOG_REASON_MAX,
+    REC_DATA_MAX = 1 + 8 + 1 + 1 + CRADLE_GAME_DATA_NAME_MAX + 4 + CRADLE_LOG_FILE_HASH_BYTES,
     REC_TRAILER_FIXED = 1 + 8 + 8 + CRADLE_LOG_DIGEST_BYTES + 2,
     REC_TRAILER_MAX = REC_TRAILER_FIXED + CRADLE_LOG_SIGNATURE_MAX,
 };
@@ -121,6 +128,7 @@ _Static_assert(CRADLE__LOG_BLOCK_CHECKSUM + CRADLE_LOG_CHECKSUM_BYTES ==
                "the block header ends with its checksum");
 _Static_assert(crypto_sign_BYTES <= CRADLE_LOG_SIGNATURE_MAX, "signature fits the trailer");
 _Static_assert(REC_RELOAD_MAX <= CRADLE_LOG_BLOCK_MIN && REC_TRAILER_MAX <= CRADLE_LOG_BLOCK_MIN &&
+                   REC_DATA_MAX <= CRADLE_LOG_BLOCK_MIN &&
                    REC_REFUSED_MAX <= CRADLE_LOG_BLOCK_MIN,
                "the smallest block holds any fixed record");
 _Static_assert(1 + CRADLE_SNAPSHOT_MAX <= CRADLE_LOG_BLOCK_MAX, "a block holds any snapshot");

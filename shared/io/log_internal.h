@@ -98,4 +98,10 @@ int cradle__log_fsync_parent(const char *path);
 int cradle__log_archive_library(const char *log_path, const char *library,
                                 uint8_t hash[CRADLE_LOG_FILE_HASH_BYTES], char *msg, size_t n);
 
+/* Writes size bytes into "<log_path>.data/" under `hash` (the caller's
+ * BLAKE2b-256 of them), synced, unless an archive of that hash exists.
+ * Returns 0, CRADLE_ERANGE or CRADLE_EIO with a message. */
+int cradle__log_archive_data(const char *log_path, const uint8_t *bytes, uint32_t size,
+                             const uint8_t hash[CRADLE_LOG_FILE_HASH_BYTES], char *msg, size_t n);
+
 #endif

@@ -374,6 +374,32 @@ static int parse_refused(cradle_log_reader *r, cradle_log_record *rec, const uin
     return 1;
 }
 
+static int parse_data(cradle_log_reader *r, cradle_log_record *rec, const uint8_t *p, uint32_t left,
+                      uint64_t at) {
+    enum { FIXED = 1 + 8 + 1 + 1, TAIL = 4 + CRADLE_LOG_FILE_HASH_BYTES };
+    if (left < FIXED) return record_short(r, CRADLE_LOG_RECORD_DATA, at);
+    uint64_t step = cradle_cursor_load_u64(p + 1);
+    uint32_t file = p[9], len = p[10];
+    if (left < FIXED + len + TAIL) return record_short(r, CRADLE_LOG_RECORD_DATA, at);
+    bool printable = len >= 1 && len <= CRADLE_GAME_DATA_NAME_MAX;
+    for (uint32_t i = 0; printable && i < len; i++) printable = p[FIXED + i] >= 0x20 && p[FIXED + i] <= 0x7e;
+    uint32_t size = cradle_cursor_load_u32(p + FIXED + len);
+    if (!printable || step != r->steps || file >= CRADLE_GAME_MAX_DATA_FILES || size > CRADLE_GAME_DATA_MAX_BYTES)
+        return reader_fail(r, CRADLE_ELOG_CORRUPT, at,
+                           "data record at byte %" PRIu64 " is invalid (step %" PRIu64 ", file %" PRIu32
+                           ", name of %" PRIu32 " bytes, size %" PRIu32 ")",
+                           at, step, file, len, size);
+    rec->kind = CRADLE_LOG_RECORD_DATA;
+    rec->step = step;
+    rec->data_file = file;
+    rec->data_size = size;
+    memcpy(rec->data_name, p + FIXED, len);
+    rec->data_name[len] = '\0';
+    memcpy(rec->file_hash, p + FIXED + len + 4, CRADLE_LOG_FILE_HASH_BYTES);
+    r->pos += FIXED + len + TAIL;
+    return 1;
+}
+
 /* Also checks that the trailer is the last block's only record, that it
  * counts the steps read and that its digest matches the one computed. */
 static int parse_trailer(cradle_log_reader *r, cradle_log_record *rec, const uint8_t *p,
@@ -428,6 +454,7 @@ static int parse_record(cradle_log_reader *r, cradle_log_record *rec) {
     case CRADLE_LOG_RECORD_HASH: return parse_hash(r, rec, p, left, at);
     case CRADLE_LOG_RECORD_RELOAD: return parse_reload(r, rec, p, left, at);
     case CRADLE_LOG_RECORD_REFUSED: return parse_refused(r, rec, p, left, at);
+    case CRADLE_LOG_RECORD_DATA: return parse_data(r, rec, p, left, at);
     case CRADLE_LOG_RECORD_TRAILER: return parse_trailer(r, rec, p, left, at);
     default:
         return reader_fail(r, CRADLE_ELOG_CORRUPT, at,

@@ -366,6 +366,35 @@ int cradle_log_writer_append_refused(cradle_log_writer *w, uint64_t step,
     return 0;
 }
 
+int cradle_log_writer_append_data(cradle_log_writer *w, uint64_t step, uint32_t file, const char *name,
+                                  const uint8_t *bytes, uint32_t size,
+                                  const uint8_t hash[CRADLE_LOG_FILE_HASH_BYTES]) {
+    assert(w && w->block && name && (bytes || size == 0) && hash);
+    assert(step == w->steps && "data is applied at the next step");
+    size_t len = cradle_contract_strnlen(name, CRADLE_GAME_DATA_NAME_MAX);
+    if (len < 1 || len > CRADLE_GAME_DATA_NAME_MAX || file >= CRADLE_GAME_MAX_DATA_FILES) {
+        cradle__log_message(w->message, sizeof w->message, "data: file %u or its name is invalid",
+                            (unsigned)file);
+        return CRADLE_EINVAL;
+    }
+    int rc = cradle__log_archive_data(w->path, bytes, size, hash, w->message, sizeof w->message);
+    if (rc) return rc == CRADLE_ERANGE ? CRADLE_EIO : rc;
+    uint32_t n = (uint32_t)(1 + 8 + 1 + 1 + len + 4 + CRADLE_LOG_FILE_HASH_BYTES);
+    rc = reserve(w, n);
+    if (rc) return rc;
+    uint8_t *p = record_at(w);
+    p[0] = CRADLE_LOG_RECORD_DATA;
+    cradle_cursor_store_u64(p + 1, step);
+    p[9] = (uint8_t)file;
+    p[10] = (uint8_t)len;
+    memcpy(p + 11, name, len);
+    cradle_cursor_store_u32(p + 11 + len, size);
+    memcpy(p + 15 + len, hash, CRADLE_LOG_FILE_HASH_BYTES);
+    w->used += n;
+    w->records++;
+    return 0;
+}
+
 int cradle_log_writer_maybe_sync(cradle_log_writer *w, uint64_t now_ns) {
     assert(w && w->block);
     if (now_ns >= w->last_sync_ns && now_ns - w->last_sync_ns < w->durable_interval_ns) return 0;

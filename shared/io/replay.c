@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cradle/contract.h"
 #include "cradle/hash.h"
 #include "cradle/os.h"
 #include "cradle/systime.h"
@@ -104,12 +105,16 @@ int cradle_replay_open(cradle_replay *r, const cradle_replay_config *config) {
     r->state = aligned_alloc(STATE_ALIGN, ((size_t)r->capacity + STATE_ALIGN - 1u) / STATE_ALIGN * STATE_ALIGN);
     r->previous = config->keep_previous ? aligned_alloc(STATE_ALIGN, ((size_t)r->capacity + STATE_ALIGN - 1u) / STATE_ALIGN * STATE_ALIGN) : NULL;
     r->events = config->event_capacity ? calloc(config->event_capacity, sizeof *r->events) : NULL;
-    if (!r->state || (config->keep_previous && !r->previous) || (config->event_capacity && !r->events)) {
+    r->scratch = aligned_alloc(STATE_ALIGN, ((size_t)r->capacity + STATE_ALIGN - 1u) / STATE_ALIGN * STATE_ALIGN);
+    r->data = malloc(CRADLE_GAME_DATA_MAX_BYTES);
+    if (!r->state || (config->keep_previous && !r->previous) || (config->event_capacity && !r->events) ||
+        !r->scratch || !r->data) {
         rc = fail(r, CRADLE_ENOMEM, "out of memory for a %" PRIu32 "-byte state", r->capacity);
         goto out_close;
     }
     cradle_sim_config sc = {.state = r->state,
                             .previous = r->previous,
+                            .scratch = r->scratch,
                             .state_capacity = r->capacity,
                             .state_align = STATE_ALIGN,
                             .events = r->events,
@@ -187,6 +192,36 @@ static int on_reload_record(cradle_replay *r, cradle_replay_item *item) {
     return 1;
 }
 
+/* A DATA record: the archived bytes go into the state as they did in the
+ * session. The session's build accepted them, so a refusal here means
+ * another build (or a game whose data() is not deterministic). */
+static int on_data_record(cradle_replay *r, cradle_replay_item *item) {
+    const cradle_log_record *rec = &r->record;
+    if (rec->step != r->sim.next_step)
+        return fail(r, CRADLE_ELOG_CORRUPT, "the log applies data at step %" PRIu64 " but the replay is at step %" PRIu64,
+                    rec->step, r->sim.next_step);
+    char why[CRADLE_LOG_MESSAGE_MAX + CRADLE_LOG_PATH_MAX];
+    int rc = cradle_log_read_data(r->config.log_path, rec->file_hash, rec->data_size, r->data,
+                                  CRADLE_GAME_DATA_MAX_BYTES, why, sizeof why);
+    if (rc != 0) return fail(r, rc, "data %s at step %" PRIu64 ": %s", rec->data_name, rec->step, why);
+    uint32_t count = 0;
+    const cradle_game_data_file *files = cradle_contract_data(r->sim.contract, &count);
+    if (rec->data_file >= count || strcmp(files[rec->data_file].name, rec->data_name) != 0)
+        return fail(r, CRADLE_EDATA, "the log applies data file %" PRIu32 " '%s' at step %" PRIu64
+                    ", which build '%s' does not declare there", rec->data_file + 1u, rec->data_name, rec->step,
+                    r->build_id);
+    cradle_data_refusal refusal;
+    rc = cradle_sim_apply_data(&r->sim, rec->data_file, r->data, rec->data_size, &refusal);
+    if (rc != 0)
+        return fail(r, rc, "build '%s' refuses the data the session applied at step %" PRIu64 ": %s:%" PRIu32 ": %s",
+                    r->build_id, rec->step, rec->data_name, refusal.line, refusal.message);
+    r->data_applied++;
+    item->data_name = rec->data_name;
+    item->data_bytes = r->data;
+    item->data_size = rec->data_size;
+    return 1;
+}
+
 /* HASH and TRAILER: the replay's state hash against the recorded one. */
 static void compare_hash(cradle_replay *r, cradle_replay_item *item, uint64_t step) {
     item->logged_hash = r->record.hash;
@@ -214,7 +249,8 @@ static int read_record(cradle_replay *r) {
     }
     const cradle_log_record *rec = &r->record;
     if (r->config.stop_at && rec->step >= r->config.stop_at &&
-        (rec->kind == CRADLE_LOG_RECORD_STEP || rec->kind == CRADLE_LOG_RECORD_RELOAD)) {
+        (rec->kind == CRADLE_LOG_RECORD_STEP || rec->kind == CRADLE_LOG_RECORD_RELOAD ||
+         rec->kind == CRADLE_LOG_RECORD_DATA)) {
         r->stopped = true;
         return 0;
     }
@@ -291,6 +327,9 @@ static int take_record(cradle_replay *r, cradle_replay_item *item) {
         item->kind = CRADLE_REPLAY_REFUSED;
         r->refusals++;
         return 1;
+    case CRADLE_LOG_RECORD_DATA:
+        item->kind = CRADLE_REPLAY_DATA;
+        return on_data_record(r, item);
     }
     return fail(r, CRADLE_ELOG_CORRUPT, "unknown record kind %d", (int)rec->kind);
 }
@@ -359,7 +398,10 @@ void cradle_replay_close(cradle_replay *r) {
     free(r->state);
     free(r->previous);
     free(r->events);
-    r->state = r->previous = NULL;
+    free(r->scratch);
+    free(r->data);
+    r->state = r->previous = r->scratch = NULL;
+    r->data = NULL;
     r->events = NULL;
     r->sim.contract = NULL;
 }

@@ -140,6 +140,15 @@ static drained drain(cradle_log_reader *r) {
 
 /* ---- round trip ------------------------------------------------------------ */
 
+#define DATA_TEXT "{\"waves\":[1,2]}"
+
+/* BLAKE2b-256 of DATA_TEXT, as a host computes it. */
+static const uint8_t *data_hash(void) {
+    static uint8_t hash[CRADLE_LOG_FILE_HASH_BYTES];
+    crypto_generichash(hash, sizeof hash, (const uint8_t *)DATA_TEXT, strlen(DATA_TEXT), NULL, 0);
+    return hash;
+}
+
 static void test_round_trip(void **state) {
     (void)state;
     char path[300], lib[300], msg[256];
@@ -156,6 +165,10 @@ static void test_round_trip(void **state) {
             write_file(lib, "the second library", 18);
             assert_int_equal(cradle_log_writer_append_reload(&w, s, "build-two", lib), 0);
         }
+        if (s == 700) /* a game data file, archived beside the log under its hash */
+            assert_int_equal(cradle_log_writer_append_data(&w, s, 1, "game/waves.json", (const uint8_t *)DATA_TEXT,
+                                                           (uint32_t)strlen(DATA_TEXT), data_hash()),
+                             0);
         snapshot_for(s, snap);
         assert_int_equal(cradle_log_writer_append_step(&w, s, snap), 0);
         if ((s + 1) % 10 == 0) assert_int_equal(cradle_log_writer_append_hash(&w, s, hash_for(s)), 0);
@@ -184,10 +197,27 @@ static void test_round_trip(void **state) {
     memcpy(first_hash, archived, sizeof first_hash);
 
     cradle_log_record rec;
-    uint64_t steps = 0, hashes = 0, reloads = 0;
+    uint64_t steps = 0, hashes = 0, reloads = 0, data = 0;
+    uint8_t read_back[64];
     int rc;
     while ((rc = cradle_log_reader_next(&r, &rec)) == 1) {
         switch (rec.kind) {
+        case CRADLE_LOG_RECORD_DATA:
+            assert_int_equal(rec.step, 700);
+            assert_int_equal(steps, 700);
+            assert_int_equal(rec.data_file, 1);
+            assert_string_equal(rec.data_name, "game/waves.json");
+            assert_int_equal(rec.data_size, strlen(DATA_TEXT));
+            assert_memory_equal(rec.file_hash, data_hash(), CRADLE_LOG_FILE_HASH_BYTES);
+            assert_int_equal(cradle_log_read_data(path, rec.file_hash, rec.data_size, read_back, sizeof read_back,
+                                                  msg, sizeof msg), 0);
+            assert_memory_equal(read_back, DATA_TEXT, strlen(DATA_TEXT));
+            /* Another size than the record's is refused, naming the archive. */
+            assert_int_equal(cradle_log_read_data(path, rec.file_hash, rec.data_size - 1, read_back,
+                                                  sizeof read_back, msg, sizeof msg), CRADLE_ELOG_CORRUPT);
+            assert_non_null(strstr(msg, ".data/"));
+            data++;
+            break;
         case CRADLE_LOG_RECORD_STEP:
             assert_int_equal(rec.step, steps);
             snapshot_for(rec.step, snap);
@@ -225,7 +255,14 @@ static void test_round_trip(void **state) {
     assert_int_equal(steps, 1000);
     assert_int_equal(hashes, 100);
     assert_int_equal(reloads, 1);
+    assert_int_equal(data, 1);
     cradle_log_reader_close(&r);
+    /* An archive altered after the session is refused by its hash. */
+    char archive[600];
+    assert_int_equal(cradle_log_data_path(archive, sizeof archive, path, data_hash()), 0);
+    write_file(archive, "{\"waves\":[3]}", 13);
+    assert_int_equal(cradle_log_read_data(path, data_hash(), (uint32_t)strlen(DATA_TEXT), read_back, sizeof read_back,
+                                          msg, sizeof msg), CRADLE_ELOG_CORRUPT);
 }
 
 /* The reader hands out runs of STEP records on a fast path and folds them

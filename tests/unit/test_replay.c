@@ -13,9 +13,11 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cradle/cradle.h"
@@ -180,6 +182,9 @@ static void test_replays_every_record_and_both_reloads(void **unused) {
             assert_true(item.logged_hash == final_hash);
             assert_int_equal(item.step, STEPS);
             trailer = true;
+            break;
+        case CRADLE_REPLAY_DATA: /* this log holds none */
+            fail_msg("a data record at step %llu", (unsigned long long)item.step);
             break;
         case CRADLE_REPLAY_REFUSED: /* the control byte became '?' */
             assert_int_equal(item.step, REFUSED_AT);
@@ -481,6 +486,259 @@ static void test_a_reload_needing_more_alignment_moves_the_state_home(void **unu
     cradle_replay_close(&r);
 }
 
+/* ---- game data files (minor 4) ----------------------------------------------
+ *
+ * A session of the counter's data variant (counter/bonus.json's bonus is
+ * added every step) recorded as a host records it: the file read and
+ * applied before step 0 (data_files), another version before DATA_AT
+ * (cradle_sim_apply_data and the writer's DATA record), a hash after every
+ * step. The replay applies the archived bytes at the same steps. */
+#define DATA_STEPS 80u
+#define DATA_AT 40u
+#define DATA_FIRST "{\"bonus\": 3}\n"
+#define DATA_SECOND "{\"bonus\": -2}"
+
+typedef struct data_counter_state { /* counter.c built with COUNTER_DATA */
+    uint64_t steps;
+    int64_t total;
+    uint64_t presence;
+    uint64_t seed;
+    uint32_t players;
+    uint32_t reloads;
+    int64_t bonus;
+} data_counter_state;
+
+static char data_log[320];
+static uint64_t data_hashes[DATA_STEPS]; /* the session's hash after each step */
+
+static void put_file(const char *path, const char *text) {
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(text, 1, strlen(text), f), strlen(text));
+    assert_int_equal(fclose(f), 0);
+}
+
+static void record_data_session(void) {
+    static cradle_reload lib;
+    char message[512];
+    cradle_reload_config rc = {.path = RELOAD_LIB_DATA, .copy_dir = dir, .state_capacity = 4096};
+    assert_int_equal(cradle_reload_open(&lib, &rc, 0, message, sizeof message), 0);
+    const cradle_game_contract *c = cradle_reload_contract(&lib);
+    static _Alignas(64) uint8_t state[4096], scratch[4096];
+    cradle_sim sim;
+    cradle_sim_config sc = {.state = state, .scratch = scratch, .state_capacity = sizeof state, .state_align = 64,
+                            .hash = cradle_hash64};
+    assert_int_equal(cradle_sim_init(&sim, &sc, c, message, sizeof message), 0);
+    assert_int_equal(cradle_sim_start(&sim, 11, 2), 0);
+    cradle_log_header h;
+    assert_int_equal(cradle_log_header_from_contract(&h, c, 11, 2, 0, 1), 0);
+    static cradle_log_writer w;
+    cradle_log_writer_config wc = {.sync_inline = true};
+    snprintf(data_log, sizeof data_log, "%s/data.log", dir);
+    assert_int_equal(cradle_log_writer_open(&w, data_log, &h, &wc, RELOAD_LIB_DATA, message, sizeof message), 0);
+
+    /* the game's folder, as a host is pointed at one */
+    char game_dir[400], sub[420], file[460];
+    snprintf(game_dir, sizeof game_dir, "%s/data_game", dir);
+    snprintf(sub, sizeof sub, "%s/counter", game_dir);
+    snprintf(file, sizeof file, "%s/bonus.json", sub);
+    assert_int_equal(mkdir(game_dir, 0755), 0);
+    assert_int_equal(mkdir(sub, 0755), 0);
+    put_file(file, DATA_FIRST);
+    static cradle_data_files d;
+    assert_int_equal(cradle_data_files_open(&d, c, game_dir, 0, 0, message, sizeof message), 0);
+    assert_int_equal(cradle_data_files_read(&d, 0, 0), 0);
+    if (cradle_data_files_apply(&d, 0, &sim, &w) != 0) fail_msg("apply: %s", d.message);
+
+    uint8_t snapshot[16] = {0};
+    for (uint64_t s = 0; s < DATA_STEPS; s++) {
+        if (s == DATA_AT) { /* the other way a host may take it: sim, then log */
+            static const char second[] = DATA_SECOND;
+            uint32_t size = (uint32_t)strlen(second);
+            uint8_t hash[CRADLE_LOG_FILE_HASH_BYTES];
+            crypto_generichash(hash, sizeof hash, (const uint8_t *)second, size, NULL, 0);
+            cradle_data_refusal refusal;
+            assert_int_equal(cradle_sim_apply_data(&sim, 0, (const uint8_t *)second, size, &refusal), 0);
+            assert_int_equal(
+                cradle_log_writer_append_data(&w, s, 0, "counter/bonus.json", (const uint8_t *)second, size, hash), 0);
+        }
+        snapshot[0] = (uint8_t)(s % 4u);
+        snapshot[1] = (uint8_t)s;
+        assert_int_equal(cradle_log_writer_append_step(&w, s, snapshot), 0);
+        cradle_sim_step(&sim, snapshot);
+        data_hashes[s] = cradle_sim_hash(&sim);
+        assert_int_equal(cradle_log_writer_append_hash(&w, s, data_hashes[s]), 0);
+    }
+    assert_int_equal(sim.data_applied, 2);
+    assert_int_equal(((const data_counter_state *)state)->bonus, -2);
+    assert_int_equal(cradle_log_writer_close(&w, data_hashes[DATA_STEPS - 1]), 0);
+    cradle_data_files_close(&d);
+    cradle_reload_close(&lib);
+}
+
+/* Replays the data session to its end or its first failure; returns the code. */
+static int replay_data_session(cradle_replay *r, int *data_items) {
+    cradle_replay_config config = {.log_path = data_log, .copy_dir = dir};
+    if (cradle_replay_open(r, &config) != 0) fail_msg("open: %s", r->message);
+    cradle_replay_item item;
+    int rc;
+    *data_items = 0;
+    while ((rc = cradle_replay_next(r, &item)) == 1) {
+        if (item.kind == CRADLE_REPLAY_DATA) ++*data_items;
+    }
+    return rc;
+}
+
+/* The archive file of the data the session applied as `text`. */
+static void data_archive_path(char *out, size_t size, const char *text) {
+    uint8_t hash[CRADLE_LOG_FILE_HASH_BYTES];
+    crypto_generichash(hash, sizeof hash, (const uint8_t *)text, strlen(text), NULL, 0);
+    assert_int_equal(cradle_log_data_path(out, size, data_log, hash), 0);
+}
+
+static void test_replays_the_data_files_at_their_steps(void **unused) {
+    (void)unused;
+    record_data_session();
+    static cradle_replay r;
+    cradle_replay_config config = {.log_path = data_log, .copy_dir = dir};
+    if (cradle_replay_open(&r, &config) != 0) fail_msg("open: %s", r.message);
+    cradle_replay_item item;
+    uint64_t steps = 0, hashes = 0;
+    int data = 0, rc;
+    bool trailer = false;
+    while ((rc = cradle_replay_next(&r, &item)) == 1) {
+        switch (item.kind) {
+        case CRADLE_REPLAY_STEP:
+            assert_int_equal(item.step, steps++);
+            break;
+        case CRADLE_REPLAY_HASH:
+            assert_true(item.matches);
+            assert_true(item.logged_hash == data_hashes[item.step]);
+            hashes++;
+            break;
+        case CRADLE_REPLAY_DATA: {
+            const char *text = data == 0 ? DATA_FIRST : DATA_SECOND;
+            assert_int_equal(item.step, data == 0 ? 0 : DATA_AT);
+            assert_int_equal(r.sim.next_step, item.step); /* before that step */
+            assert_string_equal(item.data_name, "counter/bonus.json");
+            assert_int_equal(item.record->data_file, 0);
+            assert_int_equal(item.data_size, strlen(text));
+            assert_memory_equal(item.data_bytes, text, strlen(text));
+            assert_int_equal(((const data_counter_state *)r.sim.state)->bonus, data == 0 ? 3 : -2);
+            data++;
+            break;
+        }
+        case CRADLE_REPLAY_TRAILER:
+            assert_true(item.matches);
+            assert_true(item.logged_hash == data_hashes[DATA_STEPS - 1]);
+            assert_int_equal(item.step, DATA_STEPS);
+            trailer = true;
+            break;
+        default:
+            fail_msg("an item of kind %d at step %llu", (int)item.kind, (unsigned long long)item.step);
+        }
+    }
+    if (rc != 0) fail_msg("replay: %s", r.message);
+    assert_true(r.ended);
+    assert_int_equal(data, 2);
+    assert_int_equal(r.data_applied, 2);
+    assert_int_equal(r.sim.data_applied, 2);
+    assert_int_equal(steps, DATA_STEPS);
+    assert_int_equal(hashes, DATA_STEPS);
+    assert_int_equal(r.hashes_checked, DATA_STEPS);
+    assert_false(r.mismatch);
+    assert_true(trailer);
+    cradle_replay_close(&r);
+
+    /* stop_at the second file's step: it has not taken effect; seek across it
+     * and back reproduces the session's hashes. */
+    config.stop_at = DATA_AT;
+    assert_int_equal(cradle_replay_open(&r, &config), 0);
+    while (cradle_replay_next(&r, &item) == 1) {
+    }
+    assert_true(r.stopped);
+    assert_int_equal(r.sim.next_step, DATA_AT);
+    assert_int_equal(r.data_applied, 1);
+    assert_int_equal(((const data_counter_state *)r.sim.state)->bonus, 3);
+    cradle_replay_close(&r);
+    config.stop_at = 0;
+    assert_int_equal(cradle_replay_open(&r, &config), 0);
+    assert_int_equal(cradle_replay_seek(&r, DATA_AT + 5), 0);
+    assert_true(cradle_sim_hash(&r.sim) == data_hashes[DATA_AT + 4]);
+    assert_int_equal(cradle_replay_seek(&r, 10), 0); /* back: from the start again */
+    assert_true(cradle_sim_hash(&r.sim) == data_hashes[9]);
+    assert_int_equal(((const data_counter_state *)r.sim.state)->bonus, 3);
+    cradle_replay_close(&r);
+
+    /* A build that declares no data files cannot apply them (forced past the
+     * build check): the replay fails at step 0 naming the file. */
+    config.game_path = RELOAD_LIB_INC1;
+    config.force = true;
+    config.warn = warn_count;
+    int warnings = 0;
+    config.warn_context = &warnings;
+    if (cradle_replay_open(&r, &config) != 0) fail_msg("open: %s", r.message);
+    assert_true(warnings >= 1); /* another build than the log's */
+    while ((rc = cradle_replay_next(&r, &item)) == 1) {
+    }
+    assert_int_equal(rc, CRADLE_EDATA);
+    assert_non_null(strstr(r.message, "data file 1 'counter/bonus.json' at step 0"));
+    assert_non_null(strstr(r.message, "does not declare"));
+    assert_int_equal(r.sim.next_step, 0);
+    assert_int_equal(r.data_applied, 0);
+    cradle_replay_close(&r);
+}
+
+/* The archive is what the replay trusts: an altered file (the same size or
+ * another) or a missing one fails the replay, naming the file and the step. */
+static void test_an_altered_or_missing_data_archive_fails_the_replay(void **unused) {
+    (void)unused;
+    if (!data_log[0]) record_data_session(); /* alone: -R or a filter */
+    char first[700], second[700];
+    data_archive_path(first, sizeof first, DATA_FIRST);
+    data_archive_path(second, sizeof second, DATA_SECOND);
+    static cradle_replay r;
+    int data = 0;
+
+    put_file(first, "{\"bonus\": 4}\n"); /* the same size, other bytes */
+    assert_int_equal(replay_data_session(&r, &data), CRADLE_ELOG_CORRUPT);
+    assert_non_null(strstr(r.message, "data counter/bonus.json at step 0"));
+    assert_non_null(strstr(r.message, first));
+    assert_non_null(strstr(r.message, "another size or hash"));
+    assert_int_equal(data, 0);
+    assert_int_equal(r.data_applied, 0);
+    assert_int_equal(r.sim.next_step, 0);
+    assert_int_equal(cradle_replay_next(&r, &(cradle_replay_item){0}), CRADLE_ELOG_CORRUPT); /* sticky */
+    cradle_replay_close(&r);
+
+    put_file(first, DATA_FIRST "\n"); /* one byte more */
+    assert_int_equal(replay_data_session(&r, &data), CRADLE_ELOG_CORRUPT);
+    assert_non_null(strstr(r.message, "another size or hash"));
+    cradle_replay_close(&r);
+    put_file(first, "{\"bonus\": 3}"); /* one byte less */
+    assert_int_equal(replay_data_session(&r, &data), CRADLE_ELOG_CORRUPT);
+    cradle_replay_close(&r);
+
+    put_file(first, DATA_FIRST); /* restored: the replay goes on to the second file */
+    assert_int_equal(unlink(second), 0);
+    assert_int_equal(replay_data_session(&r, &data), CRADLE_EIO);
+    assert_non_null(strstr(r.message, "data counter/bonus.json at step 40"));
+    assert_non_null(strstr(r.message, second));
+    assert_non_null(strstr(r.message, "missing"));
+    assert_int_equal(data, 1);
+    assert_int_equal(r.data_applied, 1);
+    assert_int_equal(r.sim.next_step, DATA_AT);
+    assert_int_equal(r.hashes_checked, DATA_AT);
+    assert_false(r.mismatch);
+    cradle_replay_close(&r);
+
+    put_file(second, DATA_SECOND); /* and back as it was: the replay is whole again */
+    assert_int_equal(replay_data_session(&r, &data), 0);
+    assert_int_equal(data, 2);
+    assert_false(r.mismatch);
+    cradle_replay_close(&r);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_replays_every_record_and_both_reloads),
@@ -492,6 +750,8 @@ int main(void) {
         cmocka_unit_test(test_rerun_starts_from_the_given_state),
         cmocka_unit_test(test_move_goes_on_from_another_address),
         cmocka_unit_test(test_a_reload_needing_more_alignment_moves_the_state_home),
+        cmocka_unit_test(test_replays_the_data_files_at_their_steps),
+        cmocka_unit_test(test_an_altered_or_missing_data_archive_fails_the_replay),
         cmocka_unit_test(test_a_missing_build_fails_unless_forced), /* last: removes a build */
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -75,7 +75,13 @@ static cradle_wire_message sample(int type) {
         break;
     case CRADLE_WIRE_RELOAD:
         m.as.reload.at_step = 321;
+        m.as.reload.epoch = 9;
         strcpy(m.as.reload.build_id, "new-build");
+        break;
+    case CRADLE_WIRE_DATA:
+        m.as.data = (cradle_wire_data){
+            .at_step = 4321, .epoch = 10, .file = 1, .total = 3000, .offset = 2048, .length = 952, .bytes = state_bytes};
+        fill(m.as.data.hash, sizeof m.as.data.hash, 11);
         break;
     case CRADLE_WIRE_PING:
     case CRADLE_WIRE_PONG: m.as.ping.echo = 0x0102030405060708ull; break;
@@ -333,6 +339,49 @@ static void test_bad_fields_are_refused(void **state) {
         m.as.reload.build_id[0] = '\0';
         size_t n = 0;
         assert_int_equal(cradle_wire_encode(buffer, sizeof buffer, &n, &m), CRADLE_EINVAL);
+    }
+    /* data: file 16, a total over 1 MiB, a chunk past the total, an empty
+     * chunk of a non-empty file, a chunk over 1024 bytes. Offsets: at_step 2,
+     * epoch 10, file 11, total 12, hash 16, offset 48, length 52. */
+    {
+        cradle_wire_message m = sample(CRADLE_WIRE_DATA), d;
+        size_t n = encode_ok(&m, buffer);
+        assert_int_equal(cradle_wire_decode(&d, buffer, n), 0);
+        assert_int_equal(d.as.data.at_step, 4321);
+        assert_int_equal(d.as.data.epoch, 10);
+        assert_int_equal(d.as.data.file, 1);
+        assert_int_equal(d.as.data.total, 3000);
+        assert_memory_equal(d.as.data.hash, m.as.data.hash, sizeof m.as.data.hash);
+        assert_int_equal(d.as.data.offset, 2048);
+        assert_memory_equal(d.as.data.bytes, state_bytes, 952);
+        expect_refused_after(sample(CRADLE_WIRE_DATA), 11, 16);
+        static const struct {
+            size_t at;
+            uint32_t value;
+            bool u16;
+            const char *problem;
+        } bad[] = {
+            {12, CRADLE_GAME_DATA_MAX_BYTES + 1u, false, "data: total is over 1 MiB"},
+            {48, 2049, false, "data: chunk lies outside the file"},
+            {52, 0, true, "data: empty chunk of a non-empty file"},
+            {52, 1025, true, "data: length is over 1024"},
+        };
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+            n = encode_ok(&m, buffer);
+            if (bad[i].u16)
+                cradle_cursor_store_u16(buffer + bad[i].at, (uint16_t)bad[i].value);
+            else
+                cradle_cursor_store_u32(buffer + bad[i].at, bad[i].value);
+            assert_int_equal(cradle_wire_decode(&d, buffer, n), CRADLE_ENET_MESSAGE);
+            assert_string_equal(d.problem, bad[i].problem);
+        }
+        /* An empty file is one chunk of length 0. */
+        m.as.data = (cradle_wire_data){.at_step = 5, .epoch = 1, .file = 0, .total = 0, .offset = 0, .length = 0};
+        n = encode_ok(&m, buffer);
+        assert_int_equal(n, 2 + 8 + 1 + 1 + 4 + 32 + 4 + 2);
+        assert_int_equal(cradle_wire_decode(&d, buffer, n), 0);
+        assert_int_equal(d.as.data.total, 0);
+        assert_null(d.as.data.bytes);
     }
 }
 

@@ -84,8 +84,9 @@ static void print_done(const recorder *r, double seconds) {
     if (r->o.json) {
         fprintf(r->events,
                 "{\"event\":\"done\",\"steps\":%" PRIu64 ",\"seconds\":%.3f,\"game\":\"%s\",\"build\":\"%s\","
-                "\"reloads\":%" PRIu64 "%s%s}\n",
-                recorder_steps(r), seconds, c->name, c->build_id, r->reloads, r->checked ? ",\"replay_equal\":" : "",
+                "\"reloads\":%" PRIu64 ",\"data_applied\":%" PRIu64 ",\"data_refusals\":%" PRIu64 "%s%s}\n",
+                recorder_steps(r), seconds, c->name, c->build_id, r->reloads, r->data_applied, r->data_refusals,
+                r->checked ? ",\"replay_equal\":" : "",
                 !r->checked ? "" : r->replay_equal ? "true" : "false");
     } else {
         fprintf(r->events, "cradle-record: %" PRIu64 " steps of %s (build %s) to %s in %.2f s; %s\n",

@@ -35,8 +35,14 @@ typedef enum record_pace {
     RECORD_COMMANDED, /* only the dev protocol's step advances it */
 } record_pace;
 
+typedef struct record_step_path {
+    uint64_t step;
+    const char *path;
+} record_step_path;
+
 typedef struct record_options {
     const char *game, *log, *script, *output;
+    const char *data;               /* --data DIR, or NULL: the library's folder */
     uint64_t seed, steps, max_count;
     bool steps_given;
     uint32_t players, hash_interval, block_size, dev_clients;
@@ -44,11 +50,10 @@ typedef struct record_options {
     record_input input;
     record_pace pace;
     const char *dev_socket;
-    struct {
-        uint64_t step;
-        const char *path;
-    } reloads[RECORD_MAX_RELOADS];
+    record_step_path reloads[RECORD_MAX_RELOADS];
     unsigned reload_count;
+    record_step_path data_at[RECORD_MAX_RELOADS]; /* --data-at STEP:DIR */
+    unsigned data_at_count;
 } record_options;
 
 /* Fills *o from argv. Returns -1 to go on, or the exit status (0 after
@@ -86,8 +91,11 @@ typedef struct recorder {
     cradle_reload libraries[2];     /* the build in charge, and the one a --reload brings */
     int in_use;
     cradle_sim sim;
-    void *state;
+    void *state, *scratch;
     uint32_t capacity;
+    cradle_data_files data;         /* the game's data files */
+    unsigned next_data_at;
+    uint64_t data_applied, data_refusals;
     cradle_event *event_storage;
     record_script_entry *script;
     size_t script_count, next_entry;

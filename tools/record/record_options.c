@@ -12,7 +12,7 @@
 
 enum {
     OPT_GAME = 1000, OPT_LOG, OPT_SEED, OPT_PLAYERS, OPT_STEPS, OPT_SCRIPT, OPT_BOTS, OPT_OUTPUT,
-    OPT_HASH_INTERVAL, OPT_RELOAD, OPT_WATCH, OPT_BLOCK_SIZE, OPT_FORCE, OPT_PACED, OPT_COMMANDED,
+    OPT_HASH_INTERVAL, OPT_RELOAD, OPT_DATA, OPT_DATA_AT, OPT_WATCH, OPT_BLOCK_SIZE, OPT_FORCE, OPT_PACED, OPT_COMMANDED,
     OPT_DEV_STDIN, OPT_DEV_SOCKET, OPT_DEV_CLIENTS, OPT_MAX_COUNT, OPT_JSON, OPT_NO_CHECK, OPT_HELP, OPT_VERSION,
 };
 
@@ -41,8 +41,12 @@ static const option_row ROWS[] = {
     {OPT_HASH_INTERVAL, "hash-interval", "K", "record the state hash every K steps (default 60, 0 = never)", 0,
      UINT32_MAX},
     {OPT_RELOAD, "reload", "STEP:LIB", "switch to another build of the game before STEP (repeatable)", 0, 0},
+    {OPT_DATA, "data", "DIR", "the folder the game's data files are under (default: the\nlibrary's folder)", 0, 0},
+    {OPT_DATA_AT, "data-at", "STEP:DIR",
+     "before STEP, read the game's data files from DIR instead and apply\nthose that changed (repeatable)", 0, 0},
     {OPT_WATCH, "watch", NULL,
-     "hot reload: a rebuilt --game takes over between two steps, as on\nthe server (not with --reload)", 0, 0},
+     "hot reload: a rebuilt --game takes over between two steps, as on\nthe server (not with --reload), and "
+     "edited data files apply", 0, 0},
     {OPT_BLOCK_SIZE, "block-size", "N", "log block payload bytes (default 65536)", 0, UINT32_MAX},
     {OPT_FORCE, "force", NULL, "overwrite an existing log", 0, 0},
     {OPT_PACED, "paced", NULL, "step at the game's steps per second in real time (default: as\nfast as it goes)",
@@ -77,17 +81,17 @@ static void usage(FILE *to) {
                 "Exit status: 0 success, 1 failure (the replay check included), 2 usage.\n");
 }
 
-/* --reload STEP:LIB, steps increasing. */
-static bool parse_reload(record_options *o, char *text) {
+/* --reload STEP:LIB and --data-at STEP:DIR, steps increasing. */
+static bool parse_step_path(record_step_path *list, unsigned *count, char *text) {
     char *colon = strchr(text, ':');
-    if (!colon || !colon[1] || o->reload_count == RECORD_MAX_RELOADS) return false;
+    if (!colon || !colon[1] || *count == RECORD_MAX_RELOADS) return false;
     *colon = '\0';
     uint64_t step;
     bool ok = cradle_parse_u64(text, 0, UINT64_MAX, &step);
     *colon = ':';
-    if (!ok || (o->reload_count > 0 && step <= o->reloads[o->reload_count - 1].step)) return false;
-    o->reloads[o->reload_count].step = step;
-    o->reloads[o->reload_count++].path = colon + 1;
+    if (!ok || (*count > 0 && step <= list[*count - 1].step)) return false;
+    list[*count].step = step;
+    list[(*count)++].path = colon + 1;
     return true;
 }
 
@@ -120,9 +124,15 @@ static int apply_flag(record_options *o, int id, char *value) {
     case OPT_DEV_SOCKET: o->dev_socket = value; break;
     case OPT_JSON: o->json = true; break;
     case OPT_NO_CHECK: o->check = false; break;
+    case OPT_DATA: o->data = value; break;
     case OPT_RELOAD:
-        if (parse_reload(o, value)) break;
+        if (parse_step_path(o->reloads, &o->reload_count, value)) break;
         fprintf(stderr, "cradle-record: --reload '%s': expected STEP:LIB, steps increasing, at most %u of them\n",
+                value, RECORD_MAX_RELOADS);
+        return 2;
+    case OPT_DATA_AT:
+        if (parse_step_path(o->data_at, &o->data_at_count, value)) break;
+        fprintf(stderr, "cradle-record: --data-at '%s': expected STEP:DIR, steps increasing, at most %u of them\n",
                 value, RECORD_MAX_RELOADS);
         return 2;
     case OPT_HELP: usage(stdout); return 0;

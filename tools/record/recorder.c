@@ -33,13 +33,15 @@ static int open_library(cradle_reload *r, const char *path, uint32_t capacity) {
  * the first build's size, at least 64 KiB). */
 static int open_sim(recorder *r, const cradle_game_contract *c) {
     r->state = aligned_alloc(STATE_ALIGN, r->capacity);
+    r->scratch = aligned_alloc(STATE_ALIGN, r->capacity);
     r->event_storage = malloc(EVENT_CAPACITY * sizeof *r->event_storage);
-    if (!r->state || !r->event_storage) {
+    if (!r->state || !r->scratch || !r->event_storage) {
         fprintf(stderr, "cradle-record: out of memory for the state\n");
         return 1;
     }
     char msg[CRADLE_RELOAD_MESSAGE_MAX];
     cradle_sim_config sc = {.state = r->state,
+                            .scratch = r->scratch,
                             .state_capacity = r->capacity,
                             .state_align = STATE_ALIGN,
                             .events = r->event_storage,
@@ -107,9 +109,56 @@ static int open_outputs(recorder *r) {
     return 0;
 }
 
+/* The game's data files under --data (or the library's folder), each read
+ * now; one that cannot be read is said and the game keeps its own values. */
+static int open_data(recorder *r) {
+    char folder[CRADLE_DATA_PATH_MAX], msg[CRADLE_DATA_MESSAGE_MAX];
+    const char *dir = r->o.data;
+    if (!dir) {
+        if (cradle_data_files_library_folder(folder, sizeof folder, r->o.game) != 0) return 1;
+        dir = folder;
+    }
+    uint64_t now = cradle_mono_ns();
+    if (cradle_data_files_open(&r->data, r->sim.contract, dir, 0, now, msg, sizeof msg) != 0) {
+        fprintf(stderr, "cradle-record: --data %s: %s\n", dir, msg);
+        return 1;
+    }
+    for (uint32_t i = 0; i < r->data.count; i++)
+        if (cradle_data_files_read(&r->data, i, now) != 0)
+            fprintf(stderr, "cradle-record: %s; the game keeps its own values for it\n", r->data.message);
+    return 0;
+}
+
+/* Data file i, just read, into the state before this step (recorded and
+ * archived in the log); a refusal is said and the old data stays. */
+static int apply_data(recorder *r, uint32_t i) {
+    int rc = cradle_data_files_apply(&r->data, i, &r->sim, &r->writer);
+    if (rc == CRADLE_DATA_UNCHANGED) return 0;
+    if (rc == 0) {
+        r->data_applied++;
+        if (r->o.pace != RECORD_FAST || r->o.watch) {
+            fprintf(r->events, "cradle-record: data %s applied at step %" PRIu64 "\n", r->data.files[i].name,
+                    r->sim.next_step);
+            fflush(r->events);
+        }
+        return 0;
+    }
+    if (rc == CRADLE_EIO) {
+        fprintf(stderr, "cradle-record: %s\n", r->data.message);
+        return 1;
+    }
+    r->data_refusals++;
+    fprintf(stderr, "cradle-record: data refused at step %" PRIu64 ": %s; the old data stays\n", r->sim.next_step,
+            r->data.message);
+    return 0;
+}
+
 int recorder_open(recorder *r) {
     int status = open_game(r);
+    if (status == 0) status = open_data(r);
     if (status == 0) status = open_outputs(r);
+    for (uint32_t i = 0; status == 0 && i < r->data.count; i++)
+        if (r->data.files[i].valid) status = apply_data(r, i);
     if (status != 0) return status;
     const cradle_game_contract *c = r->sim.contract;
     if (r->o.pace == RECORD_FAST && !r->o.watch) return 0;
@@ -235,9 +284,41 @@ static int take_output(recorder *r, uint64_t step) {
     return 0;
 }
 
+/* --data-at STEP:DIR at this step, and with --watch the data files that
+ * changed and settled. */
+static int take_data(recorder *r, uint64_t step) {
+    uint64_t now = cradle_mono_ns();
+    if (r->next_data_at < r->o.data_at_count && r->o.data_at[r->next_data_at].step == step) {
+        const char *dir = r->o.data_at[r->next_data_at++].path;
+        if (cradle_data_files_move(&r->data, dir, now) != 0) {
+            fprintf(stderr, "cradle-record: --data-at %s: %s\n", dir, r->data.message);
+            return 1;
+        }
+        for (uint32_t i = 0; i < r->data.count; i++) {
+            if (cradle_data_files_read(&r->data, i, now) != 0) {
+                fprintf(stderr, "cradle-record: --data-at %" PRIu64 ":%s: %s\n", step, dir, r->data.message);
+                return 1;
+            }
+            if (apply_data(r, i) != 0) return 1;
+        }
+    }
+    if (!r->o.watch) return 0;
+    for (;;) {
+        int got = cradle_data_files_poll(&r->data, now);
+        if (got == -1) return 0;
+        if (got >= 0 && apply_data(r, (uint32_t)got) != 0) return 1;
+        if (got < -1) {
+            r->data_refusals++;
+            fprintf(stderr, "cradle-record: data refused at step %" PRIu64 ": %s; the old data stays\n", step,
+                    r->data.message);
+        }
+    }
+}
+
 int recorder_step(recorder *r) {
     uint64_t step = r->sim.next_step;
     int rc = r->o.watch ? take_rebuild(r, step) : take_scheduled_reload(r, step);
+    if (rc == 0) rc = take_data(r, step);
     if (rc != 0) return rc;
     build_snapshot(r, step);
     if (cradle_log_writer_append_step(&r->writer, step, r->snapshot) != 0) {
@@ -341,9 +422,11 @@ void recorder_close(recorder *r) {
     if (r->out && r->out != stdout) fclose(r->out);
     r->out = NULL;
     free(r->state);
+    free(r->scratch);
+    cradle_data_files_close(&r->data);
     free(r->event_storage);
     free(r->script);
-    r->state = NULL;
+    r->state = r->scratch = NULL;
     r->event_storage = NULL;
     r->script = NULL;
     cradle_reload_close(&r->libraries[0]);

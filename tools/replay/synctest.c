@@ -131,6 +131,7 @@ int synctest_take(synctest *t, cradle_replay *r, const cradle_replay_item *item)
     switch (item->kind) {
     case CRADLE_REPLAY_STEP: return take_step(t, r, item);
     case CRADLE_REPLAY_RELOAD: /* the new build took the state over: its on_reload may have changed it */
+    case CRADLE_REPLAY_DATA:   /* a data file changed the state: the twin starts from it */
         return start_twin(t, r);
     case CRADLE_REPLAY_HASH:
     case CRADLE_REPLAY_TRAILER:

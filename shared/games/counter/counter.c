@@ -8,11 +8,18 @@
  *
  * output() per step, 24 bytes, little-endian:
  *   u64 step index, i64 total, u64 presence mask of the step
+ *
+ * Built with COUNTER_DATA (a test variant), it also declares one data file,
+ * "counter/bonus.json" ({"bonus": N}, N in -1000..1000), whose bonus every
+ * step adds too: the smallest game with live data, for the data tests.
  */
 #include <string.h>
 
 #include "cradle/game_abi.h"
 #include "cradle/input.h"
+#ifdef COUNTER_DATA
+#include "cradle/json_reader.h"
+#endif
 #include "cradle_build_id.h"
 
 #ifndef COUNTER_INCREMENT
@@ -43,6 +50,9 @@ typedef struct counter_state {
     uint64_t seed;
     uint32_t players;
     uint32_t reloads;
+#ifdef COUNTER_DATA
+    int64_t bonus; /* from counter/bonus.json */
+#endif
 } counter_state;
 
 static int counter_init(void *state, uint64_t seed, uint32_t player_count) {
@@ -60,6 +70,9 @@ static void counter_step(void *state, const cradle_game_step *step,
     counter_state *s = state;
     s->steps = step->index + 1;
     s->total += COUNTER_INCREMENT;
+#ifdef COUNTER_DATA
+    s->total += s->bonus;
+#endif
     uint64_t presence = 0;
     for (uint32_t slot = 0; slot < COUNTER_MAX_PLAYERS; slot++) {
         if (!cradle_snapshot_present(step->snapshot, slot)) continue;
@@ -125,6 +138,30 @@ static void counter_bot(const void *state, uint64_t step, uint32_t slot, uint64_
     if (input_bytes >= 1) input[0] = (uint8_t)(random & 0x3Fu);
 }
 
+#ifdef COUNTER_DATA
+static const cradle_game_data_file counter_data_files[] = {{"counter/bonus.json", 4096}};
+
+static bool counter_data(void *state, uint32_t file, const uint8_t *bytes, uint32_t size,
+                         cradle_data_refusal *refusal) {
+    (void)file; /* the only one */
+    cradle_json_token tokens[8];
+    cradle_json_doc doc;
+    cradle_json_error error;
+    static const char *const keys[] = {"bonus"};
+    uint32_t values[1];
+    int64_t bonus = 0;
+    if (!cradle_json_parse(&doc, bytes, size, tokens, 8, &error) ||
+        !cradle_json_object(&doc, 0, "bonus.json", keys, NULL, 1, values, &error) ||
+        !cradle_json_int(&doc, values[0], "bonus", -1000, 1000, &bonus, &error)) {
+        refusal->line = error.line;
+        memcpy(refusal->message, error.message, sizeof refusal->message);
+        return false;
+    }
+    ((counter_state *)state)->bonus = bonus;
+    return true;
+}
+#endif
+
 static const cradle_game_contract contract = {
     .abi_major = COUNTER_ABI_MAJOR,
     .abi_minor = COUNTER_ABI_MINOR,
@@ -145,6 +182,11 @@ static const cradle_game_contract contract = {
     .on_reload = counter_on_reload,
     .react = NULL,
     .bot = counter_bot,
+#ifdef COUNTER_DATA
+    .data_files = counter_data_files,
+    .data_file_count = 1,
+    .data = counter_data,
+#endif
 };
 
 #ifndef COUNTER_NO_CONTRACT

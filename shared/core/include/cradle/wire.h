@@ -12,7 +12,7 @@
  *
  * Every message starts with a 2-byte header:
  *
- *   u8 type      CRADLE_WIRE_HELLO .. CRADLE_WIRE_DESYNC
+ *   u8 type      CRADLE_WIRE_HELLO .. CRADLE_WIRE_DATA
  *   u8 version   CRADLE_WIRE_VERSION (the protocol version)
  *
  * followed by the type's fields, all little-endian, no padding:
@@ -34,19 +34,30 @@
  *                 u8 input_bytes (1..32), count * input_bytes bytes (step
  *                 first_step + i at i * input_bytes)
  *   STEPS   s->c  u32 first_step (its low 32 bits: cradle_wire_step_expand),
- *                 u8 epoch (reloads the server had made when these steps ran,
- *                 mod 256), u8 count (1..STEPS_MAX), u8 hash_count (0..count),
+ *                 u8 epoch (changes the server had made when these steps
+ *                 ran, mod 256: reloads and data files applied; each is
+ *                 announced by a RELOAD or DATA before the step it applies
+ *                 to, and a client runs no step of a newer epoch before it
+ *                 has applied the announcements), u8 count (1..STEPS_MAX), u8 hash_count (0..count),
  *                 hash_count * (u8 offset, u64 hash) with offsets strictly
  *                 increasing below count (the hash of step first_step + offset),
  *                 then the snapshots: the rest of the message, count equal
  *                 parts of 1..SNAPSHOT_MAX bytes (<= STEPS_BYTES_MAX in all)
  *   STATE   s->c  u64 step, u64 hash, u32 total, u32 offset, u16 length, bytes;
  *                 offset + length <= total, length >= 1, total <= STATE_MAX
- *   RELOAD  s->c  u64 at_step, str8 build id
+ *   RELOAD  s->c  u64 at_step, u8 epoch (of the steps from at_step on, as in
+ *                 STEPS), str8 build id
  *   PING    both  u64 echo
  *   PONG    both  u64 echo (the PING's value, returned unchanged)
  *   BYE     both  u8 reason (cradle_wire_bye), str8 text
  *   DESYNC  c->s  u64 step, u64 hash (the client's), u64 expected (the server's)
+ *   DATA    s->c  u64 at_step (applied before it), u8 epoch (as RELOAD's),
+ *                 u8 file (its index in the
+ *                 build's data files), u32 total (0..CRADLE_GAME_DATA_MAX_BYTES),
+ *                 32 bytes BLAKE2b-256 of the whole file, u32 offset, u16
+ *                 length, bytes: one chunk of the file; offset + length <=
+ *                 total, length 1..DATA_CHUNK_MAX (0 only for an empty file),
+ *                 chunks sent in order from offset 0
  *
  * str8 is a u8 length then that many bytes of printable ASCII (0x20..0x7e),
  * no NUL. A message is exactly as long as its fields: trailing bytes are an
@@ -69,7 +80,7 @@
 #include "cradle/game_abi.h"
 #include "cradle/input.h"
 
-#define CRADLE_WIRE_VERSION 2u
+#define CRADLE_WIRE_VERSION 3u
 #define CRADLE_WIRE_HEADER_BYTES 2u
 
 #define CRADLE_WIRE_ANY_SLOT 0xFFu      /* HELLO: any free slot */
@@ -81,6 +92,8 @@
 #define CRADLE_WIRE_STEPS_BYTES_MAX 16384u /* snapshot bytes in one STEPS */
 #define CRADLE_WIRE_STATE_CHUNK_MAX 1024u /* bytes of state per STATE: one UDP datagram */
 #define CRADLE_WIRE_STATE_MAX (256u * 1024u * 1024u) /* largest state block accepted */
+#define CRADLE_WIRE_DATA_CHUNK_MAX 1024u  /* bytes of a data file per DATA */
+#define CRADLE_WIRE_DATA_HASH_BYTES 32u   /* BLAKE2b-256 of a data file */
 
 /* The largest encoded message: a full STEPS with a hash for every step.
  * Receivers drop anything longer before decoding. */
@@ -102,10 +115,11 @@ typedef enum cradle_wire_type {
     CRADLE_WIRE_PONG = 9,
     CRADLE_WIRE_BYE = 10,
     CRADLE_WIRE_DESYNC = 11,
+    CRADLE_WIRE_DATA = 12,
 } cradle_wire_type;
 
 #define CRADLE_WIRE_TYPE_FIRST CRADLE_WIRE_HELLO
-#define CRADLE_WIRE_TYPE_LAST CRADLE_WIRE_DESYNC
+#define CRADLE_WIRE_TYPE_LAST CRADLE_WIRE_DATA
 
 typedef enum cradle_wire_refusal {
     CRADLE_WIRE_REFUSE_FULL = 1,     /* no free slot (or the requested one is taken) */
@@ -208,8 +222,20 @@ typedef struct cradle_wire_state {
 
 typedef struct cradle_wire_reload {
     uint64_t at_step; /* the first step the new build runs */
+    uint8_t epoch;    /* the epoch this reload brings: the steps' from at_step on */
     char build_id[CRADLE_GAME_BUILD_ID_MAX + 1];
 } cradle_wire_reload;
+
+typedef struct cradle_wire_data {
+    uint64_t at_step;  /* the step the data is applied before */
+    uint8_t epoch;     /* the epoch this change brings, as RELOAD's */
+    uint8_t file;      /* < CRADLE_GAME_MAX_DATA_FILES */
+    uint32_t total;    /* bytes of the whole file, 0..CRADLE_GAME_DATA_MAX_BYTES */
+    uint8_t hash[CRADLE_WIRE_DATA_HASH_BYTES];
+    uint32_t offset;   /* of this chunk */
+    uint16_t length;   /* 1..CRADLE_WIRE_DATA_CHUNK_MAX; 0 only when total is 0 */
+    const uint8_t *bytes;
+} cradle_wire_data;
 
 typedef struct cradle_wire_ping {
     uint64_t echo;
@@ -241,6 +267,7 @@ typedef struct cradle_wire_message {
         cradle_wire_ping ping; /* PING and PONG */
         cradle_wire_bye_msg bye;
         cradle_wire_desync desync;
+        cradle_wire_data data;
     } as;
 } cradle_wire_message;
 

@@ -48,5 +48,7 @@
 #include "cradle/os.h"
 #include "cradle/help.h"
 #include "cradle/golden_digest.h"
+#include "cradle/json_reader.h"
+#include "cradle/data_files.h"
 
 #endif

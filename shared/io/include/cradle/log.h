@@ -30,7 +30,10 @@
  * The builds a session ran are archived beside the log, content-addressed:
  * "<log>.builds/<hex BLAKE2b-256 of the library file>.so". The header names
  * the build that ran step 0 and each reload record names its build, so a
- * replay can switch libraries at the recorded steps.
+ * replay can switch libraries at the recorded steps. The game data files it
+ * applied are archived the same way, "<log>.data/<hex BLAKE2b-256>", and
+ * each DATA record names the file, its size and hash and the step before
+ * which it was applied.
  */
 #include <pthread.h>
 #include <sodium/crypto_generichash.h>
@@ -103,6 +106,18 @@ CRADLE_MUST_CHECK int cradle_log_file_hash(const char *path,
 /* "<log_path>.builds/<hex hash>.so" into out. Returns 0 or CRADLE_ERANGE. */
 CRADLE_MUST_CHECK int cradle_log_build_path(char *out, size_t out_size, const char *log_path,
                                             const uint8_t hash[CRADLE_LOG_FILE_HASH_BYTES]);
+
+/* "<log_path>.data/<hex hash>" into out. Returns 0 or CRADLE_ERANGE. */
+CRADLE_MUST_CHECK int cradle_log_data_path(char *out, size_t out_size, const char *log_path,
+                                           const uint8_t hash[CRADLE_LOG_FILE_HASH_BYTES]);
+
+/* Reads the archived data file of log_path with this hash, which must be
+ * exactly `size` bytes (<= capacity) whose BLAKE2b-256 is `hash`, into out.
+ * Returns 0, or with a message naming the file CRADLE_EIO (missing or
+ * unreadable) or CRADLE_ELOG_CORRUPT (another size or hash). */
+CRADLE_MUST_CHECK int cradle_log_read_data(const char *log_path, const uint8_t hash[CRADLE_LOG_FILE_HASH_BYTES],
+                                           uint32_t size, uint8_t *out, size_t capacity, char *message,
+                                           size_t message_size);
 
 /* ---- writer ------------------------------------------------------------- */
 
@@ -188,6 +203,17 @@ CRADLE_MUST_CHECK int cradle_log_writer_append_reload(cradle_log_writer *w, uint
                                                       const char *build_id,
                                                       const char *library_path);
 
+/* Records that the game took data file `file` (its index in the build's
+ * data files, named `name`: size bytes whose BLAKE2b-256 is hash) into its
+ * state before `step` (the next step, asserted), and archives the bytes
+ * (<log>.data/<hex>, written and synced before the record; an archive of
+ * the same hash is kept). Returns 0, CRADLE_EINVAL (a bad name) or
+ * CRADLE_EIO (archive or write failed; the record was not appended). Does
+ * file I/O: data changes are rare. */
+CRADLE_MUST_CHECK int cradle_log_writer_append_data(cradle_log_writer *w, uint64_t step, uint32_t file,
+                                                    const char *name, const uint8_t *bytes, uint32_t size,
+                                                    const uint8_t hash[CRADLE_LOG_FILE_HASH_BYTES]);
+
 /* When durable_interval_ns has passed since the last sync: writes the open
  * block and makes it durable (see the header comment). Returns 0 or
  * CRADLE_EIO (a write failed now, or the background fdatasync failed). */
@@ -248,6 +274,8 @@ typedef enum cradle_log_record_kind {
     CRADLE_LOG_RECORD_RELOAD = 3,  /* step (runs on the new build), build_id, file_hash */
     CRADLE_LOG_RECORD_TRAILER = 4, /* step (= step count), hash (final), digest, signature */
     CRADLE_LOG_RECORD_REFUSED = 5, /* step (the next one), file_hash, reason: a build refused */
+    CRADLE_LOG_RECORD_DATA = 6,    /* step (the next one), data_file, data_name, data_size,
+                                      file_hash (of the data): a data file applied */
 } cradle_log_record_kind;
 
 typedef struct cradle_log_record {
@@ -256,8 +284,11 @@ typedef struct cradle_log_record {
     const uint8_t *snapshot;   /* STEP: header.snapshot_size bytes, valid until the next call */
     uint64_t hash;             /* HASH, TRAILER */
     char build_id[CRADLE_GAME_BUILD_ID_MAX + 1];      /* RELOAD */
-    uint8_t file_hash[CRADLE_LOG_FILE_HASH_BYTES];   /* RELOAD, REFUSED */
+    uint8_t file_hash[CRADLE_LOG_FILE_HASH_BYTES];   /* RELOAD, REFUSED, DATA */
     char reason[CRADLE_LOG_REASON_MAX + 1];          /* REFUSED */
+    uint32_t data_file;                              /* DATA: index in the build's data files */
+    uint32_t data_size;                              /* DATA: bytes */
+    char data_name[CRADLE_GAME_DATA_NAME_MAX + 1];   /* DATA */
     uint8_t digest[CRADLE_LOG_DIGEST_BYTES];         /* TRAILER */
     uint32_t signature_length;                       /* TRAILER: 0 = unsigned */
     uint8_t signature[CRADLE_LOG_SIGNATURE_MAX];     /* TRAILER */

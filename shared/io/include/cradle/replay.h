@@ -28,12 +28,18 @@
  * over again (on_reload runs) and a warning says so; otherwise the replay
  * fails naming the missing file.
  *
+ * Data: a DATA record applies the data file archived for it
+ * (<log>.data/<hash>, checked against the record's size and hash) through
+ * cradle_sim_apply_data(), before the same step as in the session. A
+ * missing or altered archive, or a build that refuses the bytes, fails the
+ * replay naming the file.
+ *
  * Failure: next() and seek() return a negative code with r->message; the
  * failure is sticky. A library of another game or build than the log's is
  * refused (both ids in the message) unless config.force, which warns.
  *
- * Memory: open allocates the state blocks, the event storage and the log
- * reader's block; next() allocates nothing (a reload opens a library).
+ * Memory: open allocates the state blocks, the event storage, one data
+ * file's buffer and the log reader's block; next() allocates nothing (a reload opens a library).
  * Warnings go to config.warn (the driver prints nothing).
  */
 #include <stdbool.h>
@@ -70,6 +76,7 @@ typedef enum cradle_replay_kind {
     CRADLE_REPLAY_RELOAD,   /* build_id took over the state before step */
     CRADLE_REPLAY_TRAILER,  /* the log's end: step = the step count, the final hash compared */
     CRADLE_REPLAY_REFUSED,  /* a build was refused before step (record->reason); nothing changed */
+    CRADLE_REPLAY_DATA,     /* data file data_name was applied before step */
 } cradle_replay_kind;
 
 /* One record's outcome. Pointers are valid until the next call. */
@@ -84,6 +91,9 @@ typedef struct cradle_replay_item {
     bool matches;                  /* HASH, TRAILER: the two are equal */
     const char *build_id;          /* RELOAD */
     bool archived;                 /* RELOAD: the build came from the log's archive */
+    const char *data_name;         /* DATA: the file's name (record->data_file its index) */
+    const uint8_t *data_bytes;     /* DATA: the bytes applied */
+    uint32_t data_size;
     const cradle_log_record *record; /* the record itself (TRAILER: digest, signature) */
 } cradle_replay_item;
 
@@ -97,6 +107,8 @@ typedef struct cradle_replay {
     int in_use;                    /* index of the library in charge */
     cradle_sim sim;
     void *state, *previous;        /* the sim's storage */
+    void *scratch;                 /* where data() works on a copy of the state */
+    uint8_t *data;                 /* one data file's bytes (CRADLE_GAME_DATA_MAX_BYTES) */
     uint32_t capacity;
     cradle_event *events;
     cradle_log_record record;
@@ -109,6 +121,7 @@ typedef struct cradle_replay {
     uint64_t mismatch_step, mismatch_logged, mismatch_replayed;
     uint64_t reloads;
     uint64_t refusals;             /* REFUSED records read: builds the session refused */
+    uint64_t data_applied;         /* DATA records applied */
     uint64_t reruns;               /* cradle_replay_rerun() calls that ran a step */
     bool ran_step;                 /* record is the STEP next() ran last: rerun may run it again */
     bool ended;                    /* next() returned 0 at the log's end: reader.end says how */
