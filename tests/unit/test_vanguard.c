@@ -1,19 +1,24 @@
 /*
  * test_vanguard: the sample game. Determinism (same seed and scripted input,
  * same bytes), relocation of the state block, the gameplay rules on small
- * scripted scenarios, a long 8-bot run, a full world, and render/react.
+ * scripted scenarios, a long 8-bot run, a full world, render/react, and the
+ * data files (the shipped ones are the built-in values; refusals say where
+ * and why; changed values change the game; a restart keeps them).
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
 #include "cradle/cradle.h"
+#include "cradle/contract.h"
 #include "cradle/ecs.h"
+#include "cradle/layout.h"
 #include "vanguard_input.h"
 #include "vanguard_internal.h"
 
@@ -912,6 +917,464 @@ static void test_react(void **unused) {
     game_close(&g);
 }
 
+/* ---- data files (game_abi.h, minor 4; vanguard_data.c) ---------------------------------- */
+
+#ifndef VANGUARD_SOURCE_DATA_DIR
+#error "VANGUARD_SOURCE_DATA_DIR: vanguard_static gives the source tree's data folder"
+#endif
+
+typedef struct text {
+    char bytes[65536];
+    uint32_t size;
+} text;
+
+/* The shipped file vanguard/<name> of the source tree. */
+static void shipped(const char *name, text *t) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/vanguard/%s", VANGUARD_SOURCE_DATA_DIR, name);
+    FILE *f = fopen(path, "rb");
+    if (!f) fail_msg("cannot open %s", path);
+    assert_non_null(f);
+    size_t n = fread(t->bytes, 1, sizeof t->bytes - 1, f);
+    assert_int_equal(ferror(f), 0);
+    assert_int_equal(fclose(f), 0);
+    assert_true(n > 0 && n < sizeof t->bytes - 1);
+    t->bytes[n] = '\0';
+    t->size = (uint32_t)n;
+}
+
+/* t with its `nth` (0: first) occurrence of `from` replaced by `to`. */
+static void edit(text *t, const char *from, const char *to, int nth) {
+    char *at = t->bytes;
+    for (int i = 0;; i++) {
+        at = strstr(at, from);
+        if (!at) fail_msg("no \"%s\" to replace", from);
+        assert_non_null(at);
+        if (i == nth) break;
+        at += strlen(from);
+    }
+    size_t lf = strlen(from), lt = strlen(to), tail = t->size - (size_t)(at - t->bytes) - lf;
+    assert_true(t->size - lf + lt < sizeof t->bytes);
+    memmove(at + lt, at + lf, tail + 1);
+    memcpy(at, to, lt);
+    t->size = (uint32_t)(t->size - lf + lt);
+}
+
+static bool apply(vanguard_state *s, uint32_t file, const text *t, cradle_data_refusal *r) {
+    memset(r, 0, sizeof *r);
+    return vanguard_contract()->data(s, file, (const uint8_t *)t->bytes, t->size, r);
+}
+
+static void apply_ok(vanguard_state *s, uint32_t file, const text *t) {
+    cradle_data_refusal r;
+    bool ok = apply(s, file, t, &r);
+    if (!ok) fail_msg("refused: %u: %s", (unsigned)r.line, r.message);
+    assert_true(ok);
+}
+
+/* The refusal of t for file: its line and message (NULL: any; ending in
+ * '*': starting so), and the state untouched. */
+static void refused(uint32_t file, const text *t, uint32_t line, const char *message) {
+    vanguard_state *s = state_alloc(), *before = state_alloc();
+    assert_int_equal(vanguard_contract()->init(s, 1, 2), 0);
+    memcpy(before, s, sizeof *s);
+    cradle_data_refusal r;
+    assert_false(apply(s, file, t, &r));
+    assert_true(memchr(r.message, '\0', sizeof r.message) != NULL);
+    assert_true(r.message[0] != '\0');
+    size_t n = message ? strlen(message) : 0;
+    if (n && message[n - 1] == '*') {
+        if (strncmp(r.message, message, n - 1) != 0) fail_msg("\"%s\" is not \"%s\"", r.message, message);
+    } else if (message) {
+        assert_string_equal(r.message, message);
+    }
+    assert_int_equal(r.line, line);
+    assert_memory_equal(s, before, sizeof *s);
+    free(s);
+    free(before);
+}
+
+static void test_data_contract(void **unused) {
+    (void)unused;
+    const cradle_game_contract *c = vanguard_contract();
+    assert_int_equal(c->abi_minor, CRADLE_ABI_MINOR);
+    assert_true(c->abi_minor >= CRADLE_ABI_MINOR_DATA);
+    assert_int_equal(c->data_file_count, 2);
+    assert_string_equal(c->data_files[VG_FILE_WAVES].name, "vanguard/waves.json");
+    assert_string_equal(c->data_files[VG_FILE_TUNING].name, "vanguard/tuning.json");
+    assert_int_equal(c->data_files[VG_FILE_WAVES].max_bytes, VG_WAVES_MAX_BYTES);
+    assert_int_equal(c->data_files[VG_FILE_TUNING].max_bytes, VG_TUNING_MAX_BYTES);
+    assert_non_null(c->data);
+    char message[256];
+    cradle_contract_limits limits = cradle_contract_host_limits();
+    assert_int_equal(cradle_contract_check(c, &limits, message, sizeof message), 0);
+    /* Reports name the data's bytes. */
+    assert_int_equal(cradle_layout_check(c->layout, c->layout_count, c->state_size, message, sizeof message), 0);
+    char name[128];
+    size_t at = offsetof(vanguard_state, data) + offsetof(vg_data, waves) + 2 * sizeof(vg_wave_def) +
+                offsetof(vg_wave_def, drifters);
+    (void)cradle_layout_name(c->layout, c->layout_count, at, name, sizeof name);
+    assert_true(strncmp(name, "data.waves[2].drifters (", 24) == 0);
+    at = offsetof(vanguard_state, data) + offsetof(vg_data, effects) + VG_FX_NEAR_MISS * sizeof(vg_effect_def) +
+         offsetof(vg_effect_def, shake);
+    (void)cradle_layout_name(c->layout, c->layout_count, at, name, sizeof name);
+    assert_true(strncmp(name, "data.effects[6].shake (", 23) == 0);
+    at = offsetof(vanguard_state, data) + offsetof(vg_data, enemies) + VG_BOSS * sizeof(vg_enemy_def) +
+         offsetof(vg_enemy_def, hp);
+    (void)cradle_layout_name(c->layout, c->layout_count, at, name, sizeof name);
+    assert_true(strncmp(name, "data.enemies[3].hp (", 20) == 0);
+}
+
+/* The shipped files hold exactly the built-in values. */
+static void test_data_shipped_files_are_the_defaults(void **unused) {
+    (void)unused;
+    vanguard_state *s = state_alloc();
+    assert_int_equal(vanguard_contract()->init(s, 5, 3), 0);
+    assert_memory_equal(&s->data, &vanguard_data_default, sizeof s->data);
+    /* A non-default state first, so both files must write every field. */
+    vanguard_state *before = state_alloc();
+    memcpy(before, s, sizeof *s);
+    memset(&s->data, 0x5A, sizeof s->data);
+    text waves, tuning;
+    shipped("waves.json", &waves);
+    shipped("tuning.json", &tuning);
+    apply_ok(s, VG_FILE_WAVES, &waves);
+    apply_ok(s, VG_FILE_TUNING, &tuning);
+    assert_memory_equal(&s->data, &vanguard_data_default, sizeof s->data);
+    assert_memory_equal(s, before, sizeof *s);
+    /* Some values spelled out, so a wrong default cannot hide behind a
+     * file that repeats it. */
+    const vg_data *d = &s->data;
+    assert_int_equal(d->wave_count, 10);
+    assert_int_equal(d->waves[3].drifters, 10);
+    assert_int_equal(d->waves[3].chasers, 4);
+    assert_int_equal(d->waves[3].shooters, 3);
+    assert_int_equal(d->first_wave_steps, 60);
+    assert_int_equal(d->break_steps, VG_WAVE_BREAK_STEPS);
+    assert_int_equal(d->ship_speed, 3 * VG_FP);
+    assert_int_equal(d->drifter_speed, 320);
+    assert_int_equal(d->drifter_speed_per_wave, 16);
+    assert_int_equal(d->fire_cooldown, 9);
+    assert_int_equal(d->effects[VG_FX_NEAR_MISS].shake, 384);
+    assert_int_equal(d->enemies[VG_SHOOTER].half_w, 10 * VG_FP);
+    free(s);
+    free(before);
+}
+
+static void test_data_refusals(void **unused) {
+    (void)unused;
+    text t;
+    /* Not a JSON document: cut short, not UTF-8, not JSON, empty. */
+    shipped("waves.json", &t);
+    t.size = (uint32_t)(strstr(t.bytes, "\"waves\"") - t.bytes + 10); /* after the [ */
+    refused(VG_FILE_WAVES, &t, 7, NULL);
+    memcpy(t.bytes, "{\"waves\": \"\xff\"}", 15);
+    t.size = 15;
+    refused(VG_FILE_WAVES, &t, 1, NULL);
+    memcpy(t.bytes, "\n\nwaves: 3\n", 11);
+    t.size = 11;
+    refused(VG_FILE_WAVES, &t, 3, NULL);
+    t.size = 0;
+    refused(VG_FILE_TUNING, &t, 1, NULL);
+    memcpy(t.bytes, "[]", 2);
+    t.size = 2;
+    refused(VG_FILE_WAVES, &t, 1, "\"waves.json\" must be an object, got an array");
+
+    /* Fields: unknown, missing, out of range, of the wrong type. */
+    shipped("waves.json", &t);
+    edit(&t, "\"boss_every\"", "\"boss_evry\"", 0);
+    refused(VG_FILE_WAVES, &t, 5, "unknown field \"boss_evry\"");
+    shipped("waves.json", &t);
+    edit(&t, ", \"formation\": \"scatter\"", "", 2);
+    refused(VG_FILE_WAVES, &t, 10, "missing field \"formation\" in waves[2]");
+    shipped("waves.json", &t);
+    edit(&t, "\"drifters\": 8", "\"drifters\": 300", 1);
+    refused(VG_FILE_WAVES, &t, 9, "\"waves[1].drifters\" must be an integer 0..255, got 300");
+    shipped("waves.json", &t);
+    edit(&t, "\"chasers\": 3", "\"chasers\": -1", 0);
+    refused(VG_FILE_WAVES, &t, 9, "\"waves[1].chasers\" must be an integer 0..255, got -1");
+    shipped("waves.json", &t);
+    edit(&t, "3600", "\"3600\"", 0);
+    refused(VG_FILE_WAVES, &t, 4, "\"timeout_steps\" must be an integer 1..216000, got \"3600\"");
+    shipped("waves.json", &t);
+    edit(&t, "\"scatter\"", "\"circle\"", 4);
+    refused(VG_FILE_WAVES, &t, 12,
+            "\"waves[4].formation\" must be one of scatter, column, lanes, got \"circle\"");
+    shipped("waves.json", &t);
+    edit(&t, "\"min_steps\": 8", "\"min_steps\": 50", 0);
+    refused(VG_FILE_WAVES, &t, 6, "\"spawn_gap.min_steps\" must be an integer 1..40, got 50");
+    shipped("waves.json", &t);
+    edit(&t, "\"less_per_wave\": 4", "\"less_per_wave\": 4, \"max\": 9", 0);
+    refused(VG_FILE_WAVES, &t, 6, "unknown field \"max\" in spawn_gap");
+    shipped("waves.json", &t);
+    edit(&t, "\"break_steps\": 150", "\"break_steps\": 1.5", 0);
+    refused(VG_FILE_WAVES, &t, 3, "\"break_steps\" must be an integer 1..36000, got 1.5");
+
+    /* The wave table's bounds: none, too many, far too many. */
+    shipped("waves.json", &t);
+    char *open = strchr(strstr(t.bytes, "\"waves\""), '[');
+    size_t head = (size_t)(open - t.bytes) + 1;
+    memcpy(t.bytes + head, "]}", 3);
+    t.size = (uint32_t)head + 2;
+    refused(VG_FILE_WAVES, &t, 7, "\"waves\" must be an array of 1..64 elements, got 0");
+    for (uint32_t waves = 65; waves <= 200; waves += 135) {
+        size_t at = head;
+        for (uint32_t i = 0; i < waves; i++)
+            at += (size_t)snprintf(t.bytes + at, sizeof t.bytes - at, "%s\n{\"drifters\": 1, \"chasers\": 0, "
+                                   "\"shooters\": 0, \"formation\": \"lanes\"}", i ? "," : "");
+        at += (size_t)snprintf(t.bytes + at, sizeof t.bytes - at, "]}");
+        t.size = (uint32_t)at;
+        refused(VG_FILE_WAVES, &t, waves == 65 ? 7 : 0,
+                waves == 65 ? "\"waves\" must be an array of 1..64 elements, got 65"
+                            : "more than 1024 values (keys included) in the document; a wave table holds at "
+                              "most 64 waves");
+    }
+    /* 64 of them are fine. */
+    {
+        size_t at = head;
+        for (uint32_t i = 0; i < VG_MAX_WAVES; i++)
+            at += (size_t)snprintf(t.bytes + at, sizeof t.bytes - at, "%s{\"drifters\": %u, \"chasers\": 0, "
+                                   "\"shooters\": 0, \"formation\": \"lanes\"}", i ? "," : "", (unsigned)i);
+        at += (size_t)snprintf(t.bytes + at, sizeof t.bytes - at, "]}");
+        t.size = (uint32_t)at;
+        vanguard_state *s = state_alloc();
+        assert_int_equal(vanguard_contract()->init(s, 1, 1), 0);
+        apply_ok(s, VG_FILE_WAVES, &t);
+        assert_int_equal(s->data.wave_count, VG_MAX_WAVES);
+        assert_int_equal(s->data.waves[63].drifters, 63);
+        assert_int_equal(s->data.waves[63].formation, VG_FORMATION_LANES);
+        free(s);
+    }
+
+    /* tuning.json: pixels in sixteenths, percentages that fit, each
+     * enemy's and effect's own fields. */
+    shipped("tuning.json", &t);
+    edit(&t, "\"ship_speed\": 3", "\"ship_speed\": 0.1", 0);
+    refused(VG_FILE_TUNING, &t, 2, "\"ship_speed\" must be a multiple of 0.0625 px (1/16), got 0.1");
+    shipped("tuning.json", &t);
+    edit(&t, "\"ship_speed\": 3", "\"ship_speed\": 0.03125", 0);
+    refused(VG_FILE_TUNING, &t, 2, "\"ship_speed\" takes at most 4 decimals, got 0.03125");
+    shipped("tuning.json", &t);
+    edit(&t, "\"ship_speed\": 3", "\"ship_speed\": 0", 0);
+    refused(VG_FILE_TUNING, &t, 2, "\"ship_speed\" must be 0.0625..32.0000, got 0");
+    shipped("tuning.json", &t);
+    edit(&t, "\"life_pickup_percent\": 2", "\"life_pickup_percent\": 9", 0);
+    refused(VG_FILE_TUNING, &t, 11, "\"life_pickup_percent\" must be an integer 0..8, got 9");
+    shipped("tuning.json", &t);
+    edit(&t, "\"half_w\": 30", "\"half_w\": 33", 0);
+    refused(VG_FILE_TUNING, &t, 18, "\"enemies.boss.half_w\" must be an integer 1..32, got 33");
+    shipped("tuning.json", &t);
+    edit(&t, "\"speed_waves\": 15, ", "", 0);
+    refused(VG_FILE_TUNING, &t, 14, "missing field \"speed_waves\" in enemies.drifter");
+    shipped("tuning.json", &t);
+    edit(&t, "\"chaser\": {\"hp\": 2,", "\"chaser\": {\"hp\": 2, \"speed\": 1,", 0);
+    refused(VG_FILE_TUNING, &t, 16, "unknown field \"speed\" in enemies.chaser");
+    shipped("tuning.json", &t);
+    edit(&t, "\"shake\": 1.5", "\"shake\": true", 0);
+    refused(VG_FILE_TUNING, &t, 28, "\"effects.near_miss.shake\" must be a number 0.0000..64.0000, got true");
+    shipped("tuning.json", &t);
+    edit(&t, "\"game_over\"", "\"gameover\"", 0);
+    refused(VG_FILE_TUNING, &t, 30, "unknown field \"gameover\" in effects");
+
+    /* A file the game does not have; a file over its limit. */
+    shipped("tuning.json", &t);
+    refused(VG_DATA_FILES, &t, 0, "vanguard has no data file 3");
+    memset(t.bytes, ' ', VG_TUNING_MAX_BYTES + 1);
+    t.size = VG_TUNING_MAX_BYTES + 1;
+    refused(VG_FILE_TUNING, &t, 0, "16385 bytes, more than the 16384 this file may have");
+}
+
+/* The enemies wave 1 brings once it has started, from the state. */
+static uint32_t first_wave_enemies(game *g, uint32_t *drifters) {
+    for (int i = 0; i < 200 && g->s->wave == 0; i++) game_step(g, 1, NULL);
+    assert_int_equal(g->s->wave, 1);
+    const cradle_event *e = need_event(g, VG_EV_WAVE_STARTED);
+    *drifters = g->s->pending[VG_DRIFTER];
+    return (uint32_t)e->b;
+}
+
+static void test_data_changes_the_game(void **unused) {
+    (void)unused;
+    text waves;
+    shipped("waves.json", &waves);
+    edit(&waves, "{\"drifters\": 8,", "{\"drifters\": 3,", 0);
+    edit(&waves, "\"first_wave_steps\": 60", "\"first_wave_steps\": 10", 0);
+
+    game a, b;
+    game_open(&a, 4, 1);
+    game_open(&b, 4, 1);
+    apply_ok(b.s, VG_FILE_WAVES, &waves);
+    uint32_t da, db;
+    assert_int_equal(first_wave_enemies(&a, &da), 8);
+    assert_int_equal(da, 8);
+    assert_int_equal(a.step, 60);
+    assert_int_equal(first_wave_enemies(&b, &db), 3);
+    assert_int_equal(db, 3);
+    assert_int_equal(b.step, 10); /* the first wave came sooner */
+    /* Three drifters come, and no more. */
+    uint32_t most = 0;
+    for (int i = 0; i < 200; i++) {
+        game_step(&b, 1, NULL);
+        uint32_t n = cradle_ecs_count(vg_world(b.s), VG_C_ENEMY);
+        if (n > most) most = n;
+    }
+    assert_int_equal(most, 3);
+    assert_int_equal(b.s->wave, 1);
+
+    /* Tuning: a faster ship, a slower cannon. */
+    text tuning;
+    shipped("tuning.json", &tuning);
+    edit(&tuning, "\"ship_speed\": 3", "\"ship_speed\": 4.5", 0);
+    edit(&tuning, "\"fire_cooldown_steps\": 9", "\"fire_cooldown_steps\": 20", 0);
+    apply_ok(b.s, VG_FILE_TUNING, &tuning);
+    b.s->players[0].cooldown = 0;
+    vg_motion before = ship_motion(&b, 0);
+    uint32_t down_fire[VG_MAX_PLAYERS] = {VANGUARD_DOWN | VANGUARD_FIRE};
+    uint32_t shots = 0;
+    for (int i = 0; i < 40; i++) {
+        b.s->players[0].invulnerable = 10;
+        game_step(&b, 1, down_fire);
+        if (find_event(&b, VG_EV_FIRED)) shots++;
+        if (i == 0) assert_int_equal(ship_motion(&b, 0).y - before.y, 1152); /* 4.5 px */
+    }
+    assert_int_equal(shots, 2); /* steps 0 and 20 */
+    game_close(&a);
+    game_close(&b);
+}
+
+/* Formations place the homes of chasers and shooters. */
+static void test_data_formations(void **unused) {
+    (void)unused;
+    static const char *const names[] = {"\"column\"", "\"lanes\""};
+    for (int f = 0; f < 2; f++) {
+        text waves;
+        shipped("waves.json", &waves);
+        edit(&waves, "{\"drifters\": 8, \"chasers\": 0, \"shooters\": 0, \"formation\": \"scatter\"}",
+             "{\"drifters\": 0, \"chasers\": 6, \"shooters\": 0, \"formation\": \"scatter\"}", 0);
+        edit(&waves, "\"scatter\"", names[f], 0);
+        game g;
+        game_open(&g, 9, 1);
+        apply_ok(g.s, VG_FILE_WAVES, &waves);
+        uint32_t seen = 0;
+        for (int i = 0; i < 400; i++) {
+            game_step(&g, 1, NULL);
+            g.s->players[0].invulnerable = 10;
+            const cradle_ecs *w = vg_world_const(g.s);
+            const cradle_entity *ids = cradle_ecs_entities(w, VG_C_ENEMY);
+            const vg_enemy *en = cradle_ecs_data_const(w, VG_C_ENEMY);
+            for (uint32_t k = 0; k < cradle_ecs_count(w, VG_C_ENEMY); k++) {
+                assert_int_equal(en[k].type, VG_CHASER);
+                if (f == 0) assert_int_equal(en[k].home_x, 500 * VG_FP);
+                /* Lanes: home at the height it came in at (checked on its
+                 * first step, before it moved much). */
+                const vg_motion *m = cradle_ecs_get_const(w, ids[k], VG_C_MOTION);
+                if (f == 1 && m->x > (VG_VIEW_W + 20) * VG_FP) {
+                    int32_t dy = m->y - en[k].home_y;
+                    assert_true(dy >= -2 * VG_FP && dy <= 2 * VG_FP);
+                    seen++;
+                }
+            }
+        }
+        if (f == 1) assert_true(seen >= 6);
+        game_close(&g);
+    }
+}
+
+/* A restart after game over keeps the data. */
+static void test_data_survives_restart(void **unused) {
+    (void)unused;
+    text waves, tuning;
+    shipped("waves.json", &waves);
+    edit(&waves, "{\"drifters\": 8,", "{\"drifters\": 3,", 0);
+    shipped("tuning.json", &tuning);
+    edit(&tuning, "\"respawn_steps\": 90", "\"respawn_steps\": 45", 0);
+    game g;
+    game_open(&g, 11, 1);
+    apply_ok(g.s, VG_FILE_WAVES, &waves);
+    apply_ok(g.s, VG_FILE_TUNING, &tuning);
+    vg_data data = g.s->data;
+    lose_all_lives(&g, 1);
+    assert_int_equal(g.s->game_over, 1);
+    game_idle(&g, 1, 3);
+    uint32_t restart[VG_MAX_PLAYERS] = {VANGUARD_RESTART};
+    game_step(&g, 1, restart);
+    assert_non_null(find_event(&g, VG_EV_RESTART));
+    assert_int_equal(g.s->tick, 0);
+    assert_memory_equal(&g.s->data, &data, sizeof data);
+    uint32_t drifters;
+    assert_int_equal(first_wave_enemies(&g, &drifters), 3);
+    game_close(&g);
+}
+
+/* 4 bots for `steps` steps: each step's output appended to out; the shipped
+ * files applied before step apply_at (never when past steps). */
+static size_t bots_run(uint64_t seed, uint64_t steps, uint64_t apply_at, uint8_t *out) {
+    text waves, tuning;
+    shipped("waves.json", &waves);
+    shipped("tuning.json", &tuning);
+    game g;
+    game_open(&g, seed, 4);
+    size_t at = 0;
+    for (uint64_t i = 0; i < steps; i++) {
+        if (i == apply_at) {
+            apply_ok(g.s, VG_FILE_WAVES, &waves);
+            apply_ok(g.s, VG_FILE_TUNING, &tuning);
+        }
+        uint32_t actions[VG_MAX_PLAYERS] = {0};
+        for (uint32_t slot = 0; slot < 4; slot++) actions[slot] = vanguard_bot_actions(g.s, slot, i);
+        game_step(&g, 0xF, actions);
+        size_t n = g.c->output(g.s, i, out + at, CRADLE_GAME_OUTPUT_MAX);
+        assert_int_equal(n, OUT_BYTES);
+        at += n;
+    }
+    game_close(&g);
+    return at;
+}
+
+/* The shipped files change no output byte, applied at the start or in the
+ * middle of a game. */
+static void test_data_shipped_files_change_nothing(void **unused) {
+    (void)unused;
+    enum { STEPS = 4000 };
+    uint8_t *a = malloc(STEPS * OUT_BYTES), *b = malloc(STEPS * OUT_BYTES), *c = malloc(STEPS * OUT_BYTES);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_non_null(c);
+    size_t la = bots_run(31, STEPS, UINT64_MAX, a);
+    size_t lb = bots_run(31, STEPS, 0, b);
+    size_t lc = bots_run(31, STEPS, 1777, c);
+    assert_true(cradle_golden_compare(a, la, b, lb).equal);
+    assert_true(cradle_golden_compare(a, la, c, lc).equal);
+    free(a);
+    free(b);
+    free(c);
+}
+
+/* react() shows the effects tuning.json asks for. */
+static void test_data_effects(void **unused) {
+    (void)unused;
+    text tuning;
+    shipped("tuning.json", &tuning);
+    edit(&tuning, "\"near_miss\": {\"particles\": 6, \"shake\": 1.5}",
+         "\"near_miss\": {\"particles\": 0, \"shake\": 0}", 0);
+    edit(&tuning, "\"fired\": {\"particles\": 2, \"shake\": 0}", "\"fired\": {\"particles\": 2, \"shake\": 0.5}", 0);
+    game g;
+    game_open(&g, 3, 1);
+    apply_ok(g.s, VG_FILE_TUNING, &tuning);
+    recorder r = {0};
+    cradle_fx fx = {.context = &r, .burst = r_burst, .shake = r_shake, .sound = r_sound};
+    cradle_event near = {.kind = VG_EV_NEAR_MISS, .player = 0};
+    g.c->react(g.s, &near, 1, &fx);
+    assert_int_equal(r.bursts, 0);
+    assert_int_equal(r.shakes, 0);
+    assert_int_equal(r.sounds, 1);
+    cradle_event fired = {.kind = VG_EV_FIRED, .player = 0};
+    g.c->react(g.s, &fired, 1, &fx);
+    assert_int_equal(r.bursts, 1);
+    assert_int_equal(r.shakes, 1);
+    game_close(&g);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_contract),
@@ -935,6 +1398,14 @@ int main(void) {
         cmocka_unit_test(test_full_world_refuses_spawns),
         cmocka_unit_test(test_render_interpolates),
         cmocka_unit_test(test_react),
+        cmocka_unit_test(test_data_contract),
+        cmocka_unit_test(test_data_shipped_files_are_the_defaults),
+        cmocka_unit_test(test_data_refusals),
+        cmocka_unit_test(test_data_changes_the_game),
+        cmocka_unit_test(test_data_formations),
+        cmocka_unit_test(test_data_survives_restart),
+        cmocka_unit_test(test_data_shipped_files_change_nothing),
+        cmocka_unit_test(test_data_effects),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -28,7 +28,15 @@
  * over and a present player's restart bit goes from 0 to 1, the state is set
  * up again exactly as init() did with the same seed and player count (so the
  * new game replays the same waves for the same inputs), keeping only the
- * restart and reload counters, and the step does nothing else.
+ * restart and reload counters and the data files' values, and the step does
+ * nothing else.
+ *
+ * Data (game_abi.h, minor 4): the wave table, the spawn timing and the
+ * tuning are not constants but s->data, which init() fills with the
+ * built-in values and the host replaces from vanguard/waves.json and
+ * vanguard/tuning.json through data() (vanguard_data.c). The data is part of
+ * the state block (hashed with it) but not of the gameplay checksum or the
+ * output, which show its effects.
  *
  * output() per step, 77 bytes, little-endian:
  *   u64 step index
@@ -50,27 +58,24 @@
 #define VG_OUTPUT_BYTES 77u
 #define VG_NO_PLAYER 0xFFu
 
-/* The wave table: how many of each enemy a wave of one player brings. Past
- * the table the waves repeat bigger (see vg_wave_start). */
-typedef struct vg_wave_def {
-    uint8_t drifters, chasers, shooters;
-} vg_wave_def;
+/* Where an enemy's hit points and points stop growing: the formulas grow
+ * with the wave, and data may make waves come fast. */
+#define VG_STAT_MAX 1000000000
 
-static const vg_wave_def vg_wave_table[] = {
-    {8, 0, 0},  {8, 3, 0},  {6, 3, 2},  {10, 4, 3}, {6, 2, 2},
-    {12, 6, 3}, {10, 8, 4}, {14, 6, 6}, {12, 8, 6}, {8, 4, 4},
-};
-#define VG_WAVE_COUNT (sizeof vg_wave_table / sizeof vg_wave_table[0])
+static int32_t vg_stat(int64_t v) { return v > VG_STAT_MAX ? VG_STAT_MAX : (int32_t)v; }
 
-/* Per enemy type: hit points, points, half extents in pixels. */
-static const struct {
-    int32_t hp, points, half_w, half_h;
-} vg_enemy_stats[VG_ENEMY_TYPES] = {
-    [VG_DRIFTER] = {1, 100, 8, 7},
-    [VG_CHASER] = {2, 200, 8, 6},
-    [VG_SHOOTER] = {4, 300, 10, 9},
-    [VG_BOSS] = {60, 5000, 30, 30},
-};
+/* How many times the wave table has gone round before the current wave
+ * (0 during the first pass): what makes repeated waves bigger. */
+static uint32_t vg_cycle(const vanguard_state *s) {
+    uint32_t n = s->data.wave_count ? s->data.wave_count : 1u; /* data() keeps it >= 1 */
+    return s->wave > 0 ? (s->wave - 1) / n : 0;
+}
+
+/* The wave table's entry for the current wave (>= 1). */
+static const vg_wave_def *vg_wave_def_of(const vanguard_state *s) {
+    uint32_t n = s->data.wave_count ? s->data.wave_count : 1u;
+    return &s->data.waves[(s->wave - 1) % n];
+}
 
 /* ---- small helpers ---------------------------------------------------------- */
 
@@ -169,35 +174,41 @@ static cradle_entity vg_spawn_ship(vanguard_state *s, uint32_t slot) {
 cradle_entity vanguard_spawn_enemy(vanguard_state *s, uint8_t type, int32_t x, int32_t y,
                                    int32_t hx, int32_t hy) {
     assert(type < VG_ENEMY_TYPES);
-    uint32_t cycle = s->wave > 0 ? (s->wave - 1) / (uint32_t)VG_WAVE_COUNT : 0;
+    const vg_data *d = &s->data;
+    const vg_enemy_def *def = &d->enemies[type];
+    uint32_t cycle = vg_cycle(s);
     vg_motion m = {.x = x, .y = y, .vx = 0, .vy = 0};
     vg_tag tag = {.kind = VG_K_ENEMY, .sub = type, .owner = VG_NO_PLAYER};
-    cradle_entity e = vg_spawn(s, m, tag, vg_enemy_stats[type].half_w * VG_FP,
-                               vg_enemy_stats[type].half_h * VG_FP, VG_L_ENEMY,
+    cradle_entity e = vg_spawn(s, m, tag, def->half_w, def->half_h, VG_L_ENEMY,
                                VG_L_SHIP | VG_L_PLAYER_SHOT);
     if (e == CRADLE_ENTITY_NONE) return e;
-    int32_t hp = vg_enemy_stats[type].hp + (int32_t)cycle;
-    if (type == VG_BOSS) hp += 20 * (int32_t)(s->wave / VG_BOSS_EVERY) + 10 * (int32_t)s->player_count;
+    int64_t hp = (int64_t)def->hp + cycle;
+    if (type == VG_BOSS) {
+        uint32_t bosses = d->boss_every ? s->wave / d->boss_every : 0u;
+        hp += (int64_t)d->boss_hp_per_boss_wave * bosses +
+              (int64_t)d->boss_hp_per_player * s->player_count;
+    }
     vg_enemy enemy = {
         .type = type,
         .state = type == VG_DRIFTER ? VG_PATROL : VG_RETURN,
         .target = VG_NO_PLAYER,
         .burst = 0,
-        .hp = hp,
+        .hp = vg_stat(hp),
         .timer = 0,
         .cooldown = 20 + (int32_t)cradle_rng_below(&s->rng, 40),
         .home_x = hx,
         .home_y = hy,
         .phase = (int32_t)cradle_rng_below(&s->rng, 64),
-        .points = vg_enemy_stats[type].points * (int32_t)(1 + cycle),
+        .points = vg_stat((int64_t)def->points * (1 + (int64_t)cycle)),
     };
     int rc = cradle_ecs_add(vg_world(s), e, VG_C_ENEMY, &enemy);
     assert(rc == 0);
     (void)rc;
     if (type == VG_DRIFTER) {
         vg_motion *mm = CRADLE_ECS_GET(vg_world(s), e, VG_C_MOTION, vg_motion);
-        uint32_t w = s->wave < 15 ? s->wave : 15;
-        mm->vx = -(int32_t)(320 + 16 * w);
+        uint32_t cap = (uint32_t)d->drifter_speed_waves;
+        int32_t w = (int32_t)(s->wave < cap ? s->wave : cap);
+        mm->vx = -(d->drifter_speed + d->drifter_speed_per_wave * w);
     }
     return e;
 }
@@ -206,7 +217,7 @@ cradle_entity vanguard_spawn_pickup(vanguard_state *s, uint8_t type, int32_t x, 
     vg_motion m = {.x = x, .y = y, .vx = -VG_FP / 2, .vy = 0};
     vg_tag tag = {.kind = VG_K_PICKUP, .sub = type, .owner = VG_NO_PLAYER};
     cradle_entity e = vg_spawn(s, m, tag, 7 * VG_FP, 7 * VG_FP, VG_L_PICKUP, VG_L_SHIP);
-    if (e != CRADLE_ENTITY_NONE) vg_add_ttl(s, e, VG_PICKUP_STEPS);
+    if (e != CRADLE_ENTITY_NONE) vg_add_ttl(s, e, s->data.pickup_steps);
     return e;
 }
 
@@ -218,16 +229,18 @@ cradle_entity vanguard_spawn_enemy_shot(vanguard_state *s, int32_t x, int32_t y,
 }
 
 static void vg_spawn_player_shot(vanguard_state *s, uint32_t slot, int32_t x, int32_t y) {
-    vg_motion m = {.x = x, .y = y, .vx = VG_SHOT_SPEED, .vy = 0};
+    vg_motion m = {.x = x, .y = y, .vx = s->data.shot_speed, .vy = 0};
     vg_tag tag = {.kind = VG_K_PLAYER_SHOT, .owner = (uint8_t)slot};
     (void)vg_spawn(s, m, tag, 6 * VG_FP, 2 * VG_FP, VG_L_PLAYER_SHOT, VG_L_ENEMY);
 }
 
 /* ---- set-up ------------------------------------------------------------------ */
 
-/* Lays out a new game in s (any contents): what init() and a restart share. */
-static int vg_setup(vanguard_state *s, uint64_t seed, uint32_t player_count) {
+/* Lays out a new game in s (any contents) with `data` (which must not lie in
+ * s): what init() and a restart share. */
+static int vg_setup(vanguard_state *s, uint64_t seed, uint32_t player_count, const vg_data *data) {
     memset(s, 0, sizeof *s);
+    s->data = *data;
     s->magic = VG_STATE_MAGIC;
     s->player_count = player_count;
     s->seed = seed;
@@ -247,13 +260,13 @@ static int vg_setup(vanguard_state *s, uint64_t seed, uint32_t player_count) {
         p->lives = VG_START_LIVES;
         p->ship = vg_spawn_ship(s, slot);
     }
-    s->break_steps = 60; /* the first wave comes after a second */
+    s->break_steps = data->first_wave_steps;
     return 0;
 }
 
 static int vanguard_init(void *state, uint64_t seed, uint32_t player_count) {
     if (player_count < 1 || player_count > VG_MAX_PLAYERS) return CRADLE_EINVAL;
-    return vg_setup(state, seed, player_count);
+    return vg_setup(state, seed, player_count, &vanguard_data_default);
 }
 
 /* ---- players ------------------------------------------------------------------ */
@@ -273,7 +286,7 @@ static void vg_player_hit(vanguard_state *s, uint32_t slot, const cradle_event_s
     if (p->lives == 0) {
         vanguard_emit(events, VG_EV_PLAYER_DIED, (uint8_t)slot, at.x, at.y, (int32_t)p->score, 0);
     } else {
-        p->respawn = VG_RESPAWN_STEPS;
+        p->respawn = s->data.respawn_steps;
     }
 }
 
@@ -288,15 +301,15 @@ static void vg_ship_update(vanguard_state *s, uint32_t slot, uint32_t actions,
         if (p->respawn > 0) p->respawn--;
         if (p->respawn > 0) return;
         p->ship = vg_spawn_ship(s, slot);
-        if (p->ship != CRADLE_ENTITY_NONE) p->invulnerable = VG_INVULNERABLE_STEPS;
+        if (p->ship != CRADLE_ENTITY_NONE) p->invulnerable = s->data.invulnerable_steps;
         return;
     }
     vg_motion *m = CRADLE_ECS_GET(vg_world(s), p->ship, VG_C_MOTION, vg_motion);
     assert(m);
     int32_t dx = ((actions & VANGUARD_RIGHT) ? 1 : 0) - ((actions & VANGUARD_LEFT) ? 1 : 0);
     int32_t dy = ((actions & VANGUARD_DOWN) ? 1 : 0) - ((actions & VANGUARD_UP) ? 1 : 0);
-    m->x += dx * VG_SHIP_SPEED;
-    m->y += dy * VG_SHIP_SPEED;
+    m->x += dx * s->data.ship_speed;
+    m->y += dy * s->data.ship_speed;
     const int32_t min_x = 12 * VG_FP, max_x = (VG_VIEW_W - 12) * VG_FP;
     const int32_t min_y = 8 * VG_FP, max_y = (VG_VIEW_H - 8) * VG_FP;
     m->x = m->x < min_x ? min_x : m->x > max_x ? max_x : m->x;
@@ -309,7 +322,9 @@ static void vg_ship_update(vanguard_state *s, uint32_t slot, uint32_t actions,
         } else {
             vg_spawn_player_shot(s, slot, x, y);
         }
-        p->cooldown = p->rapid > 0 ? VG_RAPID_COOLDOWN : VG_FIRE_COOLDOWN;
+        /* A test build's own rate (vanguard_internal.h) wins over the data. */
+        int32_t cooldown = VG_FIRE_COOLDOWN_FIXED ? VG_FIRE_COOLDOWN : s->data.fire_cooldown;
+        p->cooldown = p->rapid > 0 ? s->data.rapid_cooldown : cooldown;
         vanguard_emit(events, VG_EV_FIRED, (uint8_t)slot, x, y, p->rapid > 0 ? 2 : 1, 0);
     }
 }
@@ -362,9 +377,9 @@ static void vg_enemy_destroy(vanguard_state *s, cradle_entity e, uint8_t scorer,
     s->players[scorer].score += (uint32_t)points;
     vanguard_emit(events, VG_EV_ENEMY_DESTROYED, scorer, at.x, at.y, points, type);
     uint32_t roll = cradle_rng_below(&s->rng, 100);
-    if (type == VG_BOSS || roll < VG_PICKUP_PERCENT) {
-        uint8_t kind = (type == VG_BOSS || roll < VG_PICKUP_PERCENT / 4) ? VG_PICKUP_LIFE
-                                                                          : VG_PICKUP_RAPID;
+    uint32_t drop = (uint32_t)s->data.pickup_percent, life = (uint32_t)s->data.life_pickup_percent;
+    if (type == VG_BOSS || roll < drop) {
+        uint8_t kind = (type == VG_BOSS || roll < life) ? VG_PICKUP_LIFE : VG_PICKUP_RAPID;
         (void)vanguard_spawn_pickup(s, kind, at.x, at.y);
     }
 }
@@ -524,7 +539,7 @@ static void vg_ship_touch(vanguard_state *s, uint32_t slot, cradle_entity other,
         if (kind == VG_PICKUP_LIFE) {
             if (p->lives < VG_MAX_LIVES) p->lives++;
         } else {
-            p->rapid = VG_RAPID_STEPS;
+            p->rapid = s->data.rapid_steps;
         }
         return;
     }
@@ -668,16 +683,17 @@ static void vg_near_misses(vanguard_state *s, const cradle_event_sink *events) {
 static void vg_wave_start(vanguard_state *s, const cradle_event_sink *events) {
     s->wave++;
     s->wave_steps = 0;
-    const vg_wave_def *d = &vg_wave_table[(s->wave - 1) % VG_WAVE_COUNT];
-    uint32_t cycle = (s->wave - 1) / (uint32_t)VG_WAVE_COUNT;
+    const vg_wave_def *d = vg_wave_def_of(s);
+    uint32_t cycle = vg_cycle(s);
     uint32_t extra = s->player_count - 1; /* more players, more enemies */
-    const uint8_t base[3] = {d->drifters, d->chasers, d->shooters};
+    const uint32_t base[3] = {d->drifters, d->chasers, d->shooters};
     uint32_t total = 0;
     for (int t = 0; t < 3; t++) {
         s->pending[t] = base[t] + base[t] * cycle / 2 + base[t] * extra / 3;
         total += s->pending[t];
     }
-    s->pending[VG_BOSS] = s->wave % VG_BOSS_EVERY == 0 ? 1u : 0u;
+    uint32_t every = s->data.boss_every;
+    s->pending[VG_BOSS] = every && s->wave % every == 0 ? 1u : 0u;
     total += s->pending[VG_BOSS];
     s->spawn_steps = 1;
     vanguard_emit(events, VG_EV_WAVE_STARTED, VG_NO_PLAYER, VG_VIEW_W / 2 * VG_FP,
@@ -698,12 +714,26 @@ static void vg_wave_spawn_one(vanguard_state *s) {
     int32_t y = cradle_rng_range(&s->rng, 24, VG_VIEW_H - 24) * VG_FP;
     int32_t hx = cradle_rng_range(&s->rng, 400, 600) * VG_FP;
     int32_t hy = cradle_rng_range(&s->rng, 40, VG_VIEW_H - 40) * VG_FP;
+    switch (vg_wave_def_of(s)->formation) {
+    case VG_FORMATION_COLUMN: hx = 500 * VG_FP; break;
+    case VG_FORMATION_LANES: hy = y; break;
+    default: break; /* VG_FORMATION_SCATTER */
+    }
     if (type == VG_BOSS) {
         x = (VG_VIEW_W + 40) * VG_FP;
         y = hy = VG_VIEW_H / 2 * VG_FP;
         hx = 560 * VG_FP;
     }
     (void)vanguard_spawn_enemy(s, type, x, y, hx, hy);
+}
+
+/* Steps until the next spawn in the current wave: the gap shrinks by
+ * less_per_wave a wave down to min_steps (<= steps). */
+static uint32_t vg_spawn_gap(const vanguard_state *s) {
+    const vg_data *d = &s->data;
+    uint64_t less = (uint64_t)d->spawn_gap_less_per_wave * s->wave;
+    uint32_t room = d->spawn_gap_steps - d->spawn_gap_min_steps;
+    return less < room ? d->spawn_gap_steps - (uint32_t)less : d->spawn_gap_min_steps;
 }
 
 static void vg_waves(vanguard_state *s, const cradle_event_sink *events) {
@@ -716,13 +746,12 @@ static void vg_waves(vanguard_state *s, const cradle_event_sink *events) {
     if (s->pending[0] + s->pending[1] + s->pending[2] + s->pending[3] > 0) {
         if (--s->spawn_steps == 0) {
             vg_wave_spawn_one(s);
-            uint32_t gap = 4 * s->wave;
-            s->spawn_steps = gap < 32 ? 40 - gap : 8;
+            s->spawn_steps = vg_spawn_gap(s);
         }
         return;
     }
-    if (cradle_ecs_count(vg_world(s), VG_C_ENEMY) == 0 || s->wave_steps >= VG_WAVE_TIMEOUT_STEPS)
-        s->break_steps = VG_WAVE_BREAK_STEPS;
+    if (cradle_ecs_count(vg_world(s), VG_C_ENEMY) == 0 || s->wave_steps >= s->data.timeout_steps)
+        s->break_steps = s->data.break_steps;
 }
 
 /* ---- the step ---------------------------------------------------------------------- */
@@ -767,7 +796,8 @@ static void vanguard_step(void *state, const cradle_game_step *step,
                 (s->players[slot].input & VANGUARD_RESTART))
                 continue;
             uint32_t restarts = s->restarts + 1, reloads = s->reloads;
-            int rc = vg_setup(s, s->seed, s->player_count);
+            vg_data data = s->data; /* the data files' values outlive the game */
+            int rc = vg_setup(s, s->seed, s->player_count, &data);
             assert(rc == 0); /* it succeeded at init with the same arguments */
             (void)rc;
             s->restarts = restarts;
@@ -930,6 +960,52 @@ static const cradle_state_region vg_layout[] = {
     VG_ARRAY(square, 0, vanguard_state, square, VG_MAX_ENTITIES),
     {"state", 4, 0, 8, 1, 0},      /* rng.state */
     {"increment", 4, 8, 8, 1, 0},  /* rng.increment */
+    VG_FIELD(data, 0, vanguard_state, data), /* 33 */
+    VG_FIELD(first_wave_steps, 34, vg_data, first_wave_steps),
+    VG_FIELD(break_steps, 34, vg_data, break_steps),
+    VG_FIELD(timeout_steps, 34, vg_data, timeout_steps),
+    VG_FIELD(boss_every, 34, vg_data, boss_every),
+    VG_FIELD(spawn_gap_steps, 34, vg_data, spawn_gap_steps),
+    VG_FIELD(spawn_gap_less_per_wave, 34, vg_data, spawn_gap_less_per_wave),
+    VG_FIELD(spawn_gap_min_steps, 34, vg_data, spawn_gap_min_steps),
+    VG_FIELD(wave_count, 34, vg_data, wave_count),
+    VG_ARRAY(waves, 34, vg_data, waves, VG_MAX_WAVES), /* 42 */
+    VG_FIELD(drifters, 43, vg_wave_def, drifters),
+    VG_FIELD(chasers, 43, vg_wave_def, chasers),
+    VG_FIELD(shooters, 43, vg_wave_def, shooters),
+    VG_FIELD(formation, 43, vg_wave_def, formation),
+    VG_FIELD(ship_speed, 34, vg_data, ship_speed),
+    VG_FIELD(shot_speed, 34, vg_data, shot_speed),
+    VG_FIELD(enemy_shot_speed, 34, vg_data, enemy_shot_speed),
+    VG_FIELD(fire_cooldown, 34, vg_data, fire_cooldown),
+    VG_FIELD(rapid_cooldown, 34, vg_data, rapid_cooldown),
+    VG_FIELD(rapid_steps, 34, vg_data, rapid_steps),
+    VG_FIELD(respawn_steps, 34, vg_data, respawn_steps),
+    VG_FIELD(invulnerable_steps, 34, vg_data, invulnerable_steps),
+    VG_FIELD(pickup_percent, 34, vg_data, pickup_percent),
+    VG_FIELD(life_pickup_percent, 34, vg_data, life_pickup_percent),
+    VG_FIELD(pickup_steps, 34, vg_data, pickup_steps),
+    VG_ARRAY(enemies, 34, vg_data, enemies, VG_ENEMY_TYPES), /* 58, by vg_enemy_type */
+    VG_FIELD(hp, 59, vg_enemy_def, hp),
+    VG_FIELD(points, 59, vg_enemy_def, points),
+    VG_FIELD(half_w, 59, vg_enemy_def, half_w),
+    VG_FIELD(half_h, 59, vg_enemy_def, half_h),
+    VG_FIELD(drifter_speed, 34, vg_data, drifter_speed),
+    VG_FIELD(drifter_speed_per_wave, 34, vg_data, drifter_speed_per_wave),
+    VG_FIELD(drifter_speed_waves, 34, vg_data, drifter_speed_waves),
+    VG_FIELD(drifter_fires_from_wave, 34, vg_data, drifter_fires_from_wave),
+    VG_FIELD(boss_hp_per_boss_wave, 34, vg_data, boss_hp_per_boss_wave),
+    VG_FIELD(boss_hp_per_player, 34, vg_data, boss_hp_per_player),
+    VG_ARRAY(effects, 34, vg_data, effects, VG_EFFECTS), /* 69, by vg_effect */
+    VG_FIELD(particles, 70, vg_effect_def, particles),
+    VG_FIELD(shake, 70, vg_effect_def, shake),
+};
+
+/* The data files (game_abi.h, minor 4), in vg_data_file order: beside the
+ * library like the sounds; vanguard_data.c describes them. */
+static const cradle_game_data_file vg_data_files[VG_DATA_FILES] = {
+    [VG_FILE_WAVES] = {"vanguard/waves.json", VG_WAVES_MAX_BYTES},
+    [VG_FILE_TUNING] = {"vanguard/tuning.json", VG_TUNING_MAX_BYTES},
 };
 
 static const cradle_game_contract vg_contract = {
@@ -956,6 +1032,9 @@ static const cradle_game_contract vg_contract = {
     .sound_count = (uint32_t)(sizeof vg_sounds / sizeof vg_sounds[0]),
     .layout = vg_layout,
     .layout_count = (uint32_t)(sizeof vg_layout / sizeof vg_layout[0]),
+    .data_files = vg_data_files,
+    .data_file_count = VG_DATA_FILES,
+    .data = vanguard_data,
 };
 
 const cradle_game_contract *vanguard_contract(void) { return &vg_contract; }

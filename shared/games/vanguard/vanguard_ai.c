@@ -11,7 +11,8 @@
  *
  * with one behaviour per state and per enemy type:
  *   drifter  always patrols: crosses the screen right to left on a wave,
- *            and from wave 4 on sometimes fires at a ship ahead;
+ *            and from wave 4 on (tuning.json) sometimes fires at a ship
+ *            ahead;
  *   chaser   hovers at home, chases the nearest ship, dashes at it when
  *            close, searches where it lost it, goes home;
  *   shooter  hovers at home, lines up with a ship ahead, fires a burst of
@@ -101,7 +102,7 @@ static const vg_motion *vg_target(const vanguard_state *s, uint8_t slot) {
 
 static void vg_fire_at(vanguard_state *s, const vg_motion *from, const vg_motion *to, int32_t spread) {
     int32_t vx, vy;
-    vg_aim(from->x, from->y, to->x, to->y, VG_ENEMY_SHOT_SPEED, &vx, &vy);
+    vg_aim(from->x, from->y, to->x, to->y, s->data.enemy_shot_speed, &vx, &vy);
     /* A fan: each step of spread turns the shot by about 14 degrees. */
     int32_t fx = vx - (vy * spread) / 4, fy = vy + (vx * spread) / 4;
     (void)vanguard_spawn_enemy_shot(s, from->x - PX(6), from->y, fx, fy);
@@ -134,7 +135,7 @@ static void vg_return_home(vg_enemy *en, vg_motion *m, int32_t speed) {
 static void vg_think_drifter(vanguard_state *s, const vg_ships *ships, vg_enemy *en, vg_motion *m) {
     int32_t beat = ((int32_t)(s->tick / 3u) + en->phase) / 12;
     m->vy = (beat % 2 == 0) ? PXQ(3) : -PXQ(3);
-    if (s->wave < 4) return;
+    if (s->wave < (uint32_t)s->data.drifter_fires_from_wave) return;
     if (--en->cooldown > 0) return;
     en->cooldown = 30 + (int32_t)cradle_rng_below(&s->rng, 40);
     uint8_t slot = vg_nearest_ship(ships, m, 320, true);

@@ -25,7 +25,7 @@
 #include "cradle/grid.h"
 #include "cradle/rng.h"
 
-/* ---- tuning (change one, rebuild, and the running server reloads it) ---- */
+/* ---- fixed rules (change one, rebuild, and the running server reloads it) ---- */
 
 #define VG_FP 256                      /* fixed-point units per pixel */
 #define VG_VIEW_W 640
@@ -47,22 +47,36 @@ enum vg_sound {
 };
 #define VG_START_LIVES 3u
 #define VG_MAX_LIVES 9u
+#define VG_EXPLOSION_STEPS 28
+
+/* ---- the data files' built-in values ------------------------------------------
+ *
+ * The waves and the tuning live in the state (vg_data below), written by
+ * init() from vanguard_data_default and replaced by the data files
+ * vanguard/waves.json and vanguard/tuning.json when a host applies them
+ * (vanguard_data.c describes the files). These are the built-in values,
+ * which the shipped files repeat exactly. */
 
 #define VG_SHIP_SPEED (3 * VG_FP)       /* per step, on each axis */
 #define VG_SHOT_SPEED (10 * VG_FP)
 /* A test build may change it (tests/games: vanguard_rapid.so, the golden
- * corpus's second build to hot-reload to); the game's own build never does. */
-#ifndef VG_FIRE_COOLDOWN
+ * corpus's second build to hot-reload to); the game's own build never does.
+ * Such a build fires at its own rate whatever tuning.json says (see
+ * vg_ship_update), so a reload to it shows in the output. */
+#ifdef VG_FIRE_COOLDOWN
+#define VG_FIRE_COOLDOWN_FIXED 1
+#else
 #define VG_FIRE_COOLDOWN 9              /* steps between shots */
+#define VG_FIRE_COOLDOWN_FIXED 0
 #endif
 #define VG_RAPID_COOLDOWN 5
 #define VG_RAPID_STEPS 600              /* rapid fire lasts 10 s */
 #define VG_RESPAWN_STEPS 90
 #define VG_INVULNERABLE_STEPS 120
 #define VG_ENEMY_SHOT_SPEED (3 * VG_FP)
-#define VG_EXPLOSION_STEPS 28
 #define VG_PICKUP_STEPS 600
 #define VG_PICKUP_PERCENT 8             /* chance a destroyed enemy drops one */
+#define VG_FIRST_WAVE_STEPS 60          /* the first wave comes after a second */
 #define VG_WAVE_BREAK_STEPS 150         /* quiet time between waves */
 #define VG_WAVE_TIMEOUT_STEPS 3600      /* a wave lasts at most a minute */
 #define VG_BOSS_EVERY 5                 /* a boss closes every fifth wave */
@@ -166,6 +180,82 @@ enum vg_event_kind {
     VG_EV_PLAYER_JOINED,  /* player */
 };
 
+/* ---- the game's data (waves.json, tuning.json) ------------------------------- */
+
+#define VG_MAX_WAVES 64u /* entries of the wave table */
+
+/* The data files, in the contract's data_files order, and their size limits. */
+enum vg_data_file { VG_FILE_WAVES, VG_FILE_TUNING, VG_DATA_FILES };
+#define VG_WAVES_MAX_BYTES 65536u
+#define VG_TUNING_MAX_BYTES 16384u
+
+/* Where a wave's chasers and shooters make their home (drifters only cross):
+ * SCATTER anywhere in 400..600 x 40..320 px, COLUMN on the line x = 500 px,
+ * LANES at the height they come in at. Each draws the same random numbers. */
+enum vg_formation { VG_FORMATION_SCATTER, VG_FORMATION_COLUMN, VG_FORMATION_LANES, VG_FORMATIONS };
+
+/* One entry of the wave table: what a wave of one player brings. */
+typedef struct vg_wave_def {
+    uint32_t drifters, chasers, shooters;
+    uint32_t formation; /* vg_formation */
+} vg_wave_def;
+
+/* Per enemy type. */
+typedef struct vg_enemy_def {
+    int32_t hp, points;
+    int32_t half_w, half_h; /* fixed point */
+} vg_enemy_def;
+
+/* What react() makes of an event: particles, and shake in fixed point
+ * (pixels of displacement * VG_FP); 0 asks for none. */
+enum vg_effect {
+    VG_FX_FIRED,
+    VG_FX_ENEMY_HIT,
+    VG_FX_ENEMY_DESTROYED,
+    VG_FX_BOSS_DESTROYED,
+    VG_FX_PLAYER_HIT,
+    VG_FX_PLAYER_DIED,
+    VG_FX_NEAR_MISS,
+    VG_FX_PICKUP,
+    VG_FX_GAME_OVER,
+    VG_EFFECTS
+};
+
+typedef struct vg_effect_def {
+    uint32_t particles;
+    int32_t shake;
+} vg_effect_def;
+
+/* Both files' values, as the steps, the AI and react() read them. Steps are
+ * steps, speeds fixed point per step. Written only by init() (the
+ * defaults) and data(); a restart keeps them. */
+typedef struct vg_data {
+    /* waves.json */
+    uint32_t first_wave_steps;        /* before wave 1, >= 1 */
+    uint32_t break_steps;             /* between waves, >= 1 */
+    uint32_t timeout_steps;           /* a wave's longest life, >= 1 */
+    uint32_t boss_every;              /* a boss closes every Nth wave; 0: never */
+    uint32_t spawn_gap_steps;         /* between spawns in wave w: max(steps - */
+    uint32_t spawn_gap_less_per_wave; /*   less_per_wave * w, min_steps) */
+    uint32_t spawn_gap_min_steps;     /* >= 1 */
+    uint32_t wave_count;              /* table entries used, 1..VG_MAX_WAVES */
+    vg_wave_def waves[VG_MAX_WAVES];  /* past wave_count the table repeats bigger */
+    /* tuning.json */
+    int32_t ship_speed, shot_speed, enemy_shot_speed;
+    int32_t fire_cooldown, rapid_cooldown, rapid_steps;
+    int32_t respawn_steps, invulnerable_steps;
+    int32_t pickup_percent, life_pickup_percent; /* of destroyed enemies: drop, of them a life */
+    int32_t pickup_steps;
+    vg_enemy_def enemies[VG_ENEMY_TYPES];
+    int32_t drifter_speed, drifter_speed_per_wave, drifter_speed_waves; /* vx of a wave */
+    int32_t drifter_fires_from_wave;
+    int32_t boss_hp_per_boss_wave, boss_hp_per_player;
+    vg_effect_def effects[VG_EFFECTS];
+} vg_data;
+
+/* The built-in values: today's game, equal to the shipped data files. */
+extern const vg_data vanguard_data_default;
+
 /* ---- the state block -------------------------------------------------------- */
 
 typedef struct vg_player {
@@ -213,6 +303,7 @@ typedef struct vanguard_state {
     uint32_t dropped_hits;  /* collisions beyond VG_MAX_HITS (ignored) */
     uint32_t grazing;       /* 0: no enemy shot has a graze owner (see vg_near_misses) */
     vg_player players[VG_MAX_PLAYERS];
+    vg_data data;           /* the data files' values (not in the gameplay checksum) */
     _Alignas(64) uint8_t world[VG_ECS_BYTES];
     _Alignas(64) uint8_t grid[VG_GRID_BYTES];
     /* Scratch of one step (rewritten each step; deterministic all the same). */
@@ -227,6 +318,11 @@ _Static_assert(sizeof(vg_body) == 16, "vg_body has padding");
 _Static_assert(sizeof(vg_tag) == 8, "vg_tag has padding");
 _Static_assert(sizeof(vg_enemy) == 32, "vg_enemy has padding");
 _Static_assert(sizeof(vg_player) == 28, "vg_player has padding");
+_Static_assert(sizeof(vg_wave_def) == 16 && sizeof(vg_enemy_def) == 16 && sizeof(vg_effect_def) == 8,
+               "vg_data's parts have padding");
+_Static_assert(sizeof(vg_data) == 8 * 4 + VG_MAX_WAVES * 16 + 11 * 4 + VG_ENEMY_TYPES * 16 + 6 * 4 +
+                                      VG_EFFECTS * 8,
+               "vg_data has padding");
 _Static_assert(_Alignof(vanguard_state) <= 64, "state alignment above 64");
 _Static_assert(offsetof(vanguard_state, world) % CRADLE_ECS_ALIGN == 0, "world misaligned");
 _Static_assert(offsetof(vanguard_state, grid) % CRADLE_GRID_ALIGN == 0, "grid misaligned");
@@ -272,6 +368,12 @@ void vanguard_bot(const void *state, uint64_t step, uint32_t slot, uint64_t rand
 /* The gameplay checksum output() writes: players, the wave machine and every
  * live entity's components in ECS dense order. */
 uint64_t vanguard_checksum(const vanguard_state *s);
+
+/* The contract's data entry (game_abi.h, minor 4; vanguard_data.c): file
+ * VG_FILE_WAVES or VG_FILE_TUNING checked and, when accepted, written into
+ * the state's data; a refusal leaves the state as it was. */
+bool vanguard_data(void *state, uint32_t file, const uint8_t *bytes, uint32_t size,
+                   cradle_data_refusal *refusal);
 
 /* Integer square root of v (floor). */
 uint32_t vanguard_isqrt(uint64_t v);

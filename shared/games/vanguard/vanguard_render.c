@@ -1,7 +1,8 @@
 /*
  * vanguard_render: presentation only. render() draws a state through the
  * host's draw interface and react() turns a step's events into particles,
- * shake and sound (seed 000's react). Neither writes to the state, so
+ * shake and sound (seed 000's react), as many and as strong as the state's
+ * data (tuning.json "effects") says. Neither writes to the state, so
  * nothing here can change the game; floats are fine on this side.
  *
  * Interpolation: an entity is drawn between its position in `previous` and
@@ -258,56 +259,65 @@ static void vg_sound(const cradle_fx *fx, cradle_sound cue, float volume, float 
     if (fx->sound) fx->sound(fx->context, cue, volume, pitch);
 }
 
+/* One event's particles and shake as tuning.json has them (vg_effect_def):
+ * a count or an amount of 0 asks for none. */
+static void vg_effect(const cradle_fx *fx, const cradle_event *e, const vg_effect_def *def,
+                      uint32_t c, float speed, float life) {
+    if (def->particles > 0) vg_burst(fx, e, def->particles, c, speed, life);
+    if (def->shake > 0) vg_shake(fx, (float)def->shake / (float)VG_FP);
+}
+
 void vanguard_react(const void *state, const cradle_event *events, uint32_t count,
                     const cradle_fx *fx) {
-    (void)state;
+    const vanguard_state *s = state;
+    const vg_data *d = s ? &s->data : &vanguard_data_default;
+    const vg_effect_def *fxd = d->effects;
     for (uint32_t i = 0; i < count; i++) {
         const cradle_event *e = &events[i];
         uint32_t pc = e->player < VG_MAX_PLAYERS ? vg_player_colour[e->player] : 0xffffffffu;
         switch (e->kind) {
         case VG_EV_FIRED:
-            vg_burst(fx, e, 2, pc, 60.0f, 0.12f);
+            vg_effect(fx, e, &fxd[VG_FX_FIRED], pc, 60.0f, 0.12f);
             vg_sound(fx, VG_SOUND_SHOT, 0.25f, 1.0f + 0.04f * (float)(e->player % 8u));
             break;
         case VG_EV_ENEMY_DESTROYED:
             if (e->b == VG_BOSS) {
-                vg_burst(fx, e, 160, 0xff1744ffu, 260.0f, 1.4f);
-                vg_shake(fx, 18.0f);
+                vg_effect(fx, e, &fxd[VG_FX_BOSS_DESTROYED], 0xff1744ffu, 260.0f, 1.4f);
                 vg_sound(fx, VG_SOUND_EXPLOSION, 1.0f, 0.55f);
             } else {
-                vg_burst(fx, e, 18, e->b == VG_SHOOTER ? 0xb39ddbffu : 0xffab40ffu, 150.0f, 0.5f);
-                vg_shake(fx, 2.0f);
+                vg_effect(fx, e, &fxd[VG_FX_ENEMY_DESTROYED],
+                          e->b == VG_SHOOTER ? 0xb39ddbffu : 0xffab40ffu, 150.0f, 0.5f);
                 vg_sound(fx, VG_SOUND_EXPLOSION, 0.6f, e->b == VG_DRIFTER ? 1.2f : 1.0f);
             }
             break;
         case VG_EV_ENEMY_HIT:
-            vg_burst(fx, e, 4, 0xffffffffu, 90.0f, 0.15f);
+            vg_effect(fx, e, &fxd[VG_FX_ENEMY_HIT], 0xffffffffu, 90.0f, 0.15f);
             vg_sound(fx, VG_SOUND_HIT, 0.25f, 1.6f);
             break;
         case VG_EV_PLAYER_HIT:
-            vg_burst(fx, e, 48, pc, 220.0f, 0.9f);
-            vg_shake(fx, 10.0f);
+            vg_effect(fx, e, &fxd[VG_FX_PLAYER_HIT], pc, 220.0f, 0.9f);
             vg_sound(fx, VG_SOUND_HIT, 1.0f, 0.8f);
             break;
         case VG_EV_PLAYER_DIED:
-            vg_burst(fx, e, 80, pc, 120.0f, 1.5f);
-            vg_shake(fx, 16.0f);
+            vg_effect(fx, e, &fxd[VG_FX_PLAYER_DIED], pc, 120.0f, 1.5f);
             vg_sound(fx, VG_SOUND_EXPLOSION, 1.0f, 0.5f);
             break;
-        case VG_EV_WAVE_STARTED:
-            vg_sound(fx, VG_SOUND_WAVE, 0.8f, e->a % VG_BOSS_EVERY == 0 ? 0.7f : 1.0f);
+        case VG_EV_WAVE_STARTED: {
+            bool boss = d->boss_every && (uint32_t)e->a % d->boss_every == 0;
+            vg_sound(fx, VG_SOUND_WAVE, 0.8f, boss ? 0.7f : 1.0f);
             break;
+        }
         case VG_EV_NEAR_MISS:
-            vg_burst(fx, e, 6, 0xffffffffu, 40.0f, 0.25f);
-            vg_shake(fx, 1.5f);
+            vg_effect(fx, e, &fxd[VG_FX_NEAR_MISS], 0xffffffffu, 40.0f, 0.25f);
             vg_sound(fx, VG_SOUND_NEAR_MISS, 0.6f, 1.0f);
             break;
         case VG_EV_PICKUP:
-            vg_burst(fx, e, 14, e->a == VG_PICKUP_LIFE ? 0x69f0aeffu : 0xffd54fffu, 100.0f, 0.6f);
+            vg_effect(fx, e, &fxd[VG_FX_PICKUP], e->a == VG_PICKUP_LIFE ? 0x69f0aeffu : 0xffd54fffu,
+                      100.0f, 0.6f);
             vg_sound(fx, VG_SOUND_PICKUP, 0.8f, e->a == VG_PICKUP_LIFE ? 1.3f : 1.0f);
             break;
         case VG_EV_GAME_OVER:
-            vg_shake(fx, 8.0f);
+            vg_effect(fx, e, &fxd[VG_FX_GAME_OVER], 0xffffffffu, 0.0f, 0.0f);
             vg_sound(fx, VG_SOUND_GAME_OVER, 1.0f, 1.0f);
             break;
         case VG_EV_RESTART:
