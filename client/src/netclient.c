@@ -333,14 +333,13 @@ static int on_steps(cradle_netclient *net, const cradle_wire_steps *s, uint64_t 
  * must follow it in order. */
 static int on_data(cradle_netclient *net, const cradle_wire_data *d) {
     if (net->phase != CRADLE_NETCLIENT_JOINING && net->phase != CRADLE_NETCLIENT_PLAYING) return 0;
-    uint32_t count = 0;
-    const cradle_game_data_file *files = cradle_contract_data(cradle_reload_contract(&net->reload), &count);
-    if (d->file >= count)
-        return fail(net, CRADLE_EDATA, "the server sent data file %u, but build '%s' declares %u", (unsigned)d->file + 1u,
-                    cradle_reload_contract(&net->reload)->build_id, (unsigned)count);
-    if (d->total > files[d->file].max_bytes || d->total > net->data_capacity)
-        return fail(net, CRADLE_EDATA, "the server sent data file %s of %u bytes, over its limit of %u bytes",
-                    files[d->file].name, (unsigned)d->total, (unsigned)files[d->file].max_bytes);
+    /* Which build declares the file is checked when it applies (a reload
+     * announced before it may bring another build); here, what fits. */
+    if (d->total > net->data_capacity)
+        return fail(net, CRADLE_EDATA,
+                    "the server sent data file %u of %u bytes, more than the %u bytes this client's build "
+                    "(%s) allows a data file", (unsigned)d->file + 1u, (unsigned)d->total,
+                    (unsigned)net->data_capacity, cradle_reload_contract(&net->reload)->build_id);
     if (d->offset == 0) {
         if (net->data_queued == CRADLE_NETCLIENT_DATA)
             return fail(net, CRADLE_EFULL, "more than %u data files announced ahead of the steps",

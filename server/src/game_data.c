@@ -35,36 +35,39 @@ static void announce(cradle_server_host *host, uint32_t i) {
     } while (offset < f->size);
 }
 
-/* Applies file i, just read. */
+/* Applies file i, just read: the state first, the clients next, the log
+ * last (its archive is synced to disk: the clients need not wait for it). */
 static void apply(cradle_server_host *host, uint32_t i) {
     uint64_t started = cradle_mono_ns();
     cradle__server_flush_steps(host); /* the steps so far ran the old data: their epoch */
     cradle_data_file *f = &host->data.files[i];
-    int rc = cradle_data_files_apply(&host->data, i, &host->sim, host->log_open ? &host->log : NULL);
+    int rc = cradle_data_files_apply(&host->data, i, &host->sim, NULL);
     if (rc == CRADLE_DATA_UNCHANGED) return;
-    if (rc == 0 || rc == CRADLE_EIO) {
-        host->data_applies++;
-        host->epoch++;
-        announce(host, i);
-        /* What an operator (and tools/bench.sh data) reads: the file's last
-         * write to applied and announced, and the step loop's stall for it. */
-        uint64_t done = cradle_mono_ns(), wall = cradle_wall_ns();
-        host->data_apply_last_ns = done - started;
-        if (host->data_apply_last_ns > host->data_apply_max_ns) host->data_apply_max_ns = host->data_apply_last_ns;
-        int64_t since_write = (int64_t)wall - f->mtime_seen_ns;
-        host->data_delay_last_ns = since_write > 0 ? (uint64_t)since_write : 0;
-        char hex[2 * CRADLE_DATA_HASH_BYTES + 1];
-        cradle_data_hash_hex(hex, f->hash);
-        snprintf(host->last_data, sizeof host->last_data, "%s (%" PRIu32 " bytes, %.16s) applied at step %" PRIu64,
-                 f->name, f->size, hex, host->sim.next_step);
-        cradle_server_say(host, "info", "data", "%s", host->last_data);
-        if (rc == CRADLE_EIO) cradle_server_say(host, "error", "log", "%s", host->data.message);
+    if (rc != 0) {
+        host->data_refusals++;
+        snprintf(host->last_data, sizeof host->last_data, "refused at step %" PRIu64 ": %s", host->sim.next_step,
+                 host->data.message);
+        cradle_server_say(host, "error", "data", "%s; the session keeps the data it had", host->data.message);
         return;
     }
-    host->data_refusals++;
-    snprintf(host->last_data, sizeof host->last_data, "refused at step %" PRIu64 ": %s", host->sim.next_step,
-             host->data.message);
-    cradle_server_say(host, "error", "data", "%s; the session keeps the data it had", host->data.message);
+    host->data_applies++;
+    host->epoch++;
+    announce(host, i);
+    /* What an operator (and tools/bench.sh data) reads: the file's last write
+     * to applied and announced, and the step loop's stall for it. */
+    int64_t since_write = (int64_t)cradle_wall_ns() - f->mtime_seen_ns;
+    host->data_delay_last_ns = since_write > 0 ? (uint64_t)since_write : 0;
+    if (host->log_open &&
+        cradle_log_writer_append_data(&host->log, host->sim.next_step, i, f->name, f->bytes, f->size, f->hash) != 0)
+        cradle_server_say(host, "error", "log", "%s applied at step %" PRIu64 ", but the log could not record it: %s",
+                          f->name, host->sim.next_step, host->log.message);
+    host->data_apply_last_ns = cradle_mono_ns() - started;
+    if (host->data_apply_last_ns > host->data_apply_max_ns) host->data_apply_max_ns = host->data_apply_last_ns;
+    char hex[2 * CRADLE_DATA_HASH_BYTES + 1];
+    cradle_data_hash_hex(hex, f->hash);
+    snprintf(host->last_data, sizeof host->last_data, "%s (%" PRIu32 " bytes, %.16s) applied at step %" PRIu64, f->name,
+             f->size, hex, host->sim.next_step);
+    cradle_server_say(host, "info", "data", "%s", host->last_data);
 }
 
 void cradle__server_data_start(cradle_server_host *host) {

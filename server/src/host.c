@@ -541,6 +541,8 @@ static void drain_in(cradle_server_host *host) {
     while (cradle_ring_pop(&host->net->in, &host->in_scratch)) on_event(host, &host->in_scratch);
 }
 
+static int open_data(cradle_server_host *host, const cradle_game_contract *c);
+
 /* ---- reload ------------------------------------------------------------------------ */
 
 /* Refuses the staged build for why: recorded in the log (the session went
@@ -625,6 +627,11 @@ void cradle__server_after_reload(cradle_server_host *host, const cradle_reload_r
         cradle_wire_set_text(m.as.reload.build_id, sizeof m.as.reload.build_id, host->sim.contract->build_id);
         send_message(host, CRADLE_SERVER_BROADCAST, 0, &m, CRADLE_SERVER_OUT_RELIABLE);
         cradle_server_say(host, "info", "reload", "%s", host->last_reload);
+        if (!cradle_data_files_declared_by(&host->data, host->sim.contract)) {
+            /* The new build declares other data files: its own, read and applied now. */
+            cradle_data_files_close(&host->data);
+            if (open_data(host, host->sim.contract) == 0) cradle__server_data_start(host);
+        }
     } else if (r->kind == CRADLE_RELOAD_REFUSED) {
         host->reload_refusals++;
         snprintf(host->last_reload, sizeof host->last_reload, "refused (%s): %s", cradle_error_name(r->error),

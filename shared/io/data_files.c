@@ -95,6 +95,16 @@ int cradle_data_files_open(cradle_data_files *d, const cradle_game_contract *c, 
     return 0;
 }
 
+bool cradle_data_files_declared_by(const cradle_data_files *d, const cradle_game_contract *c) {
+    uint32_t count = 0;
+    const cradle_game_data_file *declared = cradle_contract_data(c, &count);
+    if (count != d->count) return false;
+    for (uint32_t i = 0; i < count; i++)
+        if (strcmp(declared[i].name, d->files[i].name) != 0 || declared[i].max_bytes != d->files[i].max_bytes)
+            return false;
+    return true;
+}
+
 static int say(cradle_data_files *d, int rc, const char *format, ...) __attribute__((format(printf, 3, 4)));
 static int say(cradle_data_files *d, int rc, const char *format, ...) {
     va_list ap;

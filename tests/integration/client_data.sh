@@ -7,9 +7,10 @@
 # final hash the server's); a late joiner receives the state with the data
 # in it; a broken edit is refused with its line and field and the session
 # plays on with the old data; the log names both applications and replays
-# byte for byte from the archived files.
+# byte for byte from the archived files. Offline, a reload to a build that
+# declares data files applies them at the reload's step.
 set -euo pipefail
-server=$1 client=$2 game=$3 ctl=$4 replay=$5
+server=$1 client=$2 game=$3 ctl=$4 replay=$5 record=$6 no_data_game=$7
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/server_common.sh"
 work=$(mktemp -d)
@@ -73,6 +74,13 @@ grep -q 'data counter/bonus.json (13 bytes, [0-9a-f]*) applied before step 100$'
 [ "$(grep -c 'applied before step' changes.txt)" -eq 2 ]
 cmp a.bin replay.bin
 cmp b.bin replay.bin
-# The bonus is in the output: total grows by 1 + 2 + inputs before step 100,
-# by 1 - 5 + inputs after (the bots' inputs are 0..63 a player).
+
+# A build without data files reloaded to one with them: its files apply there.
+edit '{"bonus": -5}'
+"$record" --game "$no_data_game" --reload "50:$game" --data "$PWD/data" --log offline.log --steps 120 --json \
+  >offline.out
+grep -q '"data_applied":1' offline.out
+"$replay" --changes offline.log 2>offline.txt
+grep -q 'takes over before step 50$' offline.txt
+grep -q 'data counter/bonus.json (13 bytes, [0-9a-f]*) applied before step 50$' offline.txt
 echo "client data ok"

@@ -191,6 +191,13 @@ static int adopt_build(recorder *r, cradle_reload *library, uint64_t step) {
     }
     r->reloads++;
     snprintf(r->last_reload, sizeof r->last_reload, "step %" PRIu64 ": swapped in build %s", step, nc->build_id);
+    if (!cradle_data_files_declared_by(&r->data, nc)) {
+        /* The new build declares other data files: its own, read and applied now. */
+        cradle_data_files_close(&r->data);
+        if (open_data(r) != 0) return 1;
+        for (uint32_t i = 0; i < r->data.count; i++)
+            if (r->data.files[i].valid && apply_data(r, i) != 0) return 1;
+    }
     return 0;
 }
 

@@ -84,6 +84,11 @@ CRADLE_MUST_CHECK int cradle_data_files_open(cradle_data_files *d, const cradle_
  * CRADLE_ERANGE. */
 CRADLE_MUST_CHECK int cradle_data_files_library_folder(char *out, size_t out_size, const char *library_path);
 
+/* Whether contract c declares exactly the files d watches (names and
+ * limits, in order): after a reload, a build that declares others needs
+ * the files opened again for it. */
+bool cradle_data_files_declared_by(const cradle_data_files *d, const cradle_game_contract *c);
+
 /* Finds the files under another folder from now on (what was applied
  * stays applied: a file with the same bytes does not apply again). Returns
  * 0 or CRADLE_ERANGE (a path too long; nothing changes), with d->message. */
