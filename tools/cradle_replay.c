@@ -389,7 +389,9 @@ static void replay_all(run *r) {
     cradle_replay_item item;
     int rc;
     r->t0 = now_s();
-    while ((rc = cradle_replay_next(p, &item)) == 1) {
+    for (;;) {
+        if (r->o.synctest) synctest_prepare(&r->sync, p); /* the twin starts the step beside the driver */
+        if ((rc = cradle_replay_next(p, &item)) != 1) break;
         int sync = r->o.synctest ? synctest_take(&r->sync, p, &item) : 0;
         if (sync < 0) fail(v, "%s", p->message);
         if (sync != 0) break;

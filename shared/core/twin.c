@@ -66,6 +66,28 @@ static bool differ(cradle_twin *t, const cradle_sim *first, bool state, const ui
     return false;
 }
 
+bool cradle_twin_part_equal(const cradle_twin *t, const cradle_sim *first, size_t from, size_t to) {
+    assert(t && first && from <= to && to <= cradle_sim_state_size(first));
+    return memcmp(first->state + from, t->sim.state + from, to - from) == 0;
+}
+
+bool cradle_twin_check_output(cradle_twin *t, const cradle_sim *first, const uint8_t *first_output,
+                              size_t first_output_size) {
+    assert(t && first && t->sim.contract == first->contract && "both sims run the same build");
+    assert(t->sim.next_step == first->next_step && first->next_step > 0 && "both ran the same step");
+    if (t->failed) return false;
+    if (first_output) {
+        if (cradle_sim_output(&t->sim) != CRADLE_OK) t->sim.output_size = 0; /* the first run's check reports it */
+        cradle_golden_result g = cradle_golden_compare(first_output, first_output_size, t->sim.output,
+                                                       t->sim.output_size);
+        if (!g.equal)
+            return differ(t, first, false, first_output, first_output_size, t->sim.output, t->sim.output_size,
+                          g.first_difference);
+    }
+    t->checked++;
+    return true;
+}
+
 bool cradle_twin_check(cradle_twin *t, const cradle_sim *first, const uint8_t *first_output,
                        size_t first_output_size) {
     assert(t && first && t->sim.contract == first->contract && "both sims run the same build");
@@ -74,13 +96,5 @@ bool cradle_twin_check(cradle_twin *t, const cradle_sim *first, const uint8_t *f
     uint32_t size = cradle_sim_state_size(first);
     cradle_golden_result g = cradle_golden_compare(first->state, size, t->sim.state, size);
     if (!g.equal) return differ(t, first, true, first->state, size, t->sim.state, size, g.first_difference);
-    if (first_output) {
-        if (cradle_sim_output(&t->sim) != CRADLE_OK) t->sim.output_size = 0; /* the first run's check reports it */
-        g = cradle_golden_compare(first_output, first_output_size, t->sim.output, t->sim.output_size);
-        if (!g.equal)
-            return differ(t, first, false, first_output, first_output_size, t->sim.output, t->sim.output_size,
-                          g.first_difference);
-    }
-    t->checked++;
-    return true;
+    return cradle_twin_check_output(t, first, first_output, first_output_size);
 }

@@ -275,9 +275,16 @@ int cradle_replay_catch_up(cradle_replay *r) {
             r->held = true; /* its snapshot stays valid: the reader is not called until next() */
             return 0;
         }
+        r->held = false; /* a record peek_step() held is handled now */
         rc = take_record(r, &item);
         if (rc < 0) return rc;
     }
+}
+
+const uint8_t *cradle_replay_peek_step(cradle_replay *r) {
+    if (read_record(r) != 1) return NULL;
+    r->held = true; /* next() takes it; the reader is not called before */
+    return r->record.kind == CRADLE_LOG_RECORD_STEP ? r->record.snapshot : NULL;
 }
 
 /* Runs the STEP record r->record on the sim as it is (next() and rerun())

@@ -57,6 +57,9 @@ typedef struct state {
 #elif NONDETERMINISTIC_BREACH == 2
     uint64_t calls;     /* the breach: a copy of a counter outside the state */
 #endif
+#ifdef NONDETERMINISTIC_PAD
+    uint8_t pad[NONDETERMINISTIC_PAD]; /* a large state: the sync test's twin on its own thread */
+#endif
 } state;
 
 static int init(void *block, uint64_t seed, uint32_t players) {

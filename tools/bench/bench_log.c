@@ -6,7 +6,8 @@
  *   - replay steps per second: reader + the game's step + output, for the
  *     counter game and for any game library given on the command line
  *     (replayed with bot input for its maximum player count), then the
- *     same log under cradle-replay --synctest's check (tools/replay/);
+ *     same log under cradle-replay --synctest's check (tools/replay/: its
+ *     twin on a second thread for a large state, as cradle-replay runs it);
  *   - the game thread's cost per step of writing a log at 60 steps/s
  *     (append + maybe_sync with a 1 s durability interval, amortized,
  *     including the periodic write() and, inline, the fdatasync).
@@ -169,9 +170,9 @@ out:
 
 /* Replays path through the replay driver as cradle-replay does, with
  * --synctest's check (replay/synctest.h) when sync, up to `limit` steps (0:
- * all): steps per second, best of 3 (thread CPU time, the driver's opening
- * excluded); *matched says whether every hash matched (and every step's
- * two runs). */
+ * all): steps per second, best of 3 (wall time, since the check may run
+ * its twin on a second thread; the driver's opening excluded); *matched
+ * says whether every hash matched (and every step's two runs). */
 static double time_replay(const char *path, const char *lib_path, bool sync, uint64_t limit, uint64_t *steps,
                           bool *matched) {
     static cradle_replay r;
@@ -186,13 +187,15 @@ static double time_replay(const char *path, const char *lib_path, bool sync, uin
             cradle_replay_close(&r);
             return 0;
         }
-        double t0 = cpu_s();
+        double t0 = (double)cradle_mono_ns() / 1e9;
         cradle_replay_item item;
-        while (cradle_replay_next(&r, &item) == 1) {
+        for (;;) {
+            if (sync) synctest_prepare(&t, &r);
+            if (cradle_replay_next(&r, &item) != 1) break;
             if (sync && synctest_take(&t, &r, &item) != 0) break;
             if (item.kind == CRADLE_REPLAY_STEP) sink += item.output_size;
         }
-        double seconds = cpu_s() - t0;
+        double seconds = (double)cradle_mono_ns() / 1e9 - t0;
         *steps = r.steps;
         *matched = *matched && !r.mismatch && (r.ended || r.stopped) && !r.error && !t.failed;
         cradle_replay_close(&r);

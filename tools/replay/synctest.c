@@ -1,9 +1,12 @@
 /* cradle-replay --synctest: each step run by a twin beside the replay (synctest.h). */
+#define _GNU_SOURCE /* sched_getaffinity: the CPUs this process may run on */
 #include "synctest.h"
 
 #include <inttypes.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cradle/layout.h"
 
@@ -31,6 +34,85 @@ static int start_twin(synctest *t, cradle_replay *r) {
     return rc;
 }
 
+/* ---- the second thread ---- */
+
+#define SPINS 4000u /* polls before a wait yields the core (a step is tens of microseconds) */
+
+/* Waits until counter reaches value. */
+static void await(_Atomic uint64_t *counter, uint64_t value) {
+    for (unsigned spins = 0; atomic_load_explicit(counter, memory_order_acquire) < value; spins++)
+        if (spins >= SPINS) sched_yield();
+}
+
+static void *worker_main(void *arg) {
+    synctest *t = arg;
+    synctest_worker *w = &t->worker;
+    for (uint64_t next = 1;; next++) {
+        await(&w->posted, next);
+        if (w->job == SYNCTEST_JOB_QUIT) return NULL;
+        if (w->job == SYNCTEST_JOB_STEP) cradle_twin_step(&t->twin, w->snapshot);
+        else w->equal = cradle_twin_part_equal(&t->twin, w->first, w->from, w->to);
+        atomic_store_explicit(&w->done, next, memory_order_release);
+    }
+}
+
+/* Hands the worker its next job (it is idle: every job is waited for). */
+static void post(synctest_worker *w, synctest_job job) {
+    w->job = job;
+    atomic_store_explicit(&w->posted, atomic_load_explicit(&w->posted, memory_order_relaxed) + 1u,
+                          memory_order_release);
+}
+
+static void finish(synctest_worker *w) { await(&w->done, atomic_load_explicit(&w->posted, memory_order_relaxed)); }
+
+/* The CPUs this process may run on (taskset, a container's cpuset). */
+static int usable_cpus(void) {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
+    return (int)sysconf(_SC_NPROCESSORS_ONLN);
+}
+
+/* The second thread, when two cores and the state make it worth it. */
+static void start_worker(synctest *t, const cradle_replay *r) {
+    if (usable_cpus() < 2 || cradle_sim_state_size(&r->sim) < SYNCTEST_PARALLEL_MIN) return;
+    atomic_init(&t->worker.posted, 0);
+    atomic_init(&t->worker.done, 0);
+    t->worker.started = pthread_create(&t->worker.thread, NULL, worker_main, t) == 0;
+}
+
+void synctest_prepare(synctest *t, cradle_replay *r) {
+    synctest_worker *w = &t->worker;
+    if (!w->started || t->failed || w->stepping) return;
+    const uint8_t *snapshot = cradle_replay_peek_step(r);
+    if (!snapshot || t->twin.sim.next_step != r->sim.next_step) return;
+    w->snapshot = snapshot;
+    w->stepping = true;
+    post(w, SYNCTEST_JOB_STEP);
+}
+
+/* The twin's step, on the worker when prepare started it, and the state
+ * compare: in halves on both threads, then the output. */
+static bool twin_run_and_check(synctest *t, cradle_replay *r, const cradle_replay_item *item) {
+    synctest_worker *w = &t->worker;
+    const uint8_t *output = item->output;
+    size_t output_size = item->output ? item->output_size : 0;
+    if (!w->stepping) {
+        cradle_twin_step(&t->twin, item->snapshot);
+        return cradle_twin_check(&t->twin, &r->sim, output, output_size);
+    }
+    finish(w); /* the twin's step */
+    w->stepping = false;
+    size_t size = cradle_sim_state_size(&r->sim), half = size / 2u;
+    w->first = &r->sim;
+    w->from = half;
+    w->to = size;
+    post(w, SYNCTEST_JOB_COMPARE);
+    bool equal = cradle_twin_part_equal(&t->twin, &r->sim, 0, half);
+    finish(w);
+    if (!equal || !w->equal) return cradle_twin_check(&t->twin, &r->sim, output, output_size); /* names the byte */
+    return cradle_twin_check_output(&t->twin, &r->sim, output, output_size);
+}
+
 int synctest_open(synctest *t, cradle_replay *r, uint64_t every) {
     memset(t, 0, sizeof *t);
     t->every = every ? every : SYNCTEST_DEFAULT_EVERY;
@@ -42,11 +124,22 @@ int synctest_open(synctest *t, cradle_replay *r, uint64_t every) {
         return CRADLE_ENOMEM;
     }
     int rc = start_twin(t, r);
-    if (rc != 0) synctest_close(t);
-    return rc;
+    if (rc != 0) {
+        synctest_close(t);
+        return rc;
+    }
+    start_worker(t, r);
+    return 0;
 }
 
 void synctest_close(synctest *t) {
+    synctest_worker *w = &t->worker;
+    if (w->started) {
+        finish(w); /* a step posted for a record next() never ran */
+        post(w, SYNCTEST_JOB_QUIT);
+        pthread_join(w->thread, NULL);
+        w->started = false;
+    }
     free(t->twin_block);
     free(t->block);
     t->twin_block = t->block = NULL;
@@ -115,9 +208,8 @@ static void classify(synctest *t, cradle_replay *r) {
 /* A step next() just ran: the twin runs it too and the two are compared;
  * the driver's state moves when its turn comes. */
 static int take_step(synctest *t, cradle_replay *r, const cradle_replay_item *item) {
-    cradle_twin_step(&t->twin, item->snapshot);
     t->reruns++;
-    if (!cradle_twin_check(&t->twin, &r->sim, item->output, item->output ? item->output_size : 0)) {
+    if (!twin_run_and_check(t, r, item)) {
         take_difference(t);
         classify(t, r);
         return 1;
@@ -128,6 +220,13 @@ static int take_step(synctest *t, cradle_replay *r, const cradle_replay_item *it
 
 int synctest_take(synctest *t, cradle_replay *r, const cradle_replay_item *item) {
     if (t->failed) return 1;
+    if (t->worker.stepping && item->kind != CRADLE_REPLAY_STEP) {
+        /* prepare() saw a step, next() handled something else: cannot happen
+         * (the held record is what next() takes), but never leave the worker
+         * running on a snapshot the reader may reuse. */
+        finish(&t->worker);
+        t->worker.stepping = false;
+    }
     switch (item->kind) {
     case CRADLE_REPLAY_STEP: return take_step(t, r, item);
     case CRADLE_REPLAY_RELOAD: /* the new build took the state over: its on_reload may have changed it */

@@ -76,6 +76,17 @@ void cradle_twin_step(cradle_twin *t, const uint8_t *snapshot);
 bool cradle_twin_check(cradle_twin *t, const cradle_sim *first, const uint8_t *first_output,
                        size_t first_output_size);
 
+/* Whether bytes [from, to) of the two state blocks are equal (from <= to
+ * <= the build's state_size): one part of the state compare, for a caller
+ * that splits it across threads. Reads only. */
+bool cradle_twin_part_equal(const cradle_twin *t, const cradle_sim *first, size_t from, size_t to);
+
+/* cradle_twin_check() for a caller that compared the whole state blocks in
+ * parts (cradle_twin_part_equal) and found them equal: the output bytes
+ * only, with the same results. */
+bool cradle_twin_check_output(cradle_twin *t, const cradle_sim *first, const uint8_t *first_output,
+                              size_t first_output_size);
+
 /* A reload: the build takes over the twin's state too and its on_reload
  * runs there. Return codes as cradle_sim_swap(). */
 CRADLE_MUST_CHECK int cradle_twin_swap(cradle_twin *t, const cradle_game_contract *contract, char *message,

@@ -126,7 +126,7 @@ typedef struct cradle_replay {
     bool ran_step;                 /* record is the STEP next() ran last: rerun may run it again */
     bool ended;                    /* next() returned 0 at the log's end: reader.end says how */
     bool stopped;                  /* next() returned 0 at config.stop_at */
-    bool held;                     /* record is a STEP catch_up() read and did not run */
+    bool held;                     /* record was read (catch_up: a STEP; peek_step: any) and not handled */
     int error;
     char message[CRADLE_REPLAY_MESSAGE_MAX];
 } cradle_replay;
@@ -148,6 +148,13 @@ CRADLE_MUST_CHECK int cradle_replay_next(cradle_replay *r, cradle_replay_item *i
  * the held step. Returns 0 (also at the end or at stop_at: the flags say
  * which), or the sticky error. */
 CRADLE_MUST_CHECK int cradle_replay_catch_up(cradle_replay *r);
+
+/* Reads the next record without handling it (the next next() handles it):
+ * its snapshot when it is a STEP, else NULL (another record, the end, the
+ * stop step or the sticky error: next() says which). The snapshot stays
+ * valid until that next() returns. For a caller that runs something beside
+ * the step (the sync test's twin on another thread) while next() runs it. */
+const uint8_t *cradle_replay_peek_step(cradle_replay *r);
 
 /* Runs until the sim's next step is `step` (hash checks and reloads on the
  * way count as in next()), starting over from step 0 when `step` is behind.
