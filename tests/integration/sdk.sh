@@ -73,6 +73,7 @@ id=$(sha256sum mygame/gather.c | cut -c1-16)
 cc -O2 $(pkg-config --variable=game_cflags cradle) $(pkg-config --cflags cradle) -shared -o plain/gather.so \
   mygame/gather.c $(pkg-config --libs cradle) $(pkg-config --variable=game_ldflags cradle) \
   -DCRADLE_BUILD_ID="\"$id\"" 2>cc.txt || { cat cc.txt; fail "cc with pkg-config"; }
+mkdir -p plain/gather && cp mygame/sounds/coin.wav mygame/data/gather/rules.json plain/gather/ # as the README does
 for lib in "$cmake_lib" plain/gather.so; do
   exports=$(nm -D --defined-only "$lib" | awk '$2 == "T" { print $3 }')
   [ "$exports" = cradle_game_get_contract ] || fail "$lib exports more than the contract: $exports"
@@ -87,6 +88,7 @@ for lib in "$cmake_lib" plain/gather.so; do
   "$bin/cradle-record" --game "$lib" --log "$log" --seed 5 --players 3 --steps 300 --bots --json >record.out ||
     { cat record.out; fail "cradle-record of $lib"; }
   grep -q '"replay_equal":true' record.out || fail "$lib: the log does not replay to its own run"
+  grep -q '"data_applied":1,' record.out || fail "$lib: its data file gather/rules.json was not applied"
   "$bin/cradle-replay" --json --golden gather.golden "$log" >replay.out ||
     { "$bin/cradle-replay" --golden gather.golden "$log" || true; fail "$lib differs from the golden output"; }
 done

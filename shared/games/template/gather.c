@@ -19,12 +19,19 @@
  *            from sounds/ here: CMakeLists.txt copies it)
  *   bot      plays one slot: walks toward the coin (optional)
  *   layout   names for the state's bytes, for reports (optional)
+ *   data     gather/rules.json, a file a designer edits while a session runs
+ *            (how often players move, what a coin is worth): the host reads
+ *            it, gather_data() checks it with cradle/json_reader.h and keeps
+ *            it in the state; shipped beside the library from data/ here
+ *            (CMakeLists.txt copies it), the built-in values are the same
+ *            (optional)
  */
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cradle/game_abi.h"
+#include "cradle/json_reader.h"
 #include "cradle/rng.h"
 #ifndef CRADLE_BUILD_ID
 #include "cradle_build_id.h" /* cradle_game_library() writes it; with plain cc, pass -DCRADLE_BUILD_ID */
@@ -34,7 +41,8 @@
 #define GATHER_W 32
 #define GATHER_H 18
 #define GATHER_CELL 20               /* world units per cell: a 640 x 360 view */
-#define GATHER_MOVE_EVERY 6u         /* steps per move: 10 moves a second at 60 steps/s */
+#define GATHER_MOVE_EVERY 6u         /* built-in steps per move: 10 moves a second at 60 steps/s */
+#define GATHER_COIN_POINTS 1u        /* built-in points a coin is worth */
 #define GATHER_EVENT_COIN 1u         /* event kind: a coin was taken (a = the new score) */
 
 enum { GATHER_UP = 1, GATHER_DOWN = 2, GATHER_LEFT = 4, GATHER_RIGHT = 8 };
@@ -49,6 +57,12 @@ typedef struct gather_player {
     uint32_t present;
 } gather_player;
 
+/* What gather/rules.json sets. */
+typedef struct gather_rules {
+    uint32_t move_every;  /* steps per move, 1..60 */
+    uint32_t coin_points; /* 1..100 */
+} gather_rules;
+
 typedef struct gather_state {
     uint64_t steps;
     cradle_rng coins; /* seeded in init: the only source of chance */
@@ -56,6 +70,7 @@ typedef struct gather_state {
     uint32_t players;
     uint32_t reloads;
     gather_player player[GATHER_MAX_PLAYERS];
+    gather_rules rules; /* the data file's, in the state like everything the step reads */
 } gather_state;
 
 static void place_coin(gather_state *s) {
@@ -68,6 +83,7 @@ static int gather_init(void *state, uint64_t seed, uint32_t player_count) {
     gather_state *s = state;
     memset(s, 0, sizeof *s);
     s->players = player_count;
+    s->rules = (gather_rules){.move_every = GATHER_MOVE_EVERY, .coin_points = GATHER_COIN_POINTS};
     cradle_rng_seed(&s->coins, seed, 1);
     for (uint32_t p = 0; p < GATHER_MAX_PLAYERS; p++) {
         s->player[p].x = (int32_t)(p * 4u % GATHER_W);
@@ -85,12 +101,12 @@ static void gather_step(void *state, const cradle_game_step *step, const cradle_
     for (uint32_t p = 0; p < GATHER_MAX_PLAYERS; p++) {
         gather_player *pl = &s->player[p];
         pl->present = cradle_snapshot_present(step->snapshot, p);
-        if (!pl->present || step->index % GATHER_MOVE_EVERY != 0) continue;
+        if (!pl->present || step->index % s->rules.move_every != 0) continue;
         uint8_t in = cradle_snapshot_input(step->snapshot, GATHER_MAX_PLAYERS, 1, p)[0];
         pl->y = clamp(pl->y + ((in & GATHER_DOWN) ? 1 : 0) - ((in & GATHER_UP) ? 1 : 0), 0, GATHER_H - 1);
         pl->x = clamp(pl->x + ((in & GATHER_RIGHT) ? 1 : 0) - ((in & GATHER_LEFT) ? 1 : 0), 0, GATHER_W - 1);
         if (pl->x == s->coin_x && pl->y == s->coin_y) {
-            pl->score++;
+            pl->score += s->rules.coin_points;
             cradle_event e = {.kind = GATHER_EVENT_COIN, .player = (uint8_t)p, .x = s->coin_x * GATHER_CELL,
                               .y = s->coin_y * GATHER_CELL, .a = (int32_t)pl->score};
             (void)events->emit(events->context, &e);
@@ -180,7 +196,42 @@ static const cradle_state_region GATHER_LAYOUT[] = {
     {"y", 7, offsetof(gather_player, y), sizeof(int32_t), 1, 0},
     {"score", 7, offsetof(gather_player, score), sizeof(uint32_t), 1, 0},
     {"present", 7, offsetof(gather_player, present), sizeof(uint32_t), 1, 0},
+    {"rules", 0, offsetof(gather_state, rules), sizeof(gather_rules), 1, 0},
+    {"move_every", 12, offsetof(gather_rules, move_every), sizeof(uint32_t), 1, 0},
+    {"coin_points", 12, offsetof(gather_rules, coin_points), sizeof(uint32_t), 1, 0},
 };
+
+/* The data file (optional): names relative to the library's folder, each
+ * with a size limit. The host reads a file whole and hands it to
+ * gather_data(), on a copy of the state it keeps only when this accepts,
+ * before step 0 and again at a step boundary whenever the file changes. It
+ * runs on every host at the same step, so like step() it does no I/O and
+ * no allocation: the parser works in a token array on the stack. A refusal
+ * names the line and the field: "gather/rules.json:3: \"move_every\" must
+ * be an integer 1..60, got 0". */
+static const cradle_game_data_file GATHER_DATA[] = {{"gather/rules.json", 4096}};
+
+static bool gather_data(void *state, uint32_t file, const uint8_t *bytes, uint32_t size,
+                        cradle_data_refusal *refusal) {
+    (void)file; /* the only one */
+    static const char *const keys[] = {"move_every", "coin_points"};
+    cradle_json_token tokens[16];
+    cradle_json_doc doc;
+    cradle_json_error error;
+    uint32_t values[2];
+    int64_t move_every = 0, coin_points = 0;
+    if (!cradle_json_parse(&doc, bytes, size, tokens, 16, &error) ||
+        !cradle_json_object(&doc, 0, "rules.json", keys, NULL, 2, values, &error) ||
+        !cradle_json_int(&doc, values[0], "move_every", 1, 60, &move_every, &error) ||
+        !cradle_json_int(&doc, values[1], "coin_points", 1, 100, &coin_points, &error)) {
+        refusal->line = error.line;
+        memcpy(refusal->message, error.message, sizeof refusal->message);
+        return false;
+    }
+    gather_state *s = state;
+    s->rules = (gather_rules){.move_every = (uint32_t)move_every, .coin_points = (uint32_t)coin_points};
+    return true;
+}
 
 static const cradle_game_contract GATHER = {
     .abi_major = CRADLE_ABI_MAJOR,
@@ -206,6 +257,9 @@ static const cradle_game_contract GATHER = {
     .sound_count = 1,
     .layout = GATHER_LAYOUT,
     .layout_count = sizeof GATHER_LAYOUT / sizeof GATHER_LAYOUT[0],
+    .data_files = GATHER_DATA,
+    .data_file_count = 1,
+    .data = gather_data,
 };
 
 /* The one exported symbol (CRADLE_GAME_CONTRACT_SYMBOL); everything else is
