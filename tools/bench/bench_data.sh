@@ -52,7 +52,7 @@ for i in $(seq "$edits"); do
   speed=$([ $((i % 2)) -eq 1 ] && echo 3.5 || echo 3)
   sed "s/\"ship_speed\": [0-9.]*/\"ship_speed\": $speed/" "$tuning" >"$tuning.tmp"
   mv -f "$tuning.tmp" "$tuning"
-  for _ in $(seq 500); do [ "$(status | field data_applied)" -gt "$applied" ] && break; sleep 0.01; done
+  for _ in $(seq 100); do [ "$(status | field data_applied)" -gt "$applied" ] && break; sleep 0.05; done
   line=$(status)
   [ "$(echo "$line" | field data_applied)" -gt "$applied" ] || { echo "edit $i was not applied" >&2; cat "$work/err" >&2; exit 1; }
   delays+=("$(echo "$line" | field data_delay_last_us)")
@@ -61,6 +61,7 @@ done
 dropped_after=$(status | field dropped_steps)
 summary() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { printf "median %.2f ms, max %.2f ms", v[int((NR + 1) / 2)] / 1000, v[NR] / 1000 }'; }
 echo "  last write -> applied and announced: $(summary "${delays[@]}") (settle 120 ms)"
+[ -n "${BENCH_DATA_VERBOSE:-}" ] && echo "  each (us): ${delays[*]}; stalls (us): ${stalls[*]}"
 echo "  step loop stall while applying:      $(summary "${stalls[@]}")"
 echo "  steps dropped by the clock meanwhile: $((dropped_after - dropped_before))"
 "$ctl" --socket "$work/dev.sock" quit >/dev/null || true
