@@ -42,6 +42,10 @@ lib_path() {
     *) return 1 ;;
   esac
 }
+# A data folder of the reloads column: "shipped" is vanguard's own.
+data_path() {
+  if [ "$1" = shipped ]; then echo "$src/shared/games/vanguard/data"; else echo "$src/tests/golden/data/$1"; fi
+}
 for tool in "$record" "$replay" "$scriptgen" $(for l in counter inc5 vanguard rapid; do lib_path $l; done); do
   [ -e "$tool" ] || fail "$tool is missing: build $build first (cmake --build $build)"
 done
@@ -68,8 +72,12 @@ while read -r name game seed np ns input reload golden extra; do
   if [ "$reload" != - ]; then
     IFS=, read -ra parts <<<"$reload"
     for part in "${parts[@]}"; do
+      if [[ $part =~ ^[0-9]+:data=[a-z0-9_]+$ ]]; then
+        [ -d "$(data_path "${part#*:data=}")" ] || bad "data folder $(data_path "${part#*:data=}") does not exist"
+        continue
+      fi
       [[ $part =~ ^[0-9]+:[a-z0-9]+$ ]] && lib_path "${part#*:}" >/dev/null ||
-        bad "reload '$part' is not STEP:counter|inc5|vanguard|rapid"
+        bad "reload '$part' is not STEP:counter|inc5|vanguard|rapid or STEP:data=FOLDER"
     done
   fi
   [[ $golden =~ ^(full|digest:[1-9][0-9]*)$ ]] || bad "golden '$golden' is not full or digest:W"
@@ -101,7 +109,12 @@ record_args() {
   esac
   if [ "${reloads[$i]}" != - ]; then
     IFS=, read -ra parts <<<"${reloads[$i]}"
-    for part in "${parts[@]}"; do args+=(--reload "${part%%:*}:$(lib_path "${part#*:}")"); done
+    for part in "${parts[@]}"; do
+      case $part in
+        *:data=*) args+=(--data-at "${part%%:*}:$(data_path "${part#*:data=}")") ;;
+        *) args+=(--reload "${part%%:*}:$(lib_path "${part#*:}")") ;;
+      esac
+    done
   fi
 }
 
@@ -136,8 +149,11 @@ check_session() {
   t0=$(usec)
   record_session "$i" "$dir" || return 0
   golden=$src/$(golden_of "$i")
-  commas=${reloads[$i]//[^,]/}
-  [ "${reloads[$i]}" = - ] || n_reloads=$((${#commas} + 1))
+  local part
+  if [ "${reloads[$i]}" != - ]; then
+    IFS=, read -ra parts <<<"${reloads[$i]}"
+    for part in "${parts[@]}"; do [[ $part == *:data=* ]] || n_reloads=$((n_reloads + 1)); done
+  fi
   if [ ! -f "$golden" ]; then
     { echo "FAILED ${names[$i]}: no golden file $golden (bless it: tools/bless.sh)"; } >"$dir/report"
   elif ! "$replay" --golden "$golden" --json "$dir/log" >"$dir/out" 2>"$dir/err" || ! json=$(<"$dir/out") ||
@@ -154,7 +170,7 @@ check_session() {
       "${players[$i]}" "${steps[$i]}" "${goldens[$i]}" "${reloads[$i]}" $((ms / 1000)) $((ms % 1000 / 10)) \
       >"$dir/report"
   fi
-  rm -rf "$dir/log" "$dir/log.builds" "$dir/log.input"
+  rm -rf "$dir/log" "$dir/log.builds" "$dir/log.data" "$dir/log.input"
 }
 
 # bless_session I: records session i, writes its golden file under $out and
@@ -180,7 +196,7 @@ bless_session() {
         NF == 2 && $1 ~ /^[0-9]+$/ { n++; if (old[$1] != $2) d++ }
         END { printf "  %d of %d windows differ\n", d, n }' "$src/$rel" "$out/$rel"; } >"$dir/report"
   fi
-  rm -rf "$dir/log" "$dir/log.builds" "$dir/log.input"
+  rm -rf "$dir/log" "$dir/log.builds" "$dir/log.data" "$dir/log.input"
 }
 
 # run_all FUNCTION: FUNCTION for every selected session, $jobs at a time;
