@@ -8,6 +8,8 @@
  *     (replayed with bot input for its maximum player count), then the
  *     same log under cradle-replay --synctest's check (tools/replay/: its
  *     twin on a second thread for a large state, as cradle-replay runs it);
+ *   - a server's cost of keeping states for desync analysis (a copy of the
+ *     state at every hash step, four kept);
  *   - the game thread's cost per step of writing a log at 60 steps/s
  *     (append + maybe_sync with a 1 s durability interval, amortized,
  *     including the periodic write() and, inline, the fdatasync).
@@ -235,6 +237,42 @@ static void bench_replay(const char *lib_path, uint64_t steps, uint64_t sync_ste
     cradle_reload_close(&library);
 }
 
+/* What a server with --log pays for desync analysis (server/src/host.c
+ * keep_state): at every hash step (every 30 by default) it copies the state
+ * into one of CRADLE_SERVER_KEPT_STATES = 4 slots. The copy's time, per
+ * copy and per step, and the memory the slots take. */
+static void bench_kept_states(const char *lib_path) {
+    cradle_reload_config cfg = {.path = lib_path, .copy_dir = tmpdir};
+    char msg[256];
+    if (cradle_reload_open(&library, &cfg, 0, msg, sizeof msg) != 0) return;
+    size_t size = cradle_reload_contract(&library)->state_size;
+    const char *name = cradle_reload_contract(&library)->name;
+    enum { SLOTS = 4, COPIES = 4000, INTERVAL = 30 };
+    uint8_t *state = malloc(size), *slots = malloc(SLOTS * size);
+    if (state && slots) {
+        for (size_t i = 0; i < size; i++) state[i] = (uint8_t)(i * 2654435761u >> 13);
+        memset(slots, 0, SLOTS * size);
+        double best = 1e9;
+        for (int round = 0; round < 3; round++) {
+            double t0 = cpu_s();
+            for (int k = 0; k < COPIES; k++) {
+                state[(size_t)k % size] ^= 1u; /* a step changed it */
+                memcpy(slots + (size_t)(k % SLOTS) * size, state, size);
+            }
+            double each = (cpu_s() - t0) / COPIES;
+            if (each < best) best = each;
+        }
+        sink += slots[size / 2];
+        printf("  %-12s kept states for desync analysis: %zu-byte copy %.1f us, %.2f us a step at one hash "
+               "every %d steps; %.2f MiB for %d states\n",
+               name, size, best * 1e6, best * 1e6 / INTERVAL, (int)INTERVAL, (double)(SLOTS * size) / (1 << 20),
+               (int)SLOTS);
+    }
+    free(state);
+    free(slots);
+    cradle_reload_close(&library);
+}
+
 /* Game-thread time per step at 60 steps/s: the clock is simulated (step *
  * 1/60 s), so an hour of play runs in well under a second of real time;
  * what is timed is exactly what the game thread pays. */
@@ -302,6 +340,8 @@ int main(int argc, char **argv) {
     printf("replay (reader + step + output + hash checks; thread CPU time, best of 3), and the sync test:\n");
     bench_replay(BENCH_LOG_COUNTER, 2000000, 2000000);
     for (int i = 1; i < argc; i++) bench_replay(argv[i], 200000, 50000);
+    printf("a server's cost of desync analysis (--log; thread CPU time, best of 3):\n");
+    for (int i = 1; i < argc; i++) bench_kept_states(argv[i]);
 
     printf("log writing at 60 steps/s, 8 players x 4 input bytes, 1 s durability interval:\n");
     bench_writer(false, 216000);
