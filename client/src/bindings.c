@@ -108,7 +108,7 @@ static uint32_t parse_section(json_t *section, const char *text, const char *nam
  * valid UTF-8, no leading zeros, no trailing commas, nothing after the
  * object. Says where it failed. */
 static json_t *load_json(const char *text, size_t length, const char *name, char *message, size_t message_size) {
-    cradle_json_error error;
+    cradle_json_load_error error;
     json_t *root = cradle_json_load(text, length, 0, &error);
     if (root) return root;
     const char *hint = error.code == json_error_duplicate_key ? " (each name once in a section)"

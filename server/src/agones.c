@@ -24,7 +24,7 @@ const char *cradle_agones_state_name(cradle_agones_state state) {
 }
 
 bool cradle_agones_parse_watch_line(const char *line, size_t length, cradle_agones_state *state) {
-    cradle_json_error error;
+    cradle_json_load_error error;
     json_t *root = cradle_json_load(line, length, 0, &error);
     json_t *status = json_object_get(json_object_get(root, "result"), "status");
     const char *name = json_string_value(json_object_get(status, "state"));

@@ -364,7 +364,7 @@ static bool config_trust(cradle_server_options *o, const json_t *item, const opt
  * no duplicate keys, no NUL (raw or \u0000), valid UTF-8, no leading zeros,
  * no trailing commas, nothing after the object. Prints where it failed. */
 static json_t *load_config_json(const char *text, size_t length, const char *origin) {
-    cradle_json_error error;
+    cradle_json_load_error error;
     json_t *root = cradle_json_load(text, length, 0, &error);
     if (root) return root;
     const char *hint = error.hint;

@@ -28,14 +28,16 @@
 #define SIZE_MAX_BYTES (UINT32_MAX - 1u)
 
 /* Fills *error (the message cut to its buffer) and returns false, so a
- * refusal reads `return say(error, line, "what was wrong", ...)`. */
+ * refusal reads `return say(error, line, offset, "what was wrong", ...)`.
+ * offset is the byte where it went wrong (json_reader.h). */
 #if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
+__attribute__((format(printf, 4, 5)))
 #endif
-static bool say(cradle_json_error *error, uint32_t line, const char *format, ...) {
+static bool say(cradle_json_error *error, uint32_t line, uint32_t offset, const char *format, ...) {
     va_list args;
     va_start(args, format);
     error->line = line;
+    error->offset = offset;
     (void)vsnprintf(error->message, sizeof error->message, format, args);
     va_end(args);
     return false;
@@ -65,19 +67,6 @@ static int32_t hex4(const uint8_t *s, uint32_t left) {
 
 /* ---- strings ------------------------------------------------------------ */
 
-/* The decoded bytes of a STRING token, one at a time. */
-typedef struct chars {
-    const uint8_t *s;
-    uint32_t at, end;
-    uint8_t unit[4]; /* the current character's UTF-8 bytes */
-    uint32_t length, used;
-} chars;
-
-static void chars_init(chars *c, const cradle_json_doc *doc, uint32_t t) {
-    const cradle_json_token *token = &doc->tokens[t];
-    *c = (chars){.s = doc->text, .at = token->start, .end = token->start + token->length};
-}
-
 /* Code point u (at most U+10FFFF, no surrogate) as UTF-8 into out; returns
  * its length. */
 static uint32_t encode(uint32_t u, uint8_t out[4]) {
@@ -103,16 +92,30 @@ static uint32_t encode(uint32_t u, uint8_t out[4]) {
     return 4;
 }
 
-/* The character at c->at, from an escape (well formed: parsed already),
- * into c->unit. */
-static void chars_escape(chars *c) {
+cradle_json_chars cradle_json_chars_of(const cradle_json_doc *doc, uint32_t t) {
+    assert(doc != NULL && t < doc->count && doc->tokens[t].type == CRADLE_JSON_STRING);
+    const cradle_json_token *token = &doc->tokens[t];
+    return (cradle_json_chars){.s = doc->text, .at = token->start, .end = token->start + token->length};
+}
+
+/* Strings were validated while parsing, so every escape here is well
+ * formed, a high surrogate is followed by a low one and raw bytes are valid
+ * UTF-8. */
+uint32_t cradle_json_chars_next(cradle_json_chars *c, uint8_t out[4]) {
+    if (c->at == c->end) return 0;
+    uint8_t b = c->s[c->at];
+    if (b != '\\') {
+        uint32_t n = b < 0x80 ? 1u : b < 0xe0 ? 2u : b < 0xf0 ? 3u : 4u;
+        memcpy(out, c->s + c->at, n);
+        c->at += n;
+        return n;
+    }
     static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
     uint8_t e = c->s[c->at + 1];
     if (e != 'u') {
-        c->unit[0] = (uint8_t)to[strchr(from, e) - from];
-        c->length = 1;
+        out[0] = (uint8_t)to[strchr(from, e) - from];
         c->at += 2;
-        return;
+        return 1;
     }
     uint32_t u = (uint32_t)hex4(c->s + c->at + 2, 4);
     c->at += 6;
@@ -120,20 +123,26 @@ static void chars_escape(chars *c) {
         u = 0x10000u + ((u - 0xd800u) << 10) + ((uint32_t)hex4(c->s + c->at + 2, 4) - 0xdc00u);
         c->at += 6;
     }
-    c->length = encode(u, c->unit);
+    return encode(u, out);
+}
+
+/* The decoded bytes of a STRING token, one at a time. */
+typedef struct chars {
+    cradle_json_chars it;
+    uint8_t unit[4]; /* the current character's UTF-8 bytes */
+    uint32_t length, used;
+} chars;
+
+static void chars_init(chars *c, const cradle_json_doc *doc, uint32_t t) {
+    *c = (chars){.it = cradle_json_chars_of(doc, t)};
 }
 
 /* The next decoded byte, or -1 at the string's end. */
 static int chars_next(chars *c) {
     if (c->used == c->length) {
-        if (c->at == c->end) return -1;
+        c->length = cradle_json_chars_next(&c->it, c->unit);
         c->used = 0;
-        if (c->s[c->at] == '\\') {
-            chars_escape(c);
-        } else {
-            c->unit[0] = c->s[c->at++];
-            c->length = 1;
-        }
+        if (c->length == 0) return -1;
     }
     return c->unit[c->used++];
 }
@@ -235,15 +244,16 @@ static const char *describe(uint8_t c, char *out, size_t size) {
 /* Refuses the byte at the cursor, which is not what was expected. */
 static bool refuse_byte(parser *p, const char *expected) {
     char shown[16];
-    return say(p->error, p->line, "expected %s, got %s", expected, describe(p->text[p->at], shown, sizeof shown));
+    return say(p->error, p->line, p->at, "expected %s, got %s", expected,
+               describe(p->text[p->at], shown, sizeof shown));
 }
 
 /* What the document's end interrupts: the innermost open container, or the
  * one top-level value. */
 static bool refuse_end(parser *p) {
-    if (p->depth == 0) return say(p->error, p->line, "the document holds no value");
+    if (p->depth == 0) return say(p->error, p->line, p->at, "the document holds no value");
     const cradle_json_token *open = &p->tokens[p->open[p->depth - 1]];
-    return say(p->error, p->line, "the document ends inside the %s opened at line %u",
+    return say(p->error, p->line, p->at, "the document ends inside the %s opened at line %u",
                open->type == CRADLE_JSON_OBJECT ? "object" : "array", (unsigned)open->line);
 }
 
@@ -264,7 +274,9 @@ static void skip_space(parser *p) {
  * (with the error) when the caller's array is full. */
 static uint32_t add(parser *p, uint8_t type, uint32_t start, uint32_t length) {
     if (p->count == p->capacity) {
-        (void)say(p->error, 0, "more than %u values (keys included) in the document", (unsigned)p->capacity);
+        /* offset: the value that did not fit (a string's opening quote). */
+        (void)say(p->error, 0, type == CRADLE_JSON_STRING ? start - 1u : start,
+                  "more than %u values (keys included) in the document", (unsigned)p->capacity);
         return CRADLE_JSON_NONE;
     }
     uint32_t t = p->count++;
@@ -298,19 +310,20 @@ static bool utf8(parser *p) {
         if (c == 0xf0) low = 0x90;
         if (c == 0xf4) high = 0x8f;
     } else if (c >= 0x80 && c <= 0xbf) {
-        return say(p->error, p->line, "invalid UTF-8: continuation byte 0x%02x without a lead byte", c);
+        return say(p->error, p->line, p->at, "invalid UTF-8: continuation byte 0x%02x without a lead byte", c);
     } else if (c == 0xc0 || c == 0xc1) {
-        return say(p->error, p->line, "invalid UTF-8: overlong encoding (lead byte 0x%02x)", c);
+        return say(p->error, p->line, p->at, "invalid UTF-8: overlong encoding (lead byte 0x%02x)", c);
     } else {
-        return say(p->error, p->line, "invalid UTF-8: byte 0x%02x", c);
+        return say(p->error, p->line, p->at, "invalid UTF-8: byte 0x%02x", c);
     }
     for (uint32_t i = 1; i < n; i++) {
-        if (i == left) return say(p->error, p->line, "the document ends inside a UTF-8 character");
+        if (i == left) return say(p->error, p->line, p->size, "the document ends inside a UTF-8 character");
         uint8_t b = s[i];
         if (b < 0x80 || b > 0xbf)
-            return say(p->error, p->line, "invalid UTF-8: byte 0x%02x after 0x%02x is not a continuation byte", b, c);
+            return say(p->error, p->line, p->at + i,
+                       "invalid UTF-8: byte 0x%02x after 0x%02x is not a continuation byte", b, c);
         if (i == 1 && (b < low || b > high))
-            return say(p->error, p->line, "invalid UTF-8: %s (bytes 0x%02x 0x%02x)",
+            return say(p->error, p->line, p->at + i, "invalid UTF-8: %s (bytes 0x%02x 0x%02x)",
                        c == 0xed   ? "a surrogate (U+D800..U+DFFF)"
                        : c == 0xf4 ? "above U+10FFFF"
                                    : "overlong encoding",
@@ -324,7 +337,7 @@ static bool utf8(parser *p) {
  * followed by a \u low one: together they are one character. */
 static bool escape(parser *p) {
     uint32_t left = p->size - p->at;
-    if (left < 2) return say(p->error, p->line, "the document ends inside a string");
+    if (left < 2) return say(p->error, p->line, p->size, "the document ends inside a string");
     uint8_t c = p->text[p->at + 1];
     if (c != '\0' && strchr("\"\\/bfnrt", c)) {
         p->at += 2;
@@ -332,21 +345,21 @@ static bool escape(parser *p) {
     }
     if (c != 'u') {
         char shown[16];
-        return say(p->error, p->line,
+        return say(p->error, p->line, p->at + 1u,
                    "invalid escape: a backslash before %s (JSON has \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\u)",
                    describe(c, shown, sizeof shown));
     }
     int32_t u = hex4(p->text + p->at + 2, left - 2);
-    if (u < 0) return say(p->error, p->line, "invalid escape: \\u takes four hex digits");
+    if (u < 0) return say(p->error, p->line, p->at, "invalid escape: \\u takes four hex digits");
     if (u >= 0xdc00 && u <= 0xdfff)
-        return say(p->error, p->line, "invalid escape: \\u%04x is a low surrogate without a high one before it",
+        return say(p->error, p->line, p->at, "invalid escape: \\u%04x is a low surrogate without a high one before it",
                    (unsigned)u);
     if (u >= 0xd800 && u <= 0xdbff) {
         int32_t low = left >= 8 && p->text[p->at + 6] == '\\' && p->text[p->at + 7] == 'u'
                           ? hex4(p->text + p->at + 8, left - 8)
                           : -1;
         if (low < 0xdc00 || low > 0xdfff)
-            return say(p->error, p->line,
+            return say(p->error, p->line, p->at,
                        "invalid escape: \\u%04x is a high surrogate without a low one (\\udc00..\\udfff) after it",
                        (unsigned)u);
         p->at += 6;
@@ -360,13 +373,13 @@ static bool escape(parser *p) {
 static bool string(parser *p, uint32_t *t) {
     uint32_t start = ++p->at;
     for (;;) {
-        if (p->at == p->size) return say(p->error, p->line, "the document ends inside a string");
+        if (p->at == p->size) return say(p->error, p->line, p->size, "the document ends inside a string");
         uint8_t c = p->text[p->at];
         if (c == '"') break;
         if (c == '\\') {
             if (!escape(p)) return false;
         } else if (c < 0x20) {
-            return say(p->error, p->line,
+            return say(p->error, p->line, p->at,
                        "control character 0x%02x inside a string (write it as an escape, such as \\n or \\u%04x)", c,
                        c);
         } else if (c < 0x80) {
@@ -392,24 +405,25 @@ static bool digits(parser *p) {
 static bool number(parser *p) {
     uint32_t start = p->at;
     if (p->text[p->at] == '-') p->at++;
-    if (p->at == p->size || !is_digit(p->text[p->at])) return say(p->error, p->line, "expected a digit after '-'");
+    if (p->at == p->size || !is_digit(p->text[p->at]))
+        return say(p->error, p->line, p->at, "expected a digit after '-'");
     if (p->text[p->at] == '0') {
         p->at++;
         if (p->at < p->size && is_digit(p->text[p->at]))
-            return say(p->error, p->line, "a number may not have a leading zero");
+            return say(p->error, p->line, p->at, "a number may not have a leading zero");
         if (p->at < p->size && (p->text[p->at] == 'x' || p->text[p->at] == 'X'))
-            return say(p->error, p->line, "JSON has no hexadecimal numbers");
+            return say(p->error, p->line, p->at, "JSON has no hexadecimal numbers");
     } else {
         (void)digits(p);
     }
     if (p->at < p->size && p->text[p->at] == '.') {
         p->at++;
-        if (!digits(p)) return say(p->error, p->line, "expected a digit after the decimal point");
+        if (!digits(p)) return say(p->error, p->line, p->at, "expected a digit after the decimal point");
     }
     if (p->at < p->size && (p->text[p->at] == 'e' || p->text[p->at] == 'E')) {
         p->at++;
         if (p->at < p->size && (p->text[p->at] == '+' || p->text[p->at] == '-')) p->at++;
-        if (!digits(p)) return say(p->error, p->line, "expected a digit in the exponent");
+        if (!digits(p)) return say(p->error, p->line, p->at, "expected a digit in the exponent");
     }
     return add(p, CRADLE_JSON_NUMBER, start, p->at - start) != CRADLE_JSON_NONE;
 }
@@ -418,9 +432,11 @@ static bool number(parser *p) {
 static bool literal(parser *p, const char *word, uint8_t type) {
     size_t n = strlen(word);
     if (p->size - p->at < n || memcmp(p->text + p->at, word, n) != 0) {
-        uint32_t end = p->at;
+        uint32_t end = p->at, differs = p->at; /* differs: the first byte that is not the word's */
         while (end < p->size && end - p->at < SHOWN_BYTES && p->text[end] >= 'a' && p->text[end] <= 'z') end++;
-        return say(p->error, p->line, "expected %s, got \"%.*s\"", word, (int)(end - p->at),
+        while (differs < p->size && differs - p->at < n && p->text[differs] == (uint8_t)word[differs - p->at])
+            differs++;
+        return say(p->error, p->line, differs, "expected %s, got \"%.*s\"", word, (int)(end - p->at),
                    (const char *)p->text + p->at);
     }
     uint32_t start = p->at;
@@ -440,7 +456,8 @@ static bool value(parser *p, bool *opened) {
     case '{':
     case '[':
         if (p->depth == CRADLE_JSON_MAX_DEPTH)
-            return say(p->error, p->line, "nesting deeper than %u arrays and objects", (unsigned)CRADLE_JSON_MAX_DEPTH);
+            return say(p->error, p->line, p->at, "nesting deeper than %u arrays and objects",
+                       (unsigned)CRADLE_JSON_MAX_DEPTH);
         t = add(p, c == '{' ? CRADLE_JSON_OBJECT : CRADLE_JSON_ARRAY, p->at, 0);
         if (t == CRADLE_JSON_NONE) return false;
         p->open[p->depth++] = t;
@@ -452,8 +469,9 @@ static bool value(parser *p, bool *opened) {
     case 'f': ok = literal(p, "false", CRADLE_JSON_FALSE); break;
     case 'n': ok = literal(p, "null", CRADLE_JSON_NULL); break;
     case '.':
-        return say(p->error, p->line, "expected a value, got '.' (a number needs a digit before its decimal point)");
-    case '+': return say(p->error, p->line, "expected a value, got '+' (a number takes no plus sign)");
+        return say(p->error, p->line, p->at,
+                   "expected a value, got '.' (a number needs a digit before its decimal point)");
+    case '+': return say(p->error, p->line, p->at, "expected a value, got '+' (a number takes no plus sign)");
     default:
         if (c != '-' && !is_digit(c)) return refuse_byte(p, "a value");
         ok = number(p);
@@ -473,7 +491,8 @@ static bool key(parser *p, uint32_t object, bool first) {
     for (uint32_t i = object + 1u; i < k; i = p->tokens[i].next)
         if (same_key(&doc, i, k)) {
             char shown[GOT_MAX];
-            return say(p->error, p->tokens[k].line, "duplicate key %s (first at line %u)", got(&doc, k, shown),
+            return say(p->error, p->tokens[k].line, p->tokens[k].start - 1u, "duplicate key %s (first at line %u)",
+                       got(&doc, k, shown),
                        (unsigned)p->tokens[i].line);
         }
     skip_space(p);
@@ -500,7 +519,7 @@ static bool step(parser *p, expect *state) {
         *state = EXPECT_AFTER;
         return true;
     }
-    if (c == closer) return say(p->error, p->line, "a trailing comma before '%c'", closer);
+    if (c == closer) return say(p->error, p->line, p->at, "a trailing comma before '%c'", closer);
     if (*state == EXPECT_AFTER) {
         if (c != ',') return refuse_byte(p, object ? "',' or '}' after a member" : "',' or ']' after an element");
         p->at++;
@@ -520,12 +539,14 @@ bool cradle_json_parse(cradle_json_doc *doc, const void *text, size_t size, crad
     assert(doc != NULL && error != NULL && (text != NULL || size == 0) && (tokens != NULL || capacity == 0));
     *doc = (cradle_json_doc){.text = text, .size = 0, .tokens = tokens, .count = 0};
     error->line = 0;
+    error->offset = 0;
     error->message[0] = '\0';
-    if (size > SIZE_MAX_BYTES) return say(error, 0, "the document is larger than %u bytes", (unsigned)SIZE_MAX_BYTES);
+    if (size > SIZE_MAX_BYTES)
+        return say(error, 0, 0, "the document is larger than %u bytes", (unsigned)SIZE_MAX_BYTES);
     parser p = {
         .text = text, .size = (uint32_t)size, .line = 1, .tokens = tokens, .capacity = capacity, .error = error};
     if (size >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0)
-        return say(error, 1, "the document begins with a byte order mark (save it as UTF-8 without a BOM)");
+        return say(error, 1, 0, "the document begins with a byte order mark (save it as UTF-8 without a BOM)");
     skip_space(&p);
     bool opened;
     if (!value(&p, &opened)) return false;
@@ -541,6 +562,12 @@ bool cradle_json_parse(cradle_json_doc *doc, const void *text, size_t size, crad
 
 /* ---- readers ------------------------------------------------------------ */
 
+/* Token t's first byte, a reader's error offset: a STRING's opening quote. */
+static uint32_t at(const cradle_json_doc *doc, uint32_t t) {
+    const cradle_json_token *token = &doc->tokens[t];
+    return token->type == CRADLE_JSON_STRING ? token->start - 1u : token->start;
+}
+
 bool cradle_json_object(const cradle_json_doc *doc, uint32_t t, const char *name, const char *const *keys,
                         const bool *required, uint32_t key_count, uint32_t *values, cradle_json_error *error) {
     assert(doc != NULL && t < doc->count && name != NULL && error != NULL);
@@ -548,17 +575,17 @@ bool cradle_json_object(const cradle_json_doc *doc, uint32_t t, const char *name
     const cradle_json_token *o = &doc->tokens[t];
     char shown[GOT_MAX];
     if (o->type != CRADLE_JSON_OBJECT)
-        return say(error, o->line, "\"%s\" must be an object, got %s", name, got(doc, t, shown));
+        return say(error, o->line, at(doc, t), "\"%s\" must be an object, got %s", name, got(doc, t, shown));
     for (uint32_t k = 0; k < key_count; k++) values[k] = CRADLE_JSON_NONE;
     for (uint32_t i = t + 1u; i < o->next; i = doc->tokens[i].next) {
         uint32_t k = 0;
         while (k < key_count && !cradle_json_string_is(doc, i, keys[k])) k++;
-        if (k == key_count) return say(error, doc->tokens[i].line, "unknown field %s", got(doc, i, shown));
+        if (k == key_count) return say(error, doc->tokens[i].line, at(doc, i), "unknown field %s", got(doc, i, shown));
         values[k] = i + 1u;
     }
     for (uint32_t k = 0; k < key_count; k++)
         if (values[k] == CRADLE_JSON_NONE && (required == NULL || required[k]))
-            return say(error, o->line, "missing field \"%s\"", keys[k]);
+            return say(error, o->line, at(doc, t), "missing field \"%s\"", keys[k]);
     return true;
 }
 
@@ -580,7 +607,7 @@ bool cradle_json_array(const cradle_json_doc *doc, uint32_t t, const char *name,
         snprintf(shown, sizeof shown, "%u", (unsigned)a->count);
     else
         what = got(doc, t, shown);
-    return say(error, a->line, "\"%s\" must be an array of %s element%s, got %s", name, range,
+    return say(error, a->line, at(doc, t), "\"%s\" must be an array of %s element%s, got %s", name, range,
                min == max && min == 1 ? "" : "s", what);
 }
 
@@ -653,7 +680,8 @@ bool cradle_json_int(const cradle_json_doc *doc, uint32_t t, const char *name, i
         return true;
     }
     char shown[GOT_MAX];
-    return say(error, n->line, "\"%s\" must be an integer %lld..%lld, got %s", name, (long long)min, (long long)max,
+    return say(error, n->line, at(doc, t), "\"%s\" must be an integer %lld..%lld, got %s", name, (long long)min,
+               (long long)max,
                got(doc, t, shown));
 }
 
@@ -677,17 +705,18 @@ bool cradle_json_decimal(const cradle_json_doc *doc, uint32_t t, const char *nam
     fixed(min, decimals, low, sizeof low);
     fixed(max, decimals, high, sizeof high);
     if (n->type != CRADLE_JSON_NUMBER)
-        return say(error, n->line, "\"%s\" must be a number %s..%s, got %s", name, low, high, got(doc, t, shown));
+        return say(error, n->line, at(doc, t), "\"%s\" must be a number %s..%s, got %s", name, low, high,
+                   got(doc, t, shown));
     int64_t v = 0;
     bool exponent;
     scale s = scaled(doc, t, decimals, &exponent, &v);
     if (s == SCALE_FRACTION && decimals == 0)
-        return say(error, n->line, "\"%s\" takes no decimals, got %s", name, got(doc, t, shown));
+        return say(error, n->line, at(doc, t), "\"%s\" takes no decimals, got %s", name, got(doc, t, shown));
     if (s == SCALE_FRACTION)
-        return say(error, n->line, "\"%s\" takes at most %u decimal%s, got %s", name, (unsigned)decimals,
+        return say(error, n->line, at(doc, t), "\"%s\" takes at most %u decimal%s, got %s", name, (unsigned)decimals,
                    decimals == 1 ? "" : "s", got(doc, t, shown));
     if (s == SCALE_RANGE || v < min || v > max)
-        return say(error, n->line, "\"%s\" must be %s..%s, got %s", name, low, high, got(doc, t, shown));
+        return say(error, n->line, at(doc, t), "\"%s\" must be %s..%s, got %s", name, low, high, got(doc, t, shown));
     *out = v;
     return true;
 }
@@ -700,7 +729,7 @@ bool cradle_json_bool(const cradle_json_doc *doc, uint32_t t, const char *name, 
         return true;
     }
     char shown[GOT_MAX];
-    return say(error, b->line, "\"%s\" must be true or false, got %s", name, got(doc, t, shown));
+    return say(error, b->line, at(doc, t), "\"%s\" must be true or false, got %s", name, got(doc, t, shown));
 }
 
 bool cradle_json_choice(const cradle_json_doc *doc, uint32_t t, const char *name, const char *const *choices,
@@ -724,7 +753,8 @@ bool cradle_json_choice(const cradle_json_doc *doc, uint32_t t, const char *name
         }
         used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", choices[i]);
     }
-    return say(error, doc->tokens[t].line, "\"%s\" must be one of %s, got %s", name, list, got(doc, t, shown));
+    return say(error, doc->tokens[t].line, at(doc, t), "\"%s\" must be one of %s, got %s", name, list,
+               got(doc, t, shown));
 }
 
 bool cradle_json_string(const cradle_json_doc *doc, uint32_t t, const char *name, char *out, size_t capacity,
@@ -734,20 +764,21 @@ bool cradle_json_string(const cradle_json_doc *doc, uint32_t t, const char *name
     char shown[GOT_MAX];
     out[0] = '\0';
     if (token->type != CRADLE_JSON_STRING)
-        return say(error, token->line, "\"%s\" must be a string, got %s", name, got(doc, t, shown));
+        return say(error, token->line, at(doc, t), "\"%s\" must be a string, got %s", name, got(doc, t, shown));
     chars c;
     chars_init(&c, doc, t);
     size_t n = 0;
     for (int u = chars_next(&c); u >= 0; u = chars_next(&c)) {
         if (u == 0) {
             out[0] = '\0';
-            return say(error, token->line, "\"%s\" must not hold \\u0000", name);
+            return say(error, token->line, at(doc, t), "\"%s\" must not hold \\u0000", name);
         }
         if (n + 1 == capacity) {
             size_t whole = n;
             while (chars_next(&c) >= 0) whole++;
             out[0] = '\0';
-            return say(error, token->line, "\"%s\" must be at most %zu bytes, got %zu", name, capacity - 1, whole + 1);
+            return say(error, token->line, at(doc, t), "\"%s\" must be at most %zu bytes, got %zu", name,
+                       capacity - 1, whole + 1);
         }
         out[n++] = (char)u;
     }

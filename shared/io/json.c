@@ -5,13 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-json_t *cradle_json_load(const char *text, size_t length, size_t flags, cradle_json_error *error) {
+json_t *cradle_json_load(const char *text, size_t length, size_t flags, cradle_json_load_error *error) {
     json_error_t e;
     json_t *root = json_loadb(text, length, JSON_REJECT_DUPLICATES | flags, &e);
     if (root) return root;
     size_t at = e.position > 0 ? (size_t)e.position : 0;
     if (at > length) at = length;
-    *error = (cradle_json_error){.line = e.line, .column = e.column, .position = at, .code = json_error_code(&e),
+    *error = (cradle_json_load_error){.line = e.line, .column = e.column, .position = at, .code = json_error_code(&e),
                                  .hint = ""};
     snprintf(error->text, sizeof error->text, "%s", e.text);
     /* jansson stops just after the 0 of "07": say why. */

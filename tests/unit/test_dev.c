@@ -128,7 +128,8 @@ static void test_every_error_kind(void **state) {
         {"   ", CRADLE_EDEV_NOT_JSON, "empty"},
         {"status", CRADLE_EDEV_NOT_JSON, "not valid JSON"},
         {"{\"cmd\":\"status\"", CRADLE_EDEV_NOT_JSON, "not valid JSON"},
-        {"{\"cmd\":\"status\"} {}", CRADLE_EDEV_NOT_JSON, "end of file expected"},
+        /* json_reader's words since the parser changed from jansson ("end of file expected"). */
+        {"{\"cmd\":\"status\"} {}", CRADLE_EDEV_NOT_JSON, "at byte 17 of 19: expected the end of the document"},
         {"[1,2]", CRADLE_EDEV_NOT_OBJECT, "got an array"},
         {"42", CRADLE_EDEV_NOT_OBJECT, "got 42"},
         {"\"status\"", CRADLE_EDEV_NOT_OBJECT, "got a string"},
@@ -215,7 +216,15 @@ static void test_unknown_command_goes_to_host_table(void **state) {
     assert_int_equal(cradle_dev_parse(&r, line, strlen(line), MAX_COUNT), CRADLE_EDEV_UNKNOWN);
     assert_null(cradle_dev_common(&r));
     assert_string_equal(r.cmd, "kick");
-    assert_non_null(r.root);
+    /* The tokens are the host's to read with json_reader's readers. */
+    cradle_json_doc doc;
+    cradle_dev_request_doc(&r, &doc);
+    assert_int_equal(doc.count, 7);
+    assert_int_equal(doc.tokens[0].type, CRADLE_JSON_OBJECT);
+    cradle_json_error error;
+    int64_t slot = -1;
+    assert_true(cradle_json_int(&doc, cradle_json_member(&doc, 0, "player"), "player", 0, 3, &slot, &error));
+    assert_int_equal(slot, 2);
     static const cradle_dev_entry table[] = {{"pause", NULL}, {"kick", NULL}};
     assert_ptr_equal(cradle_dev_find(table, 2, r.cmd), &table[1]);
     assert_null(cradle_dev_find(table, 2, "kic"));
@@ -342,6 +351,183 @@ static void test_hostile_bytes_give_valid_replies(void **state) {
     }
 }
 
+/* Where a not_json message says the line went wrong: the byte counted from
+ * 0 (the line's length when it ended too soon). */
+static void test_not_json_names_the_byte(void **state) {
+    (void)state;
+    static const struct {
+        const char *line;
+        const char *message;
+    } cases[] = {
+        {"status", "not valid JSON at byte 0 of 6: expected a value, got 's'"},
+        {"{\"cmd\":\"status\"", "not valid JSON at byte 15 of 15: the document ends inside the object"},
+        {"{\"cmd\":\"step\",\"count\":01}", "not valid JSON at byte 23 of 25: a number may not have a leading zero"},
+        {"{\"cmd\":\"step\",\"count\":1.}", "not valid JSON at byte 24 of 25: expected a digit after the decimal"},
+        {"{\"cmd\":\"status\",\"cmd\":\"quit\"}", "not valid JSON at byte 16 of 29: duplicate key \"cmd\""},
+        {"{\"cmd\":\"status\\u0000\"}", "not valid JSON at byte 14 of 22: \\u0000 in a string or key"},
+        {"{\"cmd\\u0000\":\"status\"}", "not valid JSON at byte 5 of 22: \\u0000 in a string or key"},
+        {"{\"cmd\":\"\xff\"}", "not valid JSON at byte 8 of 11: invalid UTF-8: byte 0xff"},
+        {"{\"cmd\":\"\xc3(\"}", "not valid JSON at byte 9 of 12: invalid UTF-8: byte 0x28 after 0xc3"},
+        {"{\"cmd\":\"a\\x\"}", "not valid JSON at byte 10 of 13: invalid escape: a backslash before 'x'"},
+        {"{\"cmd\":tru}", "not valid JSON at byte 10 of 11: expected true, got \"tru\""},
+        {"{\"a\":1,}", "not valid JSON at byte 7 of 8: a trailing comma before '}'"},
+        {"{\"cmd\":\"step\",\"count\":123456789012345678901234567890}",
+         "not valid JSON at byte 22 of 53: an integer beyond 64 bits"},
+        {"{\"cmd\":\"step\",\"count\":1e999}", "not valid JSON at byte 22 of 28: a number beyond the range of a double"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cradle_dev_request r;
+        assert_int_equal(cradle_dev_parse(&r, cases[i].line, strlen(cases[i].line), MAX_COUNT), CRADLE_EDEV_NOT_JSON);
+        if (strncmp(r.message, cases[i].message, strlen(cases[i].message)) != 0)
+            fail_msg("case %zu %s: \"%s\", wanted \"%s...\"", i, cases[i].line, r.message, cases[i].message);
+        cradle_dev_request_deinit(&r);
+    }
+}
+
+/* Runs line and checks its code and a part of its message. */
+static void expect_line(const char *line, size_t length, int code, const char *message_part) {
+    cradle_dev_request r;
+    int rc = cradle_dev_parse(&r, line, length, MAX_COUNT);
+    if (rc != code || !strstr(r.message, message_part))
+        fail_msg("%.60s...: rc %d \"%s\", wanted %d \"%s\"", line, rc, r.message, code, message_part);
+    cradle_dev_request_deinit(&r);
+}
+
+/* The limits (64 deep, 512 values) and the rules beyond RFC 8259 (no
+ * \u0000, integers within 64 bits, reals within a double) hold anywhere in
+ * the line, not only in the fields the protocol reads. */
+static void test_limits_and_rules_hold_anywhere(void **state) {
+    (void)state;
+    static char line[16384];
+    /* 63 arrays inside the object: 64 deep, accepted; one more is refused. */
+    for (int depth = 63; depth <= 64; depth++) {
+        int n = snprintf(line, sizeof line, "{\"cmd\":\"status\",\"x\":");
+        for (int i = 0; i < depth; i++) line[n++] = '[';
+        for (int i = 0; i < depth; i++) line[n++] = ']';
+        line[n++] = '}';
+        if (depth == 63)
+            expect_line(line, (size_t)n, 0, "");
+        else
+            expect_line(line, (size_t)n, CRADLE_EDEV_NOT_JSON, "at byte 83 of 149: nesting deeper than 64");
+    }
+    /* 512 values (the object, two keys, "status" and an array of 507), then 513. */
+    for (int values = 512; values <= 513; values++) {
+        int n = snprintf(line, sizeof line, "{\"cmd\":\"status\",\"x\":[");
+        for (int i = 0; i < values - 5; i++) n += snprintf(line + n, sizeof line - (size_t)n, "%s1", i ? "," : "");
+        n += snprintf(line + n, sizeof line - (size_t)n, "]}");
+        if (values == 512)
+            expect_line(line, (size_t)n, 0, "");
+        else
+            expect_line(line, (size_t)n, CRADLE_EDEV_NOT_JSON, "more than 512 values (keys included)");
+    }
+    static const struct {
+        const char *line;
+        int code;
+        const char *message_part;
+    } cases[] = {
+        {"{\"cmd\":\"status\",\"x\":[{\"y\":\"a\\u0000\"}]}", CRADLE_EDEV_NOT_JSON, "\\u0000"},
+        {"{\"cmd\":\"status\",\"x\":[{\"\\u0000\":1}]}", CRADLE_EDEV_NOT_JSON, "\\u0000"},
+        {"{\"cmd\":\"status\",\"x\":\"\\\\u0000\"}", 0, ""}, /* an escaped backslash, then "u0000" */
+        {"{\"cmd\":\"status\",\"x\":\"\\u00000\"}", CRADLE_EDEV_NOT_JSON, "\\u0000"},
+        {"{\"cmd\":\"status\",\"x\":[9223372036854775807,-9223372036854775808]}", 0, ""},
+        {"{\"cmd\":\"status\",\"x\":[9223372036854775808]}", CRADLE_EDEV_NOT_JSON, "beyond 64 bits"},
+        {"{\"cmd\":\"status\",\"x\":[-9223372036854775809]}", CRADLE_EDEV_NOT_JSON, "beyond 64 bits"},
+        {"{\"cmd\":\"status\",\"x\":[1.7976931348623157e308,-1e-400,0e99999999999]}", 0, ""},
+        {"{\"cmd\":\"status\",\"x\":[1.7976931348623159e308]}", CRADLE_EDEV_NOT_JSON, "range of a double"},
+        {"{\"cmd\":\"status\",\"x\":-1e309}", CRADLE_EDEV_NOT_JSON, "range of a double"},
+        /* Keys and strings are compared decoded, as jansson did. */
+        {"{\"c\\u006dd\":\"st\\u0061tus\"}", 0, ""},
+        {"{\"cmd\":\"step\",\"co\\u0075nt\":5}", 0, ""},
+        {"{\"cmd\":\"step\",\"count\":1,\"\\u0063ount\":2}", CRADLE_EDEV_NOT_JSON, "duplicate key"},
+        /* Numbers read the way jansson read them. */
+        {"{\"cmd\":\"step\",\"count\":1.00000000000000000001}", CRADLE_EDEV_COUNT_TYPE, "got 1.0 (a fraction"},
+        {"{\"cmd\":\"step\",\"count\":0.1e1}", CRADLE_EDEV_COUNT_TYPE, "got 1.0 (a fraction"},
+        {"{\"cmd\":\"step\",\"count\":25e-1}", CRADLE_EDEV_COUNT_FLOAT, "got 2.5"},
+        {"{\"cmd\":\"step\",\"count\":-0.0}", CRADLE_EDEV_COUNT_TYPE, "got -0.0"},
+        {"{\"cmd\":\"step\",\"count\":0.30000000000000004}", CRADLE_EDEV_COUNT_FLOAT, "got 0.30000000000000004"},
+        {"{\"cmd\":\"step\",\"count\":-9223372036854775808}", CRADLE_EDEV_COUNT_NEG, "got -9223372036854775808"},
+        {"{\"cmd\":\"status\",\"id\":-9007199254740992}", CRADLE_EDEV_ARGUMENT, "got -9007199254740992"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        expect_line(cases[i].line, strlen(cases[i].line), cases[i].code, cases[i].message_part);
+    /* A real of more digits than strtod is given still reads exactly: 1
+     * followed by 1000 zeros and a 1, times 10^-1001, is 1.000...1. */
+    int n = snprintf(line, sizeof line, "{\"cmd\":\"step\",\"count\":1");
+    for (int i = 0; i < 1000; i++) line[n++] = '0';
+    n += snprintf(line + n, sizeof line - (size_t)n, "1e-1001}");
+    expect_line(line, (size_t)n, CRADLE_EDEV_COUNT_TYPE, "got 1.0 (a fraction");
+}
+
+/* Strings with escapes: decoded for cmd, echoed as jansson did for an id,
+ * however long. */
+static void test_escaped_strings(void **state) {
+    (void)state;
+    static char line[8192], buffer[16384];
+    json_t *reply = NULL;
+    /* An id of 1000 escaped characters comes back decoded and re-escaped. */
+    int n = snprintf(line, sizeof line, "{\"cmd\":\"status\",\"id\":\"");
+    for (int i = 0; i < 1000; i++) n += snprintf(line + n, sizeof line - (size_t)n, "%s", i % 3 ? "\\u00e9" : "\\u0001\x7f");
+    n += snprintf(line + n, sizeof line - (size_t)n, "\"}");
+    assert_int_equal(round_trip(line, (size_t)n, buffer, sizeof buffer, &reply), 0);
+    const char *id = need_string(reply, "id");
+    size_t at = 0;
+    for (int i = 0; i < 1000; i++) {
+        const char *want = i % 3 ? "\xc3\xa9" : "\x01\x7f";
+        assert_memory_equal(id + at, want, 2);
+        at += 2;
+    }
+    assert_int_equal(strlen(id), at);
+    /* The same bytes as jansson's path gave: \u0001 and DEL escaped, é raw. */
+    assert_non_null(strstr(buffer, "\"id\":\"\\u0001\\u007f\xc3\xa9\xc3\xa9\\u0001"));
+    json_decref(reply);
+
+    /* A cmd decoded, and one too long to keep whole: unknown, cut to 64 bytes. */
+    expect_line("{\"cmd\":\"\\u0073tatus\"}", 21, 0, "");
+    n = snprintf(line, sizeof line, "{\"cmd\":\"");
+    for (int i = 0; i < 300; i++) n += snprintf(line + n, sizeof line - (size_t)n, "\\u0061");
+    n += snprintf(line + n, sizeof line - (size_t)n, "\"}");
+    cradle_dev_request r;
+    assert_int_equal(cradle_dev_parse(&r, line, (size_t)n, MAX_COUNT), CRADLE_EDEV_UNKNOWN);
+    assert_int_equal(strlen(r.cmd), CRADLE_DEV_CMD_BYTES - 1);
+    char want[128];
+    snprintf(want, sizeof want, "unknown command \"%.64s...\"", r.cmd);
+    assert_string_equal(r.message, want);
+    cradle_dev_request_deinit(&r);
+}
+
+static void test_arg_names(void **state) {
+    (void)state;
+    static const char *const names[] = {"join", "leave", "step"};
+    static const struct {
+        const char *line;
+        int code;
+        uint64_t mask;
+        const char *message;
+    } cases[] = {
+        {"{\"cmd\":\"sub\"}", 0, 7, ""},
+        {"{\"cmd\":\"sub\",\"events\":[]}", 0, 0, ""},
+        {"{\"cmd\":\"sub\",\"events\":[\"step\",\"join\"]}", 0, 5, ""},
+        {"{\"cmd\":\"sub\",\"events\":[\"l\\u0065ave\"]}", 0, 2, ""},
+        {"{\"cmd\":\"sub\",\"events\":\"join\"}", CRADLE_EDEV_ARGUMENT, 0,
+         "\"events\" must be an array of names, got a string"},
+        {"{\"cmd\":\"sub\",\"events\":[\"join\",3]}", CRADLE_EDEV_ARGUMENT, 0,
+         "\"events\" must hold names (strings), got 3"},
+        {"{\"cmd\":\"sub\",\"events\":[\"join\",\"jo\\u0069ned\"]}", CRADLE_EDEV_ARGUMENT, 0,
+         "\"events\": unknown name \"joined\""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cradle_dev_request r;
+        assert_int_equal(cradle_dev_parse(&r, cases[i].line, strlen(cases[i].line), MAX_COUNT), CRADLE_EDEV_UNKNOWN);
+        uint64_t mask = 99;
+        assert_int_equal(cradle_dev_arg_names(&r, "events", names, 3, &mask), cases[i].code);
+        if (cases[i].code == 0)
+            assert_int_equal(mask, cases[i].mask);
+        else
+            assert_string_equal(r.message, cases[i].message);
+        cradle_dev_request_deinit(&r);
+    }
+}
+
 static void test_writer(void **state) {
     (void)state;
     char buffer[16];
@@ -414,6 +600,10 @@ int main(void) {
         cmocka_unit_test(test_unknown_command_goes_to_host_table),
         cmocka_unit_test(test_ids_are_echoed),
         cmocka_unit_test(test_hostile_bytes_give_valid_replies),
+        cmocka_unit_test(test_not_json_names_the_byte),
+        cmocka_unit_test(test_limits_and_rules_hold_anywhere),
+        cmocka_unit_test(test_escaped_strings),
+        cmocka_unit_test(test_arg_names),
         cmocka_unit_test(test_writer),
         cmocka_unit_test(test_reply_fields),
     };

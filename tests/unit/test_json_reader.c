@@ -23,6 +23,7 @@ static void parses_bytes(const char *text, size_t size) {
     if (!cradle_json_parse(&doc, text, size, tokens, CAPACITY, &error))
         fail_msg("refused %s: line %u: %s", text, (unsigned)error.line, error.message);
     assert_int_equal(error.line, 0);
+    assert_int_equal(error.offset, 0);
     assert_string_equal(error.message, "");
 }
 
@@ -342,6 +343,66 @@ static void test_depth_and_capacity(void **unused) {
 #endif
 }
 
+/* Each refusal's offset: the byte, counted from 0, where it went wrong. */
+static void test_refusals_name_their_byte(void **unused) {
+    (void)unused;
+    static const struct {
+        const char *text;
+        uint32_t offset;
+    } cases[] = {
+        {"01", 1},                   /* the digit after the leading zero */
+        {"[1, 2] x", 7},             /* the byte after the value */
+        {"[1, 2", 5},                /* the end: the document's size */
+        {"\"abc", 4},
+        {"", 0},
+        {"  ", 2},
+        {"{\"a\": tru}", 9},         /* the first byte that is not the word's */
+        {"{\"a\": nulL}", 9},
+        {"[1,]", 3},                 /* the closing bracket after the comma */
+        {"{\"a\" 1}", 5},
+        {"\"a\\x\"", 3},             /* the byte after the backslash */
+        {"\"a\\u12G4\"", 2},         /* the escape */
+        {"\"a\\ud800\"", 2},
+        {"\"ab\xc3(\"", 4},          /* the byte that is not a continuation */
+        {"\"ab\xff\"", 3},
+        {"\"ab\xe2\x82", 5},         /* the end inside a character */
+        {"[\"a\tb\"]", 3},           /* the control character */
+        {"-x", 1},
+        {"1.e5", 2},
+        {"0x10", 1},
+        {"{\"a\": 1, \"b\": 2, \"a\": 3}", 17}, /* the duplicate key's opening quote */
+        {"\xef\xbb\xbf{}", 0},       /* a BOM: the document as a whole */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (cradle_json_parse(&doc, cases[i].text, strlen(cases[i].text), tokens, CAPACITY, &error))
+            fail_msg("accepted %s", cases[i].text);
+        if (error.offset != cases[i].offset)
+            fail_msg("%s: offset %u (%s), wanted %u", cases[i].text, (unsigned)error.offset, error.message,
+                     (unsigned)cases[i].offset);
+    }
+    /* Depth: the bracket that goes one deeper. */
+    char deep[CRADLE_JSON_MAX_DEPTH + 2];
+    memset(deep, '[', CRADLE_JSON_MAX_DEPTH + 1);
+    deep[CRADLE_JSON_MAX_DEPTH + 1] = '\0';
+    assert_false(cradle_json_parse(&doc, deep, strlen(deep), tokens, CAPACITY, &error));
+    assert_int_equal(error.offset, CRADLE_JSON_MAX_DEPTH);
+    /* Capacity: where the value that did not fit begins (a string's quote). */
+    cradle_json_token few[4];
+    assert_false(cradle_json_parse(&doc, "[1, 2, 3, 4]", 12, few, 4, &error));
+    assert_int_equal(error.offset, 10);
+    assert_false(cradle_json_parse(&doc, "{\"a\": 1, \"bc\": 2}", 17, few, 3, &error));
+    assert_int_equal(error.offset, 9);
+    /* A refusal after an accepted document leaves no stale offset; a reader
+     * names its value's first byte. */
+    parses("{\"a\": [1], \"b\": \"x\"}");
+    assert_int_equal(error.offset, 0);
+    int64_t v;
+    said(cradle_json_int(&doc, 5, "b", 0, 9, &v, &error), 1, "\"b\" must be an integer 0..9, got \"x\"");
+    assert_int_equal(error.offset, 16);
+    said(cradle_json_int(&doc, 2, "a", 0, 9, &v, &error), 1, "\"a\" must be an integer 0..9, got an array");
+    assert_int_equal(error.offset, 6);
+}
+
 /* ---- readers ---------------------------------------------------------- */
 
 static const char WAVE[] = "{\n"
@@ -580,6 +641,7 @@ int main(void) {
         cmocka_unit_test(test_strings_decode),
         cmocka_unit_test(test_strictness_refused_at_its_line),
         cmocka_unit_test(test_depth_and_capacity),
+        cmocka_unit_test(test_refusals_name_their_byte),
         cmocka_unit_test(test_object_fields),
         cmocka_unit_test(test_array_bounds),
         cmocka_unit_test(test_int_range),

@@ -78,9 +78,16 @@ typedef struct cradle_json_doc {
 } cradle_json_doc;
 
 /* What was wrong and where. line 0: the document as a whole (say, more
- * tokens than the caller's array holds). */
+ * tokens than the caller's array holds). offset is the byte, counted from 0,
+ * where it went wrong, set on every refusal: for parse, the byte refused (the
+ * second digit of "01", the 'x' of "\x", the continuation byte that is not
+ * one, a duplicate key's opening quote), or the document's size when it ends
+ * too soon; 0 for a document refused whole (a BOM, too large); for "more
+ * than N values", where the value that did not fit begins. For a reader, the
+ * first byte of the value it refused (a STRING's opening quote). */
 typedef struct cradle_json_error {
     uint32_t line;
+    uint32_t offset;
     char message[CRADLE_JSON_MESSAGE_MAX + 1];
 } cradle_json_error;
 
@@ -94,6 +101,19 @@ bool cradle_json_parse(cradle_json_doc *doc, const void *text, size_t size, crad
 /* Whether token t (a STRING: a key or a value) decodes to exactly the
  * NUL-terminated string s. */
 bool cradle_json_string_is(const cradle_json_doc *doc, uint32_t t, const char *s);
+
+/* A STRING token's characters decoded one at a time (escapes resolved, as
+ * UTF-8), for a caller that streams a long string rather than copy it
+ * whole: cradle_json_chars_next() writes the next character's 1..4 bytes
+ * into out and returns how many, or 0 at the string's end. A \u0000 is the
+ * one byte 0. */
+typedef struct cradle_json_chars {
+    const uint8_t *s;
+    uint32_t at, end;
+} cradle_json_chars;
+
+cradle_json_chars cradle_json_chars_of(const cradle_json_doc *doc, uint32_t t);
+uint32_t cradle_json_chars_next(cradle_json_chars *c, uint8_t out[4]);
 
 /* The value of member `key` of OBJECT token `object`, or CRADLE_JSON_NONE. */
 uint32_t cradle_json_member(const cradle_json_doc *doc, uint32_t object, const char *key);

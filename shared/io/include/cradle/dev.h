@@ -16,13 +16,17 @@
  * Any request may carry "id" (a string, or an integer below 2^53 in
  * magnitude); its reply echoes it exactly.
  *
- * Strict JSON (RFC 8259, parsed with jansson): a line is exactly one JSON
- * value with only space, tab, CR or LF around it. Refused as not_json and
- * never run: bytes after the value, a form feed or NUL as whitespace,
- * duplicate keys, NUL in a string or key (raw or \u0000), invalid UTF-8 or
- * lone surrogates, leading zeros (01), bare dots (1., .5), integers beyond
- * 2^63, nesting deeper than 2048. A value that is not an object is
- * not_object. Integer fields (count, slot, ...) must be JSON integers:
+ * Strict JSON (RFC 8259, parsed with json_reader.h into the request's own
+ * token array): a line is exactly one JSON value with only space, tab, CR or
+ * LF around it. Refused as not_json and never run: bytes after the value, a
+ * form feed or NUL as whitespace, duplicate keys, NUL in a string or key (raw
+ * or \u0000), invalid UTF-8 or lone surrogates, leading zeros (01), bare
+ * dots (1., .5), integers beyond the 64-bit range (below -2^63 or above
+ * 2^63 - 1), numbers beyond a double (1e999), nesting deeper than
+ * CRADLE_JSON_MAX_DEPTH (64), more than CRADLE_DEV_TOKENS (512) values, keys
+ * included. The message names the byte, counted from 0, where it went wrong
+ * (the line's length when it ended too soon). A value that is not an object
+ * is not_object. Integer fields (count, slot, ...) must be JSON integers:
  * 1.0 and 1e3 are reals and refused (count_not_integer); from 2^53 on an
  * integer is count_too_large (a double stops being exact there).
  *
@@ -33,19 +37,18 @@
  * become \u00XX and bytes that are not valid UTF-8 become \ufffd, so a reply
  * is valid JSON whatever bytes the request held.
  *
- * Memory: parsing goes through jansson, which allocates the tree with
- * malloc; cradle_dev_request_deinit frees it. The dev protocol is not on
- * the step path. Replies are written into a cradle_writer over caller
- * memory and allocate nothing.
+ * Memory: nothing allocates. A request holds its tokens (about 12 KiB: it
+ * lives on the handler's stack) and points into the caller's line, which
+ * must stay unchanged until cradle_dev_request_deinit. Replies are written
+ * into a cradle_writer over caller memory.
  */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "cradle/errors.h"
+#include "cradle/json_reader.h"
 #include "cradle/writer.h"
-
-struct json_t;
 
 /* The largest count a host may allow: every integer below 2^53 is exact in
  * the double a JSON number is read into. */
@@ -66,24 +69,43 @@ typedef struct cradle_dev_command {
 } cradle_dev_command;
 
 #define CRADLE_DEV_MESSAGE_BYTES 192u
+/* The most values (keys included) a request line holds: a line with more is
+ * not_json ("more than 512 values"). No command needs a tenth of them. */
+#define CRADLE_DEV_TOKENS 512u
+/* cmd_text's size: a command name longer than CRADLE_DEV_CMD_BYTES - 1
+ * bytes is kept cut to that, so it names no host command (a host's names
+ * must be shorter) and is unknown_command. */
+#define CRADLE_DEV_CMD_BYTES 128u
 
-/* What parse learnt from one line. Pointers point into root and live until
- * cradle_dev_request_deinit. */
+/* What parse learnt from one line. Fill it only with cradle_dev_parse; the
+ * pointers point into the line given to parse and into the request itself,
+ * and live until cradle_dev_request_deinit. */
 typedef struct cradle_dev_request {
-    struct json_t *root;     /* the parsed value (jansson), NULL when the line was not JSON */
-    const struct json_t *id; /* "id" when it is a string or an integer, else NULL */
-    const char *cmd;         /* "cmd" when it is a string, else NULL */
+    const char *line;        /* the line given to parse, and its length */
+    size_t length;
+    uint32_t count;          /* tokens filled: 0 when the line was not JSON */
+    const cradle_json_token *id; /* "id"'s value when it is a string or an integer
+                                           below 2^53 in magnitude, else NULL */
+    int64_t id_value;        /* the integer id's value */
+    const char *cmd;         /* "cmd" decoded, NUL-terminated (in cmd_text), when it is a string,
+                                else NULL */
     cradle_dev_command command; /* meaningful when error == 0 */
     int error;               /* what parse returned */
     char message[CRADLE_DEV_MESSAGE_BYTES]; /* what was wrong (raw bytes, escaped on output) */
+    char cmd_text[CRADLE_DEV_CMD_BYTES];
+    /* The line's json_reader tokens (cradle_dev_request_doc reads them).
+     * Only dev.c writes them. */
+    cradle_json_token tokens[CRADLE_DEV_TOKENS];
 } cradle_dev_request;
 
 /* Parses one line (length bytes, no newline needed, no NUL needed; anything
  * but JSON whitespace after the value is an error). max_count is the largest
  * step count the host allows, 1 .. CRADLE_DEV_COUNT_LIMIT (asserted).
  * Returns 0 for a valid common command, CRADLE_EDEV_UNKNOWN for a well-formed
- * request naming another command (request->cmd and root are set), or one of:
- *   CRADLE_EDEV_NOT_JSON     not JSON, or bytes after the value
+ * request naming another command (request->cmd and the tokens are set), or
+ * one of:
+ *   CRADLE_EDEV_NOT_JSON     not JSON, bytes after the value, or past the
+ *                            limits above (depth, values, number ranges)
  *   CRADLE_EDEV_NOT_OBJECT   JSON but not an object
  *   CRADLE_EDEV_NO_CMD       no "cmd"
  *   CRADLE_EDEV_CMD_TYPE     "cmd" is not a string
@@ -92,11 +114,21 @@ typedef struct cradle_dev_request {
  *                            negative / zero / above max_count / >= 2^53 or infinite
  * On every return request->message says what was wrong (empty on 0) and
  * request->id is set when the id could be read, so even an error reply
- * echoes it. Always call cradle_dev_request_deinit afterwards. */
+ * echoes it. The request points into line: keep it unchanged until
+ * cradle_dev_request_deinit, which is always to be called afterwards.
+ * Allocates nothing. */
 int cradle_dev_parse(cradle_dev_request *request, const char *line, size_t length,
                      uint64_t max_count);
 
+/* Ends the request's use of its line. Frees nothing (nothing was allocated):
+ * the pair stays so that a host's code does not depend on that. */
 void cradle_dev_request_deinit(cradle_dev_request *request);
+
+/* The parsed line as a json_reader document (cradle/json_reader.h), for a
+ * host that reads fields of its own with json_reader's readers: the root is
+ * tokens[0]; doc->count is 0 when the line was not JSON. Valid while the
+ * request is. */
+void cradle_dev_request_doc(const cradle_dev_request *request, cradle_json_doc *doc);
 
 /* The common command of a request parse accepted, or NULL for anything else
  * (a host command or an error). */

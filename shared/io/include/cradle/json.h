@@ -14,19 +14,19 @@
 #define CRADLE_JSON_DESCRIBE_MAX 48u
 
 /* Where and why a text is not JSON. */
-typedef struct cradle_json_error {
+typedef struct cradle_json_load_error {
     int line, column;           /* jansson's, from 1 */
     size_t position;            /* the byte where parsing stopped, at most the length */
     enum json_error_code code;
     char text[JSON_ERROR_TEXT_LENGTH]; /* jansson's words */
     const char *hint;           /* "" or " (a JSON number has no leading zero: ...)": a leading
                                    zero, a NUL, invalid UTF-8 or a duplicate key */
-} cradle_json_error;
+} cradle_json_load_error;
 
 /* Parses length bytes of text (no NUL needed) with
  * JSON_REJECT_DUPLICATES | flags. Returns the value (json_decref it), or
  * NULL with *error filled. */
-json_t *cradle_json_load(const char *text, size_t length, size_t flags, cradle_json_error *error);
+json_t *cradle_json_load(const char *text, size_t length, size_t flags, cradle_json_load_error *error);
 
 /* "a string", "true", "40", "3.0" ...: what a message says a value was. A
  * real always shows a fraction or an exponent, so 3.0 never reads as the
