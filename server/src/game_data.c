@@ -35,6 +35,15 @@ static void announce(cradle_server_host *host, uint32_t i) {
     } while (offset < f->size);
 }
 
+/* A change that did not apply (host->data.message says why): counted,
+ * shown in status and said; the session keeps its data. */
+static void refused(cradle_server_host *host) {
+    host->data_refusals++;
+    snprintf(host->last_data, sizeof host->last_data, "refused at step %" PRIu64 ": %s", host->sim.next_step,
+             host->data.message);
+    cradle_server_say(host, "error", "data", "%s; the session keeps the data it had", host->data.message);
+}
+
 /* Applies file i, just read: the state first, the clients next, the log
  * last (its archive is synced to disk: the clients need not wait for it). */
 static void apply(cradle_server_host *host, uint32_t i) {
@@ -44,10 +53,7 @@ static void apply(cradle_server_host *host, uint32_t i) {
     int rc = cradle_data_files_apply(&host->data, i, &host->sim, NULL);
     if (rc == CRADLE_DATA_UNCHANGED) return;
     if (rc != 0) {
-        host->data_refusals++;
-        snprintf(host->last_data, sizeof host->last_data, "refused at step %" PRIu64 ": %s", host->sim.next_step,
-                 host->data.message);
-        cradle_server_say(host, "error", "data", "%s; the session keeps the data it had", host->data.message);
+        refused(host);
         return;
     }
     host->data_applies++;
@@ -83,9 +89,6 @@ void cradle__server_data_poll(cradle_server_host *host, uint64_t now_ns) {
             apply(host, (uint32_t)got);
             continue;
         }
-        host->data_refusals++;
-        snprintf(host->last_data, sizeof host->last_data, "refused at step %" PRIu64 ": %s", host->sim.next_step,
-                 host->data.message);
-        cradle_server_say(host, "error", "data", "%s; the session keeps the data it had", host->data.message);
+        refused(host); /* a file that vanished, grew past its limit or cannot be read */
     }
 }
