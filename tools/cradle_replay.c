@@ -412,9 +412,8 @@ static void replay_all(run *r) {
         } else if (item.kind == CRADLE_REPLAY_RELOAD && r->o.changes) {
             fprintf(stderr, "cradle-replay: build %s takes over before step %" PRIu64 "\n", item.build_id, item.step);
         } else if (item.kind == CRADLE_REPLAY_DATA && r->o.changes) {
-            char hex[2 * CRADLE_LOG_FILE_HASH_BYTES + 1];
-            for (size_t i = 0; i < CRADLE_LOG_FILE_HASH_BYTES; i++)
-                snprintf(hex + 2 * i, 3, "%02x", item.record->file_hash[i]);
+            char hex[2 * CRADLE_DATA_HASH_BYTES + 1];
+            cradle_data_hash_hex(hex, item.record->file_hash);
             fprintf(stderr, "cradle-replay: data %s (%" PRIu32 " bytes, %s) applied before step %" PRIu64 "\n",
                     item.data_name, item.data_size, hex, item.step);
         } else if (item.kind == CRADLE_REPLAY_REFUSED) { /* the session went on with the build in charge */

@@ -26,20 +26,23 @@ static void hex(char *out, const uint8_t *bytes, size_t n) {
     out[2 * n] = '\0';
 }
 
-int cradle_log_build_path(char *out, size_t out_size, const char *log_path,
-                          const uint8_t hash[CRADLE_LOG_FILE_HASH_BYTES]) {
+/* "<log_path><folder>/<hex hash><suffix>": an archived file's name. */
+static int archive_path(char *out, size_t out_size, const char *log_path, const char *folder,
+                        const uint8_t hash[CRADLE_LOG_FILE_HASH_BYTES], const char *suffix) {
     char text[2 * CRADLE_LOG_FILE_HASH_BYTES + 1];
     hex(text, hash, CRADLE_LOG_FILE_HASH_BYTES);
-    int k = snprintf(out, out_size, "%s.builds/%s.so", log_path, text);
+    int k = snprintf(out, out_size, "%s%s/%s%s", log_path, folder, text, suffix);
     return k < 0 || (size_t)k >= out_size ? CRADLE_ERANGE : 0;
+}
+
+int cradle_log_build_path(char *out, size_t out_size, const char *log_path,
+                          const uint8_t hash[CRADLE_LOG_FILE_HASH_BYTES]) {
+    return archive_path(out, out_size, log_path, ".builds", hash, ".so");
 }
 
 int cradle_log_data_path(char *out, size_t out_size, const char *log_path,
                          const uint8_t hash[CRADLE_LOG_FILE_HASH_BYTES]) {
-    char text[2 * CRADLE_LOG_FILE_HASH_BYTES + 1];
-    hex(text, hash, CRADLE_LOG_FILE_HASH_BYTES);
-    int k = snprintf(out, out_size, "%s.data/%s", log_path, text);
-    return k < 0 || (size_t)k >= out_size ? CRADLE_ERANGE : 0;
+    return archive_path(out, out_size, log_path, ".data", hash, "");
 }
 
 enum stream_fault { STREAM_OK, STREAM_READ, STREAM_TOO_LARGE, STREAM_WRITE };
