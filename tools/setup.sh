@@ -8,7 +8,7 @@ packages=(
   build-essential cmake pkg-config clang libclang-rt-14-dev valgrind
   libenet-dev libsodium-dev libcmocka-dev libsdl2-dev libjansson-dev
   xvfb xauth python3
-  libcurl4-openssl-dev python3
+  libcurl4-openssl-dev libzstd-dev python3
   # The deploy tests: PyYAML reads deploy/fleet.yaml (integration.fleet_manifest);
   # systemd-analyze verifies and rates the units (integration.template_unit).
   python3-yaml systemd
@@ -16,6 +16,10 @@ packages=(
   # with runc (crun, podman's default, fails on rlimits and cgroups on the CI's
   # machines), from a base image debootstrap makes (no registry is reachable).
   podman runc debootstrap
+  # Broadcast over HTTP caches (integration.broadcast_nginx): nginx-light has
+  # WebDAV PUT for the origin and proxy_cache for the edge; the test's
+  # viewers and writer are the curl command.
+  nginx-light curl
 )
 # Extra packages a caller asks for (the benchmarks add redis-server).
 packages+=("$@")

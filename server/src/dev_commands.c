@@ -4,6 +4,7 @@
  * reply; bad arguments get an error reply, never a crash.
  */
 #include "dev_commands.h"
+#include "broadcast.h"
 
 #include <inttypes.h>
 #include <stdatomic.h>
@@ -106,6 +107,27 @@ static void dev_status(cradle_server_host *host, const cradle_dev_request *req, 
     cradle_dev_field_u64(reply, "data_delay_last_us", host->data_delay_last_ns / 1000u);
     cradle_dev_field_u64(reply, "data_apply_last_us", host->data_apply_last_ns / 1000u);
     cradle_dev_field_u64(reply, "data_apply_max_us", host->data_apply_max_ns / 1000u);
+    /* --broadcast: the uploads to the HTTP origin (broadcast.h). */
+    if (host->broadcast) {
+        cradle_server_broadcast_stats b;
+        cradle_server_broadcast_get_stats(host->broadcast, &b);
+        cradle_dev_field_string(reply, "broadcast", host->options->broadcast);
+        cradle_dev_field_string(reply, "broadcast_state", b.state);
+        cradle_dev_field_u64(reply, "broadcast_fragments", b.fragments);
+        cradle_dev_field_u64(reply, "broadcast_queued", b.queued);
+        cradle_dev_field_u64(reply, "broadcast_behind_ms", b.behind_ms);
+        cradle_dev_field_u64(reply, "broadcast_keyframes", b.keyframes);
+        cradle_dev_field_u64(reply, "broadcast_keyframes_skipped", b.keyframes_skipped);
+        cradle_dev_field_u64(reply, "broadcast_bytes", b.bytes);
+        cradle_dev_field_u64(reply, "broadcast_requests", b.requests);
+        cradle_dev_field_u64(reply, "broadcast_retries", b.retries);
+        cradle_dev_field_u64(reply, "broadcast_lost", b.lost);
+        cradle_dev_field_u64(reply, "broadcast_lost_pieces", b.lost_pieces);
+        cradle_dev_field_raw(reply, "broadcast_gaps", b.gaps);
+        cradle_dev_field_string(reply, "broadcast_last_error", b.last_error[0] ? b.last_error : "none");
+    } else {
+        cradle_dev_field_string(reply, "broadcast", "off");
+    }
     cradle_dev_field_u64(reply, "events", host->sim.events.appended_total);
     cradle_dev_field_u64(reply, "events_dropped", cradle_events_dropped_total(&host->sim.events));
     /* Messages to clients dropped because the outbound ring stayed full for 2 s. */

@@ -1,6 +1,7 @@
 #include "host.h"
 
 #include "agones.h"
+#include "broadcast.h"
 
 #include "dev_commands.h"
 #include "host_internal.h"
@@ -21,6 +22,7 @@
 
 #define RELOAD_POLL_NS 200000000ull
 #define TRIAL_POLL_NS 2000000ull /* how often a running reload trial is looked at */
+#define BROADCAST_FINISH_MS 1000u /* the broadcast's last uploads after the trailer */
 #define IDLE_BATCH 3u /* steps run at once while no peer takes the stream */
 #define HELLO_TIMEOUT_NS 5000000000ull
 #define OUT_PUSH_PATIENCE_NS 2000000000ull
@@ -254,7 +256,12 @@ static void run_step(cradle_server_host *host) {
         host->last_hash = h;
         if (host->log_open) report_log_error(host, cradle_log_writer_append_hash(&host->log, s, h));
         if (host->kept) keep_state(host, s);
+        if (host->broadcast && cradle_server_broadcast_keyframe_due(host->broadcast, s))
+            cradle_server_broadcast_keyframe(host->broadcast, s, h, host->sim.state, host->sim.contract->state_size,
+                                             host->log.sequence, host->log.block_first_step,
+                                             host->sim.contract->build_id);
     }
+    if (host->broadcast) cradle_server_broadcast_live(host->broadcast, s + 1u);
     if (host->step_watchers) cradle__server_publish_step(host, cradle_mono_ns() - started);
 }
 
@@ -613,6 +620,7 @@ void cradle__server_after_reload(cradle_server_host *host, const cradle_reload_r
         (void)rc;
         host->reloads++;
         cradle_server_net_set_build(host->net, host->sim.contract->build_id); /* tokens name the build */
+        if (host->broadcast) cradle_server_broadcast_build(host->broadcast, host->sim.contract->build_id);
         snprintf(host->last_reload, sizeof host->last_reload, "swapped to build %s at step %" PRIu64,
                  host->sim.contract->build_id, host->sim.next_step);
         cradle__server_flush_steps(host); /* the steps so far ran the old build: its epoch */
@@ -802,6 +810,13 @@ int cradle_server_host_open_log(cradle_server_host *host, const cradle_game_cont
         return rc;
     }
     cradle_log_writer_config lc = {0};
+    if (host->broadcast) {
+        /* Every block the log writes is a fragment's: at least two a fragment. */
+        lc.on_written = cradle_server_broadcast_written;
+        lc.on_written_context = host->broadcast;
+        uint64_t half = (uint64_t)options->broadcast_fragment_ms * 1000000u / 2u;
+        if (half < CRADLE_LOG_DURABLE_DEFAULT_NS) lc.durable_interval_ns = half;
+    }
     char log_message[CRADLE_LOG_MESSAGE_MAX] = "";
     rc = cradle_log_writer_open(&host->log, options->log, &header, &lc, first_library, log_message,
                                 sizeof log_message);
@@ -921,6 +936,21 @@ int cradle_server_host_run(cradle_server_host *host) {
     return 0;
 }
 
+/* The log's trailer is in the broadcast's ring: its last fragments and the
+ * "ended" sync document go up, within a second (the stop deadline is the
+ * watchdog's). */
+static void finish_broadcast(cradle_server_host *host) {
+    bool done = cradle_server_broadcast_finish(host->broadcast, BROADCAST_FINISH_MS);
+    cradle_server_broadcast_stats st;
+    cradle_server_broadcast_get_stats(host->broadcast, &st);
+    if (done)
+        cradle_server_say(host, "info", "broadcast", "ended: %" PRIu64 " fragments, %" PRIu64 " keyframes, %" PRIu64
+                          " bytes uploaded", st.fragments, st.keyframes, st.bytes);
+    else
+        cradle_server_say(host, "error", "broadcast", "the broadcast did not end: %" PRIu64
+                          " fragments still waiting (%s)", st.queued, st.last_error[0] ? st.last_error : "no error");
+}
+
 int cradle_server_host_finish(cradle_server_host *host) {
     cradle__server_flush_steps(host);
     cradle_wire_message m = {.type = CRADLE_WIRE_BYE};
@@ -935,6 +965,7 @@ int cradle_server_host_finish(cradle_server_host *host) {
                  ? cradle_log_writer_close_signed(&host->log, final_hash, host->net->keys.sign_secret)
                  : cradle_log_writer_close(&host->log, final_hash);
         host->log_open = false;
+        if (host->broadcast) finish_broadcast(host);
         if (rc != 0)
             cradle_server_say(host, "error", "log", "closing the session log failed: %s",
                               cradle_strerror(rc));

@@ -148,6 +148,7 @@ typedef struct cradle_server_host {
 
     /* the session's audience: Agones labels, --exit-when-empty */
     struct cradle_agones *agones;  /* NULL without --agones */
+    struct cradle_server_broadcast *broadcast; /* NULL without --broadcast (broadcast.h) */
     uint32_t present_reported, spectators_reported; /* UINT32_MAX: not yet */
     int agones_state_seen;
     bool had_player;               /* a player joined once, or Agones allocated the server */

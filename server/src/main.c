@@ -15,6 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <curl/curl.h>
+#include <sodium.h>
 #include <enet/enet.h>
 
 #include "cradle/dev.h"
@@ -23,6 +25,7 @@
 #include "cradle/token.h"
 
 #include "agones.h"
+#include "broadcast.h"
 #include "host.h"
 #include "resume.h"
 #include "watchdog.h"
@@ -294,6 +297,45 @@ static void stop_agones(cradle_agones *agones, cradle_server_host *host) {
                       (unsigned long long)atomic_load(&agones->failures));
 }
 
+/* --broadcast: the uploader thread, started before the log opens (its
+ * header is the broadcast's start document). Returns 0, 2 for a bad
+ * --broadcast-auth file, 1 for anything else. */
+static int start_broadcast(cradle_server_host *host, const cradle_server_options *o) {
+    if (!o->broadcast[0]) return 0;
+    char auth[CRADLE_SERVER_BROADCAST_AUTH_MAX + 1] = "";
+    char message[CRADLE_BROADCAST_MESSAGE_MAX];
+    if (o->broadcast_auth[0] && cradle_server_broadcast_read_auth(o->broadcast_auth, auth, message, sizeof message) != 0) {
+        fprintf(stderr, "cradle-server: --broadcast-auth: %s\n", message);
+        return 2;
+    }
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+        fprintf(stderr, "cradle-server: --broadcast: libcurl failed to initialise\n");
+        return 1;
+    }
+    const cradle_game_contract *c = host->sim.contract;
+    cradle_server_broadcast_config config = {.url = o->broadcast,
+                                             .auth = auth,
+                                             .log_path = o->log,
+                                             .game = c->name,
+                                             .build = c->build_id,
+                                             .steps_per_second = c->steps_per_second,
+                                             .fragment_ms = o->broadcast_fragment_ms,
+                                             .keyframe_s = o->broadcast_keyframe_s,
+                                             .queue = o->broadcast_queue,
+                                             .state_capacity = host->state_capacity,
+                                             .block_max = CRADLE_LOG_BLOCK_DEFAULT};
+    int rc = cradle_server_broadcast_start(&host->broadcast, &config, message, sizeof message);
+    sodium_memzero(auth, sizeof auth);
+    if (rc != 0) {
+        fprintf(stderr, "cradle-server: --broadcast: %s\n", message);
+        return 1;
+    }
+    cradle_server_say(host, "info", "broadcast", "uploading the session to %s (a fragment every %u ms, a keyframe every %u s%s)",
+                      o->broadcast, (unsigned)o->broadcast_fragment_ms, (unsigned)o->broadcast_keyframe_s,
+                      o->broadcast_auth[0] ? ", with X-Origin-Auth" : "");
+    return 0;
+}
+
 /* Runs the session until quit or a signal, then closes it. Returns the exit status. */
 static int serve(cradle_server_net *net, cradle_server_host *host, const cradle_server_options *options,
                  const security *sec) {
@@ -360,6 +402,11 @@ int main(int argc, char **argv) {
         status = rc;
         goto out_host;
     }
+    rc = start_broadcast(host, &options);
+    if (rc != 0) {
+        status = rc;
+        goto out_net;
+    }
     /* --resume opens the new log itself: it starts with the old log's first build. */
     if (options.resume[0] ? cradle_server_resume_replay(host) != 0 : cradle_server_host_open_log(host, NULL, NULL) != 0)
         goto out_net;
@@ -372,6 +419,11 @@ out_net:
     cradle_server_net_stop(net, 0);
     cradle_server_net_close(net);
 out_host:
+    if (host && host->broadcast) {
+        cradle_server_broadcast_stop(host->broadcast);
+        host->broadcast = NULL;
+        curl_global_cleanup();
+    }
     cradle_server_host_deinit(host);
 out_free:
     cradle_keys_wipe(&sec.keys);

@@ -76,6 +76,12 @@ static const option_row rows[] = {
     {"exit-when-empty", 'E', "S", "end the session S seconds after its last player left\n(once one joined, or Agones allocated it), 1..86400\n(default: never)", false, UINT(exit_when_empty_s, 1, 86400)},
     {"agones", 'A', NULL, "report to the Agones SDK sidecar: Ready, Health while the game\nthread is alive, player labels, Shutdown; follow the GameServer\n(port from AGONES_SDK_HTTP_PORT, default 9358)", false, SWITCH(agones)},
     {"resume", 'R', "LOG", "continue the session recorded in LOG (after a crash): its\nseed, players and steps; --log names the new log, which\nholds LOG's recovered steps and continues from them", false, PATH(resume)},
+    {NULL, 0, NULL, "Broadcast over HTTP (viewers: cradle-client --watch URL):", false, OWN},
+    {"broadcast", 'u', "URL", "upload the session (needs --log) to this HTTP origin: fragments,\nkeyframes and a sync document under URL (http:// or https://)", false, PATH_UP_TO(broadcast, 1024)},
+    {"broadcast-auth", 'U', "FILE", "send the secret in FILE (mode 0600) as X-Origin-Auth", false, PATH(broadcast_auth)},
+    {"broadcast-fragment-ms", 'y', "MS", "a fragment every MS, 1000..3000 (default 2000)", false, UINT(broadcast_fragment_ms, 1000, 3000)},
+    {"broadcast-keyframe-s", 'Y', "S", "a keyframe every S seconds, 1..600 (default 10)", false, UINT(broadcast_keyframe_s, 1, 600)},
+    {"broadcast-queue", 'Q', "N", "fragments kept while the origin fails, 1..100000 (default\n150: 5 minutes); then the oldest is lost, a gap", false, UINT(broadcast_queue, 1, 100000)},
     {NULL, 0, NULL, "Security (the default is secure: a key and at least one trusted issuer):", false, OWN},
     {"key", 'K', "FILE", "server key file; created (0600) if missing, and the\nserver id (its public key, for clients to pin) printed", false, PATH(key)},
     {"trust", 't', "HEX", "trust join tokens signed by this issuer public key\n(cradle-keys pub ISSUER.key --sign); repeatable, up to 8\n(in --config: one key or an array of keys)", false, OWN},
@@ -445,6 +451,9 @@ void cradle_server_options_defaults(cradle_server_options *o) {
     o->timeout_ms = 5000;
     o->stop_timeout_ms = CRADLE_SERVER_DEFAULT_STOP_TIMEOUT_MS;
     o->dev_clients = CRADLE_TRANSPORT_DEFAULT_CLIENTS;
+    o->broadcast_fragment_ms = 2000;
+    o->broadcast_keyframe_s = 10;
+    o->broadcast_queue = 150;
 }
 
 cradle_server_parse cradle_server_options_parse(cradle_server_options *o, int argc, char **argv) {
@@ -496,6 +505,19 @@ cradle_server_parse cradle_server_options_parse(cradle_server_options *o, int ar
     if (o->game[0] == '\0') {
         fprintf(stderr, "cradle-server: --game is required: the path of a game library (.so)\n");
         usage(stderr);
+        return CRADLE_SERVER_EXIT_USAGE;
+    }
+    if (o->broadcast[0] && strncmp(o->broadcast, "http://", 7) != 0 && strncmp(o->broadcast, "https://", 8) != 0) {
+        fprintf(stderr, "cradle-server: --broadcast '%s': the origin's URL must start with http:// or https://\n",
+                o->broadcast);
+        return CRADLE_SERVER_EXIT_USAGE;
+    }
+    if (o->broadcast[0] && !o->log[0]) {
+        fprintf(stderr, "cradle-server: --broadcast needs --log: the broadcast is the session log's blocks\n");
+        return CRADLE_SERVER_EXIT_USAGE;
+    }
+    if (o->broadcast_auth[0] && !o->broadcast[0]) {
+        fprintf(stderr, "cradle-server: --broadcast-auth without --broadcast\n");
         return CRADLE_SERVER_EXIT_USAGE;
     }
     return CRADLE_SERVER_RUN;

@@ -46,6 +46,12 @@ typedef struct cradle_server_options {
     uint32_t exit_when_empty_s; /* --exit-when-empty: 0 = never */
     bool agones; /* --agones: report to the Agones SDK sidecar (agones.h) */
     char resume[CRADLE_SERVER_PATH_MAX]; /* --resume: the log of a session to continue (resume.h) */
+    /* --broadcast (broadcast.h): the log uploaded to an HTTP origin */
+    char broadcast[1024];                /* the base URL, "" = none */
+    char broadcast_auth[CRADLE_SERVER_PATH_MAX]; /* the file holding the origin's secret */
+    uint32_t broadcast_fragment_ms;
+    uint32_t broadcast_keyframe_s;
+    uint32_t broadcast_queue;
     /* security (net.h): the default is secure and needs key + a trusted issuer */
     char key[CRADLE_SERVER_PATH_MAX]; /* --key: server key file ("" = none) */
     char trust[CRADLE_SERVER_TRUST_MAX][65]; /* --trust: issuer public keys, hex */

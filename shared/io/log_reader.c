@@ -144,6 +144,21 @@ void cradle_log_reader_close(cradle_log_reader *r) {
 
 uint64_t cradle_log_reader_position(const cradle_log_reader *r) { return r->offset; }
 
+void cradle_log_reader_start_anywhere(cradle_log_reader *r) {
+    assert(r && r->block && r->offset == CRADLE_LOG_HEADER_BYTES && r->steps == 0);
+    r->adopt = true;
+    r->partial = true;
+}
+
+bool cradle_log_reader_grow(cradle_log_reader *r, uint64_t size) {
+    assert(r && size >= r->size);
+    r->size = size;
+    if (r->end != CRADLE_LOG_END_UNCLOSED || r->error || r->offset >= size) return false;
+    r->end = CRADLE_LOG_END_NONE;
+    r->message[0] = '\0';
+    return true;
+}
+
 /* ---- blocks and torn-tail recovery -------------------------------------- */
 
 /* Hashes n bytes of the source from `at` into st, without the block buffer. */
@@ -272,6 +287,11 @@ static int load_block(cradle_log_reader *r) {
     uint32_t sequence = cradle_cursor_load_u32(b + CRADLE__LOG_BLOCK_SEQUENCE);
     uint64_t first = cradle_cursor_load_u64(b + CRADLE__LOG_BLOCK_FIRST_STEP);
     uint32_t records = cradle_cursor_load_u32(b + CRADLE__LOG_BLOCK_RECORDS);
+    if (r->adopt) { /* start_anywhere: this block sets the place */
+        r->adopt = false;
+        r->sequence = sequence;
+        r->steps = r->run_step = r->run_end = first;
+    }
     if (sequence != r->sequence)
         return reader_fail(r, CRADLE_ELOG_CORRUPT, at,
                            "block at byte %" PRIu64 " has sequence %" PRIu32 ", expected %" PRIu32,
@@ -418,6 +438,9 @@ static int parse_trailer(cradle_log_reader *r, cradle_log_record *rec, const uin
     uint8_t digest[CRADLE_LOG_DIGEST_BYTES];
     crypto_generichash_state copy = r->digest;
     crypto_generichash_final(&copy, digest, sizeof digest);
+    if (r->partial) { /* the digest covers blocks before this reader's first: unchecked */
+        memcpy(digest, p + 17, sizeof digest);
+    }
     if (sodium_memcmp(digest, p + 17, sizeof digest) != 0)
         return reader_fail(r, CRADLE_ELOG_CORRUPT, at,
                            "trailer at byte %" PRIu64 ": log digest mismatch", at);
@@ -429,8 +452,8 @@ static int parse_trailer(cradle_log_reader *r, cradle_log_record *rec, const uin
     rec->step = count;
     rec->hash = cradle_cursor_load_u64(p + 9);
     memcpy(rec->digest, digest, sizeof digest);
-    rec->signature_length = sig;
-    memcpy(rec->signature, p + FIXED, sig);
+    rec->signature_length = r->partial ? 0 : sig; /* a partial reader cannot vouch for it */
+    memcpy(rec->signature, p + FIXED, rec->signature_length);
     r->pos += FIXED + sig;
     return 1;
 }

@@ -172,6 +172,7 @@ static int write_sealed(cradle_log_writer *w) {
                             strerror(errno));
         return CRADLE_EIO;
     }
+    if (w->on_written && !w->rescuing) w->on_written(w->on_written_context, w->block, total);
     w->steps_written = w->steps;
     w->sealed = false;
     w->used = 0;
@@ -237,6 +238,8 @@ int cradle_log_writer_open(cradle_log_writer *w, const char *path, const cradle_
     w->durable_interval_ns =
         config->durable_interval_ns ? config->durable_interval_ns : CRADLE_LOG_DURABLE_DEFAULT_NS;
     w->sync_inline = config->sync_inline;
+    w->on_written = config->on_written;
+    w->on_written_context = config->on_written_context;
     memset(w->header.build_file_hash, 0, sizeof w->header.build_file_hash);
     if (library_path) {
         rc = cradle__log_archive_library(path, library_path, w->header.build_file_hash, message,
@@ -268,6 +271,7 @@ int cradle_log_writer_open(cradle_log_writer *w, const char *path, const cradle_
         goto out_unlink;
     }
     w->bytes_written = sizeof head;
+    if (w->on_written) w->on_written(w->on_written_context, head, sizeof head);
     crypto_generichash_init(&w->digest, NULL, 0, CRADLE_LOG_DIGEST_BYTES);
     crypto_generichash_update(&w->digest, head, sizeof head);
     rc = start_sync(w, message, message_size);
@@ -483,6 +487,7 @@ static int close_log(cradle_log_writer *w, uint64_t final_hash, const uint8_t *s
 
 int cradle_log_writer_rescue(cradle_log_writer *w, cradle_log_mark mark) {
     assert(w && w->block);
+    w->rescuing = true; /* another thread: nothing is handed on */
     /* The open block is the mark's: cut it back. A block flushed since the mark
      * held only steps up to it (a block is flushed before a record that does not
      * fit), so then the open one holds nothing to keep. */

@@ -76,6 +76,7 @@ static int load_library(cradle_replay *r, int slot, const char *path, const char
 /* The first library: the caller's, or the build archived beside the log. */
 static int load_first(cradle_replay *r) {
     const cradle_log_header *h = &r->reader.header;
+    if (r->config.start_state) return load_library(r, 0, r->config.game_path, r->config.start_build);
     char archived[CRADLE_LOG_PATH_MAX + 128];
     const char *path = r->config.game_path;
     if (!path) {
@@ -94,9 +95,11 @@ int cradle_replay_open(cradle_replay *r, const cradle_replay_config *config) {
     memset(r, 0, sizeof *r);
     r->config = *config;
     char message[CRADLE_LOG_MESSAGE_MAX];
+    assert(!config->start_state || (config->game_path && config->start_build && config->start_step >= 1));
     int rc = cradle_log_reader_open(&r->reader, config->log_path, message, sizeof message);
     if (rc != 0) return fail(r, rc, "%s", message);
     r->reader_open = true;
+    if (config->start_state) cradle_log_reader_start_anywhere(&r->reader);
     const cradle_log_header *h = &r->reader.header;
     uint32_t capacity = h->state_size > CRADLE_REPLAY_MIN_CAPACITY ? h->state_size : CRADLE_REPLAY_MIN_CAPACITY;
     r->capacity = (capacity + STATE_ALIGN - 1u) / STATE_ALIGN * STATE_ALIGN;
@@ -131,7 +134,15 @@ int cradle_replay_open(cradle_replay *r, const cradle_replay_config *config) {
         fail(r, rc, "the game refused the log's %" PRIu32 " players", h->player_count);
         goto out_close;
     }
-    snprintf(r->build_id, sizeof r->build_id, "%s", h->build_id);
+    if (config->start_state) {
+        rc = cradle_sim_restore(&r->sim, config->start_state, config->start_state_size, config->start_step);
+        if (rc != 0) {
+            fail(r, rc, "the keyframe's %" PRIu32 "-byte state does not fit build '%s' (%" PRIu32 " bytes)",
+                 config->start_state_size, config->start_build, cradle_sim_state_size(&r->sim));
+            goto out_close;
+        }
+    }
+    snprintf(r->build_id, sizeof r->build_id, "%s", config->start_state ? config->start_build : h->build_id);
     return 0;
 
 out_close:
@@ -156,6 +167,11 @@ static int on_reload_record(cradle_replay *r, cradle_replay_item *item) {
     bool archived = cradle_log_build_path(path, sizeof path, r->config.log_path, rec->file_hash) == 0 &&
                     file_exists(path);
     int next = r->in_use;
+    if (!archived && r->config.reload_game_path) {
+        /* no archive: the caller's library, which must now be the new build */
+        snprintf(path, sizeof path, "%s", r->config.game_path);
+        archived = true;
+    }
     if (archived) {
         next = 1 - r->in_use;
         int rc = load_library(r, next, path, rec->build_id);
@@ -234,6 +250,18 @@ static void compare_hash(cradle_replay *r, cradle_replay_item *item, uint64_t st
     r->mismatch_replayed = item->replayed_hash;
 }
 
+/* Whether a record comes before a keyframe start (config.start_state) and
+ * is passed over: the state already holds what it did. */
+static bool before_start(const cradle_replay *r, const cradle_log_record *rec) {
+    uint64_t start = r->config.start_step;
+    if (!r->config.start_state) return false;
+    switch (rec->kind) {
+    case CRADLE_LOG_RECORD_HASH: return rec->step + 1u < start;
+    case CRADLE_LOG_RECORD_TRAILER: return false;
+    default: return rec->step < start; /* STEP; RELOAD, DATA, REFUSED name the step they come before */
+    }
+}
+
 /* Reads the next record into r->record, unless one is held. Returns 1, 0
  * at the end or at stop_at (the flags say which), or the sticky error. */
 static int read_record(cradle_replay *r) {
@@ -241,13 +269,15 @@ static int read_record(cradle_replay *r) {
     if (r->held) return 1;
     if (r->ended || r->stopped) return 0;
     r->ran_step = false; /* the record about to be read replaces the step's */
-    int rc = cradle_log_reader_next(&r->reader, &r->record);
-    if (rc < 0) return fail(r, rc, "%s", r->reader.message);
-    if (rc == 0) {
-        r->ended = true;
-        return 0;
-    }
     const cradle_log_record *rec = &r->record;
+    do {
+        int rc = cradle_log_reader_next(&r->reader, &r->record);
+        if (rc < 0) return fail(r, rc, "%s", r->reader.message);
+        if (rc == 0) {
+            r->ended = true;
+            return 0;
+        }
+    } while (before_start(r, rec));
     if (r->config.stop_at && rec->step >= r->config.stop_at &&
         (rec->kind == CRADLE_LOG_RECORD_STEP || rec->kind == CRADLE_LOG_RECORD_RELOAD ||
          rec->kind == CRADLE_LOG_RECORD_DATA)) {
@@ -391,6 +421,13 @@ int cradle_replay_move(cradle_replay *r, void *storage, uint32_t capacity) {
     int rc = cradle_sim_move(&r->sim, storage, capacity, alignment_of(storage), why, sizeof why);
     if (rc != 0) (void)snprintf(r->message, sizeof r->message, "cannot move the state: %s", why);
     return rc;
+}
+
+bool cradle_replay_grow(cradle_replay *r, uint64_t size) {
+    assert(r && r->reader_open);
+    if (!cradle_log_reader_grow(&r->reader, size)) return false;
+    if (r->ended && !r->error) r->ended = false;
+    return !r->ended;
 }
 
 uint64_t cradle_replay_position(const cradle_replay *r) {

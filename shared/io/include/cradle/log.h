@@ -130,6 +130,12 @@ typedef struct cradle_log_writer_config {
     bool sync_inline;             /* fdatasync on the caller's thread instead of
                                      a background thread */
     bool overwrite;               /* replace an existing file instead of refusing */
+    /* Told every piece of the file once it is written, on the writer's
+       thread: the header at open, then each whole block (the trailer's
+       last), in file order -- a broadcast's fragments (broadcast.h). Not
+       called by rescue, which runs on another thread. NULL: none. */
+    void (*on_written)(void *context, const uint8_t *bytes, size_t size);
+    void *on_written_context;
 } cradle_log_writer_config;
 
 /* The caller owns the struct; fields are visible for inspection, change none. */
@@ -151,6 +157,9 @@ typedef struct cradle_log_writer {
     uint64_t durable_interval_ns;
     uint64_t last_sync_ns;
     bool sync_inline;
+    bool rescuing;             /* rescue() runs: on_written is not called */
+    void (*on_written)(void *context, const uint8_t *bytes, size_t size);
+    void *on_written_context;
     crypto_generichash_state digest;
     /* background sync: the game thread requests, the sync thread fdatasyncs. */
     bool thread_started;
@@ -327,6 +336,8 @@ typedef struct cradle_log_reader {
     uint64_t run_end;          /* the run ends before this step */
     uint32_t stride;           /* 1 + snapshot size */
     crypto_generichash_state digest;
+    bool adopt;                /* the next block's sequence and first step are taken as they are */
+    bool partial;              /* the reader started after block 0: no digest to check */
     cradle_log_end end;
     uint64_t tail_offset;      /* TORN: the first byte ignored */
     int error;                 /* sticky: 0 or the code next() returned */
@@ -364,6 +375,21 @@ static inline CRADLE_MUST_CHECK int cradle_log_reader_next(cradle_log_reader *r,
  * signing, or was signed by another key. */
 CRADLE_MUST_CHECK int cradle_log_verify_signature(const cradle_log_record *trailer,
                                                   const uint8_t public_key[32]);
+
+/* For a reader of part of a log (a broadcast's fragments from a keyframe
+ * on: broadcast.h): the header is followed by the blocks of some place in
+ * the session rather than by block 0. Called before the first next(): the
+ * first block's sequence and first step are taken as they are, and every
+ * block after it must follow on. The trailer's digest commits to blocks
+ * this reader never saw, so a TRAILER record is delivered unchecked
+ * (signature_length 0: cradle_log_verify_signature refuses it). */
+void cradle_log_reader_start_anywhere(cradle_log_reader *r);
+
+/* For a file that another party appends whole blocks to (a viewer's mirror
+ * of a broadcast): the file now holds `size` bytes, at least as many as
+ * before. A reader that had reached an unclosed end goes on from there.
+ * Returns true when it has bytes to read again. */
+bool cradle_log_reader_grow(cradle_log_reader *r, uint64_t size);
 
 /* Byte offset just past the last verified block (or the header). */
 uint64_t cradle_log_reader_position(const cradle_log_reader *r);

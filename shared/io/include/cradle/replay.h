@@ -66,6 +66,21 @@ typedef struct cradle_replay_config {
     uint64_t stop_at;          /* stop before this step runs, or a reload takes effect at it;
                                   0: at the log's end */
     uint32_t event_capacity;   /* events kept per step; 0 = none */
+    /* A start from a keyframe instead of step 0 (a broadcast viewer,
+       broadcast.h): the log holds blocks from some place in the session on
+       (cradle_log_reader_start_anywhere), one of which records the hash of
+       step start_step - 1; start_state (start_state_size bytes) is the state
+       after that step and start_build the build then in charge (game_path,
+       required). Records before start_step are passed over unrun; the hash
+       of step start_step - 1 is compared with the keyframe's state. */
+    const void *start_state;
+    uint32_t start_state_size;
+    uint64_t start_step;       /* >= 1 */
+    const char *start_build;
+    /* A RELOAD whose build is not archived beside the log loads game_path
+       again, which must then be that build (a viewer keeps its game current
+       as a client does): no archive to copy builds from. */
+    bool reload_game_path;
     void (*warn)(void *context, const char *message);
     void *warn_context;
 } cradle_replay_config;
@@ -188,6 +203,11 @@ CRADLE_MUST_CHECK int cradle_replay_rerun(cradle_replay *r, const void *saved, s
  * change CRADLE_ERELOAD_SIZE / _ALIGN when the build in charge does not fit
  * (r->message says why; not sticky), or the sticky error. */
 CRADLE_MUST_CHECK int cradle_replay_move(cradle_replay *r, void *storage, uint32_t capacity);
+
+/* The log file now holds `size` bytes (another thread appended whole
+ * blocks: a broadcast viewer's mirror). A replay that had reached an
+ * unclosed end goes on: returns true when next() has records again. */
+bool cradle_replay_grow(cradle_replay *r, uint64_t size);
 
 /* Bytes of the log read so far and in all, for a progress display. */
 uint64_t cradle_replay_position(const cradle_replay *r);
