@@ -11,6 +11,7 @@
 #include "session_run.h"
 #include "window.h"
 #include "play.h"
+#include "watch.h"
 
 int main(int argc, char **argv) {
     cradle_client_options o;
@@ -23,6 +24,7 @@ int main(int argc, char **argv) {
      * to the closed pipe then just fails. */
     signal(SIGPIPE, SIG_IGN);
     if (o.play) return cradle_client_play(&o);
+    if (o.watch) return cradle_client_watch(&o);
     if (enet_initialize() != 0) {
         fprintf(stderr, "cradle-client: cannot initialise ENet\n");
         return 1;

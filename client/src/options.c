@@ -15,7 +15,7 @@
 enum { O_HOST = 256, O_PORT, O_GAME, O_SPECTATOR, O_SLOT, O_HEADLESS, O_SCRIPT, O_BOT, O_BOTS,
        O_SEED, O_STEPS, O_OUTPUT, O_DESYNC, O_CONFIG, O_MUTE, O_FULLSCREEN, O_SIZE, O_CONNECT,
        O_SILENCE, O_RELOAD, O_PLAY, O_HELP, O_VERSION, O_SCREENSHOT, O_BUILD_ID, O_SERVER_KEY,
-       O_TOKEN, O_ISSUER_KEY, O_INSECURE, O_CLIENT_ID };
+       O_TOKEN, O_ISSUER_KEY, O_INSECURE, O_CLIENT_ID, O_WATCH, O_DELAY };
 
 /* The one table of cradle-client's options: getopt's table and --help are
  * built from it. In help, '\n' continues the text on the next line; a row
@@ -54,6 +54,8 @@ static const option_row rows[] = {
     {"silence-timeout", O_SILENCE, "MS", "give up when the server is silent for MS (default 5000)"},
     {"reload-timeout", O_RELOAD, "MS", "give up when an announced build does not appear (default 10000)"},
     {"play", O_PLAY, "LOG", "show a recorded session (Space pause, +/- speed, Right step)"},
+    {"watch", O_WATCH, "URL", "watch a broadcast (cradle-server --broadcast) through any HTTP\ncache: needs --game, the build the session runs"},
+    {"delay", O_DELAY, "S", "with --watch: play S seconds behind live, 2..600 (default 6)"},
     {"help", O_HELP, NULL, "show this help"},
     {"version", O_VERSION, NULL, "show the version"},
     {"screenshot", O_SCREENSHOT, "FILE:STEPS", NULL},
@@ -65,6 +67,7 @@ static const option_row rows[] = {
 static void usage(FILE *to) {
     fprintf(to, "usage: cradle-client --game LIBRARY [--host ADDR] [--port N] [options]\n"
                 "       cradle-client --play LOG [--game LIBRARY] [--headless]\n"
+                "       cradle-client --watch URL --game LIBRARY [--delay S] [--headless]\n"
                 "Joins a cradle-server session and shows it in a window (SDL2).\n");
     for (size_t i = 0; i < ROWS; i++) {
         const option_row *r = &rows[i];
@@ -92,6 +95,7 @@ static bool apply_plain(cradle_client_options *o, int opt, const char *value) {
     case O_MUTE: o->mute = true; return true;
     case O_FULLSCREEN: o->fullscreen = true; return true;
     case O_PLAY: o->play = value; return true;
+    case O_WATCH: o->watch = value; return true;
     case O_BUILD_ID: o->build_id = value; return true;
     case O_SERVER_KEY: o->server_key = value; return true;
     case O_TOKEN: o->token = value; return true;
@@ -166,6 +170,10 @@ static bool apply_checked(cradle_client_options *o, int opt, const char *value, 
     case O_SCREENSHOT:
         if (!apply_screenshot(o, value)) *flag = "--screenshot", *allowed = "FILE.bmp:STEPS";
         return true;
+    case O_DELAY:
+        if (!cradle_parse_u64(value, 2, 600, &v)) *flag = "--delay", *allowed = "2..600 seconds";
+        o->delay_s = (uint32_t)v;
+        return true;
     case O_CLIENT_ID:
         if (!cradle_parse_u64(value, 0, UINT64_MAX, &o->client_id)) *flag = "--client-id", *allowed = "0..2^64-1";
         return true;
@@ -179,6 +187,19 @@ static cradle_client_parse check_combination(cradle_client_options *o) {
         fprintf(stderr, "cradle-client: --game LIBRARY is required (or --play LOG)\n");
         return CRADLE_CLIENT_EXIT_USAGE;
     }
+    if (o->watch && o->play) {
+        fprintf(stderr, "cradle-client: --watch and --play exclude each other\n");
+        return CRADLE_CLIENT_EXIT_USAGE;
+    }
+    if (o->delay_s && !o->watch) {
+        fprintf(stderr, "cradle-client: --delay is for --watch\n");
+        return CRADLE_CLIENT_EXIT_USAGE;
+    }
+    if (o->watch && strncmp(o->watch, "http://", 7) != 0 && strncmp(o->watch, "https://", 8) != 0) {
+        fprintf(stderr, "cradle-client: --watch '%s': a broadcast's URL starts with http:// or https://\n", o->watch);
+        return CRADLE_CLIENT_EXIT_USAGE;
+    }
+    if (o->watch) return CRADLE_CLIENT_RUN; /* no server to join: no key, no token */
     if ((o->script ? 1 : 0) + (o->bot ? 1 : 0) + (o->spectator ? 1 : 0) > 1) {
         fprintf(stderr, "cradle-client: --script, --bot and --spectator exclude each other\n");
         return CRADLE_CLIENT_EXIT_USAGE;

@@ -16,6 +16,8 @@ typedef struct cradle_client_options {
     const char *output;      /* game output bytes per step */
     const char *desync_report; /* default cradle-desync-<pid>.bin in the current directory */
     const char *play;        /* session log to show */
+    const char *watch;       /* --watch URL: a broadcast to show (watch.h) */
+    uint32_t delay_s;        /* --delay S: how far behind live a broadcast plays */
     const char *screenshot;  /* hidden: BMP written after screenshot_after steps, then exit */
     const char *build_id;    /* hidden test hook: claim this build id in HELLO */
     const char *server_key;  /* --server-key HEX: the pinned server id */

@@ -15,11 +15,13 @@
 #include <sys/stat.h>
 
 #include "cradle/replay.h"
+#include "cradle/systime.h"
 #include "hud.h"
 #include "present.h"
 #include "render_sdl.h"
 #include "audio.h"
 #include "session_run.h"
+#include "watch.h"
 #include "window.h"
 
 #define PARTICLES 8192u
@@ -40,9 +42,9 @@ static void warn(void *context, const char *message) {
 /* Where the game's sound files are looked for: beside --game, else beside
  * the build the log archived (which has none: the replay is then silent,
  * and says which files it missed). */
-static const char *sound_library(const cradle_client_options *o, const player *p) {
+static const char *sound_library(const cradle_client_options *o, const cradle_replay *r) {
     if (o->game) return o->game;
-    return cradle_reload_copy_path(&p->replay.libraries[p->replay.in_use]);
+    return cradle_reload_copy_path(&r->libraries[r->in_use]);
 }
 
 static int play_open(player *p, const cradle_client_options *o) {
@@ -138,18 +140,21 @@ void cradle_client_play_poll(cradle_playback *pb) {
     }
 }
 
-static int play_window(player *p, const cradle_client_options *o) {
-    cradle_sim *sim = &p->replay.sim;
+/* The window of --play (p) and --watch (w): one of the two is given. */
+static int show_window(player *p, cradle_watch *w, const cradle_client_options *o) {
+    cradle_replay *replay = w ? cradle_watch_replay(w) : &p->replay;
+    cradle_sim *sim = &replay->sim;
     const cradle_game_contract *k = sim->contract;
-    int w = (int)o->width, h = (int)o->height;
-    if (!w || !h) {
+    int width = (int)o->width, height = (int)o->height;
+    if (!width || !height) {
         uint32_t scale = 1;
         while (k->view_width * scale < 960u) scale++;
-        w = (int)(k->view_width * scale);
-        h = (int)(k->view_height * scale);
+        width = (int)(k->view_width * scale);
+        height = (int)(k->view_height * scale);
     }
-    SDL_Window *window = SDL_CreateWindow("cradle-client --play", SDL_WINDOWPOS_CENTERED, SDL_WINDOWPOS_CENTERED,
-                                          w, h, SDL_WINDOW_RESIZABLE | (o->fullscreen ? SDL_WINDOW_FULLSCREEN_DESKTOP : 0u));
+    SDL_Window *window = SDL_CreateWindow(w ? "cradle-client --watch" : "cradle-client --play", SDL_WINDOWPOS_CENTERED,
+                                          SDL_WINDOWPOS_CENTERED, width, height,
+                                          SDL_WINDOW_RESIZABLE | (o->fullscreen ? SDL_WINDOW_FULLSCREEN_DESKTOP : 0u));
     SDL_Renderer *renderer = window ? SDL_CreateRenderer(window, -1, SDL_RENDERER_ACCELERATED | SDL_RENDERER_PRESENTVSYNC) : NULL;
     if (window && !renderer) renderer = SDL_CreateRenderer(window, -1, SDL_RENDERER_SOFTWARE);
     static cradle_render_sdl render;
@@ -176,22 +181,36 @@ static int play_window(player *p, const cradle_client_options *o) {
         cradle_client_play_poll(&pb);
         now = cradle_client_now_ns();
         float dt = (float)(now - last_frame) / 1e9f;
-        uint32_t run = cradle_playback_steps(&pb, now - last_frame, k->steps_per_second);
-        last_frame = now;
-        if (p->ended) run = 0;
-        for (uint32_t i = 0; i < run && !failed; i++) {
-            int rc = play_step(p);
+        uint32_t ran = 0;
+        if (w) { /* a broadcast runs on the server's clock: no pause, no speed */
+            int rc = failed ? 0 : cradle_watch_advance(w, cradle_wall_ns() / 1000000u, CRADLE_PLAYBACK_MAX_OWED);
             if (rc < 0) failed = true;
-            if (rc <= 0) break;
+            ran = rc > 0 ? (uint32_t)rc : 0;
+            replay = cradle_watch_replay(w); /* a new segment is a new replay */
+            sim = &replay->sim;
+            if (o->steps && sim->next_step >= o->steps) pb.quit = true;
+        } else {
+            uint32_t run = cradle_playback_steps(&pb, now - last_frame, k->steps_per_second);
+            if (p->ended) run = 0;
+            for (uint32_t i = 0; i < run && !failed; i++) {
+                int rc = play_step(p);
+                if (rc < 0) failed = true;
+                if (rc <= 0) break;
+                ran++;
+                if (o->steps && p->replay.steps >= o->steps) pb.quit = true;
+            }
+        }
+        last_frame = now;
+        if (ran) {
             last_step_ns = now;
             k = sim->contract; /* may change at a reload */
-            if (!o->mute && cradle_audio_follow(&audio, k, sound_library(o, p), message, sizeof message) && message[0])
+            if (!o->mute && cradle_audio_follow(&audio, k, sound_library(o, replay), message, sizeof message) &&
+                message[0])
                 fprintf(stderr, "cradle-client: %s (those sounds stay silent)\n", message);
-            if (k->react) {
+            if (k->react) { /* the last step's events */
                 cradle_fx fx = cradle_present_fx(&present);
                 k->react(sim->state, cradle_events_data(&sim->events), cradle_events_count(&sim->events), &fx);
             }
-            if (o->steps && p->replay.steps >= o->steps) pb.quit = true;
         }
         cradle_present_update(&present, pb.paused ? 0.0f : dt);
         cradle_render_sdl_frame(&render, present.shake_x, present.shake_y);
@@ -199,45 +218,71 @@ static int play_window(player *p, const cradle_client_options *o) {
         SDL_SetRenderDrawColor(renderer, 0, 0, 0, 255);
         SDL_RenderClear(renderer);
         if (k->render) {
-            float alpha = cradle_playback_alpha(&pb, now - last_step_ns, k->steps_per_second);
+            float alpha = w ? (float)((double)(now - last_step_ns) * k->steps_per_second / 1e9)
+                            : cradle_playback_alpha(&pb, now - last_step_ns, k->steps_per_second);
+            if (alpha > 0.999f) alpha = 0.999f;
             k->render(sim->has_previous ? sim->previous : sim->state, sim->state, alpha, &world);
             cradle_present_draw(&present, &world);
         }
         cradle_render_sdl_letterbox(&render);
-        char mode[48], detail[128];
-        cradle_playback_mode(&pb, mode, sizeof mode);
+        char mode[64], detail[128] = "";
+        const uint8_t *snapshot = w ? w->snapshot : p->snapshot;
         uint32_t players = 0;
-        if (p->replay.steps)
-            for (uint32_t s = 0; s < k->max_players; s++) players += cradle_snapshot_present(p->snapshot, s);
-        cradle_hud_info hud = {.step = p->replay.steps, .rtt_ms = -1.0, .input_delay = -1,
-                               .players = players, .player_limit = p->replay.reader.header.player_count,
+        if (replay->steps && snapshot)
+            for (uint32_t slot = 0; slot < k->max_players; slot++) players += cradle_snapshot_present(snapshot, slot);
+        cradle_hud_info hud = {.step = sim->next_step, .rtt_ms = -1.0, .input_delay = -1,
+                               .players = players, .player_limit = replay->reader.header.player_count,
                                .slot = -2, .fps = dt > 0.0f ? 1.0 / (double)dt : 0.0, .mode = mode};
-        if (failed) {
-            hud.banner = "LOG ERROR";
-            snprintf(detail, sizeof detail, "%.100s", p->error);
-            hud.detail = detail;
-            hud.banner_rgba = 0xff5252ffu;
-        } else if (p->replay.mismatch) {
-            hud.banner = "HASH MISMATCH";
-            snprintf(detail, sizeof detail, "AT STEP %" PRIu64, p->replay.mismatch_step);
-            hud.detail = detail;
-            hud.banner_rgba = 0xffab40ffu;
-        } else if (p->ended) {
-            hud.banner = "END OF LOG";
-            snprintf(detail, sizeof detail, "%" PRIu64 " STEPS, %" PRIu64 " HASHES OK", p->replay.steps,
-                     p->replay.hashes_checked);
-            hud.detail = detail;
-            hud.banner_rgba = 0x69f0aeffu;
+        if (w) {
+            cradle_watch_hud(w, mode, sizeof mode, &hud.banner, detail, sizeof detail);
+            hud.detail = detail[0] ? detail : NULL;
+            hud.banner_rgba = w->error[0] || w->mismatch_step ? 0xff5252ffu : w->ended ? 0x69f0aeffu : 0xffab40ffu;
+        } else {
+            cradle_playback_mode(&pb, mode, sizeof mode);
+            if (failed) {
+                hud.banner = "LOG ERROR";
+                snprintf(detail, sizeof detail, "%.100s", p->error);
+                hud.detail = detail;
+                hud.banner_rgba = 0xff5252ffu;
+            } else if (p->replay.mismatch) {
+                hud.banner = "HASH MISMATCH";
+                snprintf(detail, sizeof detail, "AT STEP %" PRIu64, p->replay.mismatch_step);
+                hud.detail = detail;
+                hud.banner_rgba = 0xffab40ffu;
+            } else if (p->ended) {
+                hud.banner = "END OF LOG";
+                snprintf(detail, sizeof detail, "%" PRIu64 " STEPS, %" PRIu64 " HASHES OK", p->replay.steps,
+                         p->replay.hashes_checked);
+                hud.detail = detail;
+                hud.banner_rgba = 0x69f0aeffu;
+            }
         }
         cradle_hud_draw(&hud, &screen, render.output_w, render.output_h);
         SDL_RenderPresent(renderer);
         if (!vsync) SDL_Delay(4);
     }
-    status = summary(p);
+    status = w ? cradle_watch_summary(w) : summary(p);
 out:
     cradle_render_sdl_deinit(&render);
     cradle_audio_deinit(&audio);
     if (renderer) SDL_DestroyRenderer(renderer);
     if (window) SDL_DestroyWindow(window);
     return status;
+}
+
+static int play_window(player *p, const cradle_client_options *o) { return show_window(p, NULL, o); }
+
+int cradle_client_watch_window(cradle_watch *w) {
+    /* The window opens on the first segment: its build gives the view's size. */
+    uint64_t deadline = cradle_client_now_ns() + 30000000000ull;
+    while (!cradle_watch_replay(w)) {
+        if (cradle_watch_advance(w, cradle_wall_ns() / 1000000u, 0) < 0) return cradle_watch_summary(w);
+        if (cradle_client_now_ns() > deadline) {
+            snprintf(w->error, sizeof w->error, "no broadcast to show at %s after 30 s%s%s", w->options->watch,
+                     w->view.error[0] ? ": " : "", w->view.error);
+            return cradle_watch_summary(w);
+        }
+        SDL_Delay(20);
+    }
+    return show_window(NULL, w, w->options);
 }

@@ -13,6 +13,11 @@
 
 int cradle_client_play(const cradle_client_options *o);
 
+struct cradle_watch;
+/* --watch in a window (watch.h): the same window as --play's, on the
+ * broadcast's clock. Returns the exit status. */
+int cradle_client_watch_window(struct cradle_watch *w);
+
 /* The window loop's event handling: drains SDL's event queue into *pb (key
  * presses through cradle_playback_key, the window's close button as quit).
  * Needs SDL's video (or events) subsystem initialised. */

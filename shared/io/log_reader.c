@@ -151,7 +151,7 @@ void cradle_log_reader_start_anywhere(cradle_log_reader *r) {
 }
 
 bool cradle_log_reader_grow(cradle_log_reader *r, uint64_t size) {
-    assert(r && size >= r->size);
+    assert(r && size >= r->offset);
     r->size = size;
     if (r->end != CRADLE_LOG_END_UNCLOSED || r->error || r->offset >= size) return false;
     r->end = CRADLE_LOG_END_NONE;
@@ -288,6 +288,12 @@ static int load_block(cradle_log_reader *r) {
     uint64_t first = cradle_cursor_load_u64(b + CRADLE__LOG_BLOCK_FIRST_STEP);
     uint32_t records = cradle_cursor_load_u32(b + CRADLE__LOG_BLOCK_RECORDS);
     if (r->adopt) { /* start_anywhere: this block sets the place */
+        /* within int64 (as a sync document's steps are), so that counting
+         * on from it never wraps past UINT64_MAX */
+        if (first > (uint64_t)INT64_MAX)
+            return reader_fail(r, CRADLE_ELOG_CORRUPT, at,
+                               "block at byte %" PRIu64 " starts at step %" PRIu64 ", beyond any session's steps",
+                               at, first);
         r->adopt = false;
         r->sequence = sequence;
         r->steps = r->run_step = r->run_end = first;

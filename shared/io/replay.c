@@ -99,6 +99,7 @@ int cradle_replay_open(cradle_replay *r, const cradle_replay_config *config) {
     int rc = cradle_log_reader_open(&r->reader, config->log_path, message, sizeof message);
     if (rc != 0) return fail(r, rc, "%s", message);
     r->reader_open = true;
+    if (config->log_bytes) (void)cradle_log_reader_grow(&r->reader, config->log_bytes);
     if (config->start_state) cradle_log_reader_start_anywhere(&r->reader);
     const cradle_log_header *h = &r->reader.header;
     uint32_t capacity = h->state_size > CRADLE_REPLAY_MIN_CAPACITY ? h->state_size : CRADLE_REPLAY_MIN_CAPACITY;

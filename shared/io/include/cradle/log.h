@@ -386,9 +386,10 @@ CRADLE_MUST_CHECK int cradle_log_verify_signature(const cradle_log_record *trail
 void cradle_log_reader_start_anywhere(cradle_log_reader *r);
 
 /* For a file that another party appends whole blocks to (a viewer's mirror
- * of a broadcast): the file now holds `size` bytes, at least as many as
- * before. A reader that had reached an unclosed end goes on from there.
- * Returns true when it has bytes to read again. */
+ * of a broadcast): the reader may read its first `size` bytes, at least as
+ * many as it has read (a size below the file's own keeps a block being
+ * appended out of sight). A reader that had reached an unclosed end goes on
+ * from there. Returns true when it has bytes to read again. */
 bool cradle_log_reader_grow(cradle_log_reader *r, uint64_t size);
 
 /* Byte offset just past the last verified block (or the header). */

@@ -81,6 +81,9 @@ typedef struct cradle_replay_config {
        again, which must then be that build (a viewer keeps its game current
        as a client does): no archive to copy builds from. */
     bool reload_game_path;
+    /* Read only the first log_bytes bytes of the log (0: all): another
+       thread appends to it, and cradle_replay_grow() moves the limit. */
+    uint64_t log_bytes;
     void (*warn)(void *context, const char *message);
     void *warn_context;
 } cradle_replay_config;
@@ -204,9 +207,10 @@ CRADLE_MUST_CHECK int cradle_replay_rerun(cradle_replay *r, const void *saved, s
  * (r->message says why; not sticky), or the sticky error. */
 CRADLE_MUST_CHECK int cradle_replay_move(cradle_replay *r, void *storage, uint32_t capacity);
 
-/* The log file now holds `size` bytes (another thread appended whole
- * blocks: a broadcast viewer's mirror). A replay that had reached an
- * unclosed end goes on: returns true when next() has records again. */
+/* The log file's first `size` bytes are whole blocks to read (another
+ * thread appended them: a broadcast viewer's mirror). A replay that had
+ * reached an unclosed end goes on: returns true when next() has records
+ * again. */
 bool cradle_replay_grow(cradle_replay *r, uint64_t size);
 
 /* Bytes of the log read so far and in all, for a progress display. */

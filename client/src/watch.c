@@ -1,0 +1,287 @@
+/*
+ * watch: --watch URL (see watch.h). The mirror fetches; this file plays the
+ * mirror's log on the server's clock, delay behind live.
+ */
+#include "watch.h"
+
+#include <dirent.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cradle/os.h"
+#include "cradle/systime.h"
+#include "play.h"
+#include "session_run.h"
+#include "window.h"
+
+#define EVENTS 1024u
+#define FIRST_SEGMENT_TIMEOUT_MS 30000u /* no broadcast to show after this: an error */
+
+/* The mirror's folder goes with the viewer: two levels (segments and their
+ * data folders). */
+static void remove_tree(const char *path) {
+    DIR *d = opendir(path);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        char child[4096 + 300];
+        snprintf(child, sizeof child, "%s/%s", path, e->d_name);
+        struct stat st;
+        if (lstat(child, &st) == 0 && S_ISDIR(st.st_mode)) remove_tree(child);
+        else unlink(child);
+    }
+    closedir(d);
+    rmdir(path);
+}
+
+static void warn(void *context, const char *message) {
+    (void)context;
+    fprintf(stderr, "cradle-client: --watch: warning: %s\n", message);
+}
+
+int cradle_watch_open(cradle_watch *w, const cradle_client_options *o) {
+    w->options = o;
+    w->delay_ms = (o->delay_s ? o->delay_s : CRADLE_WATCH_DEFAULT_DELAY_S) * 1000u;
+    w->first_step = UINT64_MAX;
+    snprintf(w->dir, sizeof w->dir, "%s/cradle-watch-XXXXXX", cradle_os_tmpdir());
+    if (!mkdtemp(w->dir)) {
+        snprintf(w->error, sizeof w->error, "cannot create a folder in %s for the broadcast's mirror", cradle_os_tmpdir());
+        w->dir[0] = '\0';
+        return -1;
+    }
+    /* The keyframe's state: as large as a replay of the game holds. */
+    w->key_capacity = CRADLE_REPLAY_MIN_CAPACITY * 16u;
+    w->key_state = malloc(w->key_capacity);
+    if (!w->key_state) {
+        snprintf(w->error, sizeof w->error, "out of memory");
+        return -1;
+    }
+    cradle_broadcast_mirror_config config = {.url = o->watch,
+                                             .dir = w->dir,
+                                             .delay_ms = w->delay_ms,
+                                             .state_capacity = w->key_capacity};
+    char why[CRADLE_BROADCAST_MESSAGE_MAX];
+    if (cradle_broadcast_mirror_open(&w->mirror, &config, why, sizeof why) != 0) {
+        snprintf(w->error, sizeof w->error, "%s", why);
+        return -1;
+    }
+    return 0;
+}
+
+cradle_replay *cradle_watch_replay(cradle_watch *w) { return w->replay_open ? &w->replay : NULL; }
+
+/* The hashes of the segment that ends count in the viewer's totals. */
+static void close_segment(cradle_watch *w) {
+    if (!w->replay_open) return;
+    w->hashes_checked += w->replay.hashes_checked;
+    w->hash_mismatches += w->replay.hash_mismatches;
+    cradle_replay_close(&w->replay);
+    w->replay_open = false;
+}
+
+/* The replay of the mirror's current segment, from its keyframe. Returns
+ * 0 (also while there is none yet) or -1 with w->error. */
+static int open_segment(cradle_watch *w) {
+    if (w->view.segment == 0 || w->view.segment == w->segment) return 0;
+    uint32_t size = 0;
+    if (w->view.keyed) {
+        size = cradle_broadcast_mirror_keyframe(w->mirror, w->view.segment, w->key_state, w->key_capacity);
+        if (size == 0) return 0; /* the mirror moved on meanwhile: the next view */
+    }
+    close_segment(w);
+    cradle_replay_config config = {.log_path = w->view.log_path,
+                                   .game_path = w->options->game,
+                                   .keep_previous = true,
+                                   .event_capacity = EVENTS,
+                                   .reload_game_path = true,
+                                   .log_bytes = w->view.bytes,
+                                   .warn = warn};
+    if (w->view.keyed) {
+        config.start_state = w->key_state;
+        config.start_state_size = size;
+        config.start_step = w->view.start_step;
+        config.start_build = w->view.start_build;
+    }
+    if (cradle_replay_open(&w->replay, &config) != 0) {
+        snprintf(w->error, sizeof w->error, "%s", w->replay.message);
+        return -1;
+    }
+    w->replay_open = true;
+    w->segment = w->view.segment;
+    w->segments++;
+    free(w->snapshot);
+    w->snapshot = calloc(1, w->replay.reader.header.snapshot_size);
+    if (!w->snapshot) {
+        snprintf(w->error, sizeof w->error, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+/* The step the server ran at unix time t (ms), from the sync document's
+ * live step: it ran step live.step - 1 at live.unix_ms. */
+static int64_t server_ms_of_step(const cradle_watch *w, uint64_t step) {
+    const cradle_broadcast_sync *s = &w->view.sync;
+    int64_t steps_before_live = (int64_t)s->live_step - 1 - (int64_t)step;
+    return (int64_t)s->live_unix_ms - steps_before_live * 1000 / (int64_t)s->steps_per_second;
+}
+
+/* One step of the replay, with the records after it. 1, 0 when the mirror
+ * has no more yet (or the log ended), -1 with w->error. */
+static int run_one(cradle_watch *w, uint64_t now_unix_ms) {
+    cradle_replay_item item;
+    int rc;
+    while ((rc = cradle_replay_next(&w->replay, &item)) == 1) {
+        if (item.kind != CRADLE_REPLAY_STEP) continue;
+        memcpy(w->snapshot, item.snapshot, w->replay.sim.snapshot_size);
+        rc = cradle_replay_catch_up(&w->replay);
+        if (rc < 0) break;
+        if (w->replay.mismatch && !w->mismatch_step) w->mismatch_step = w->replay.mismatch_step + 1u;
+        w->steps++;
+        if (w->first_step == UINT64_MAX) w->first_step = item.step;
+        w->last_step = item.step;
+        w->behind_ms = (int64_t)now_unix_ms - server_ms_of_step(w, item.step);
+        if (w->samples < CRADLE_WATCH_LATENCY_SAMPLES)
+            w->over_delay_ms[w->samples++] = (int32_t)(w->behind_ms - (int64_t)w->delay_ms);
+        if (w->replay.ended && w->replay.reader.end == CRADLE_LOG_END_CLOSED) w->ended = true;
+        return 1;
+    }
+    if (rc == 0) {
+        if (w->replay.ended && w->replay.reader.end == CRADLE_LOG_END_CLOSED) w->ended = true;
+        return 0;
+    }
+    snprintf(w->error, sizeof w->error, "%s", w->replay.message);
+    return -1;
+}
+
+int cradle_watch_advance(cradle_watch *w, uint64_t now_unix_ms, uint32_t max) {
+    cradle_broadcast_mirror_view_now(w->mirror, &w->view);
+    if (w->view.error[0] && strcmp(w->view.error, w->reported) != 0) {
+        fprintf(stderr, "cradle-client: --watch: %s\n", w->view.error);
+        memcpy(w->reported, w->view.error, sizeof w->reported);
+    }
+    if (open_segment(w) != 0) return -1;
+    if (!w->replay_open || !w->view.have_sync || w->ended) return 0;
+    (void)cradle_replay_grow(&w->replay, w->view.bytes);
+    /* The step due now: the one the server ran `delay` ago. */
+    const cradle_broadcast_sync *s = &w->view.sync;
+    int64_t since_live = (int64_t)now_unix_ms - (int64_t)s->live_unix_ms - (int64_t)w->delay_ms;
+    int64_t due = (int64_t)s->live_step + since_live * (int64_t)s->steps_per_second / 1000;
+    uint32_t ran = 0;
+    w->buffering = false;
+    while (ran < max && (int64_t)w->replay.sim.next_step < due) {
+        int rc = run_one(w, now_unix_ms);
+        if (rc < 0) return -1;
+        if (rc == 0) {
+            w->buffering = !w->ended;
+            break;
+        }
+        ran++;
+    }
+    return (int)ran;
+}
+
+void cradle_watch_hud(const cradle_watch *w, char *mode, size_t mode_size, const char **banner, char *detail,
+                      size_t detail_size) {
+    *banner = NULL;
+    detail[0] = '\0';
+    if (!w->replay_open) {
+        snprintf(mode, mode_size, "BROADCAST");
+        *banner = "WAITING FOR THE BROADCAST";
+        snprintf(detail, detail_size, "%.100s", w->view.error[0] ? w->view.error : w->options->watch);
+        return;
+    }
+    snprintf(mode, mode_size, "BROADCAST %.1f S BEHIND", (double)w->behind_ms / 1000.0);
+    if (w->error[0]) {
+        *banner = "BROADCAST ERROR";
+        snprintf(detail, detail_size, "%.100s", w->error);
+    } else if (w->mismatch_step) {
+        *banner = "HASH MISMATCH";
+        snprintf(detail, detail_size, "AT STEP %" PRIu64, w->mismatch_step - 1u);
+    } else if (w->ended) {
+        *banner = "BROADCAST ENDED";
+        snprintf(detail, detail_size, "%" PRIu64 " STEPS SHOWN", w->steps);
+    } else if (w->buffering) {
+        *banner = "BUFFERING";
+        snprintf(detail, detail_size, "%.100s", w->view.error[0] ? w->view.error : "WAITING FOR THE NEXT FRAGMENT");
+    }
+}
+
+static int compare_i32(const void *a, const void *b) {
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+int cradle_watch_summary(cradle_watch *w) {
+    close_segment(w);
+    int32_t p50 = 0, p99 = 0, max = 0;
+    if (w->samples) {
+        qsort(w->over_delay_ms, w->samples, sizeof w->over_delay_ms[0], compare_i32);
+        p50 = w->over_delay_ms[w->samples / 2u];
+        p99 = w->over_delay_ms[(uint64_t)w->samples * 99u / 100u];
+        max = w->over_delay_ms[w->samples - 1u];
+    }
+    const char *verdict = w->error[0] ? "error" : w->hash_mismatches ? "hash_mismatch" : w->steps ? "ok" : "error";
+    printf("{\"event\":\"watched\",\"steps\":%" PRIu64 ",\"first_step\":%" PRIu64 ",\"last_step\":%" PRIu64
+           ",\"hashes_checked\":%" PRIu64 ",\"hash_mismatches\":%" PRIu64 ",\"segments\":%" PRIu32
+           ",\"refused\":%" PRIu64 ",\"requests\":%" PRIu64 ",\"delay_ms\":%" PRIu32 ",\"over_delay_ms_p50\":%" PRId32
+           ",\"over_delay_ms_p99\":%" PRId32 ",\"over_delay_ms_max\":%" PRId32 ",\"ended\":%s,\"verdict\":\"%s\"}\n",
+           w->steps, w->first_step == UINT64_MAX ? 0 : w->first_step, w->last_step, w->hashes_checked,
+           w->hash_mismatches, w->segments, w->view.refused, w->view.requests, w->delay_ms, p50, p99, max,
+           w->ended ? "true" : "false", verdict);
+    fflush(stdout);
+    if (w->error[0]) fprintf(stderr, "cradle-client: --watch: %s\n", w->error);
+    else if (!w->steps) fprintf(stderr, "cradle-client: --watch: no step shown\n");
+    if (w->hash_mismatches)
+        fprintf(stderr, "cradle-client: --watch: hash mismatch at step %" PRIu64 "\n", w->mismatch_step - 1u);
+    return w->error[0] || w->hash_mismatches || !w->steps ? 1 : 0;
+}
+
+void cradle_watch_close(cradle_watch *w) {
+    close_segment(w);
+    cradle_broadcast_mirror_close(w->mirror);
+    w->mirror = NULL;
+    if (w->dir[0]) remove_tree(w->dir);
+    w->dir[0] = '\0';
+    free(w->key_state);
+    free(w->snapshot);
+    w->key_state = w->snapshot = NULL;
+}
+
+static int watch_headless(cradle_watch *w) {
+    const cradle_client_options *o = w->options;
+    uint64_t started = cradle_mono_ns();
+    for (;;) {
+        uint64_t now = cradle_wall_ns() / 1000000u;
+        if (cradle_watch_advance(w, now, 4096u) < 0) break;
+        if (w->ended) break;
+        if (o->steps && w->replay_open && w->replay.sim.next_step >= o->steps) break;
+        if (!w->replay_open && cradle_mono_ns() - started > (uint64_t)FIRST_SEGMENT_TIMEOUT_MS * 1000000u) {
+            snprintf(w->error, sizeof w->error, "no broadcast to show at %s after %u s%s%s", o->watch,
+                     FIRST_SEGMENT_TIMEOUT_MS / 1000u, w->view.error[0] ? ": " : "", w->view.error);
+            break;
+        }
+        cradle_sleep_ns(5000000u); /* a step is 16 ms at 60 steps/s */
+    }
+    return cradle_watch_summary(w);
+}
+
+int cradle_client_watch(const cradle_client_options *o) {
+    static cradle_watch w;
+    memset(&w, 0, sizeof w);
+    int status = 1;
+    if (cradle_watch_open(&w, o) != 0) {
+        fprintf(stderr, "cradle-client: --watch: %s\n", w.error);
+    } else if (o->headless || !cradle_client_video_init()) {
+        status = watch_headless(&w);
+    } else {
+        status = cradle_client_watch_window(&w);
+    }
+    cradle_watch_close(&w);
+    return status;
+}
