@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "cradle/cradle.h"
+#include "replay/broadcast_fetch.h"
 #include "replay/desync.h"
 #include "replay/digest_golden.h"
 #include "replay/second_run.h"
@@ -78,7 +79,10 @@ typedef struct verdict {
 static void usage(FILE *to) {
     fprintf(to,
             "usage: cradle-replay [options] LOG\n"
+            "       cradle-replay --game LIB [options] URL\n"
             "Replays a session log headless, checks its state hashes and compares output.\n"
+            "A URL (http:// or https://) is a broadcast (cradle-server --broadcast): its\n"
+            "fragments are fetched and checked, and replayed as the session log they make.\n"
             "  --game LIB      game library (default: the build archived in LOG.builds/)\n"
             "  --output FILE   write the game's output bytes to FILE ('-' = stdout)\n"
             "  --golden FILE   compare the output with the golden file FILE (exit 1 at the\n"
@@ -687,7 +691,26 @@ int main(int argc, char **argv) {
         return replay_desync(&d);
     }
     r->tty = isatty(STDERR_FILENO) && !r->o.json;
+    static broadcast_fetch fetched;
+    bool from_url = strncmp(r->o.log, "http://", 7) == 0 || strncmp(r->o.log, "https://", 8) == 0;
+    if (from_url) {
+        char why[512];
+        if (!r->o.game) {
+            fprintf(stderr, "cradle-replay: %s: a broadcast carries no build: pass --game LIB\n", r->o.log);
+            return 2;
+        }
+        if (broadcast_fetch_run(&fetched, r->o.log, why, sizeof why) != 0) {
+            fprintf(stderr, "cradle-replay: %s: %s\n", r->o.log, why);
+            broadcast_fetch_clean(&fetched);
+            return 1;
+        }
+        if (!r->o.json)
+            fprintf(stderr, "cradle-replay: fetched %llu fragments (%llu bytes) from %s%s\n", fetched.fragments,
+                    fetched.bytes, r->o.log, fetched.ended ? "" : " (still live: up to now)");
+        r->o.log = fetched.log;
+    }
     cradle_replay_config config = {.log_path = r->o.log,
+                                   .reload_game_path = from_url,
                                    .game_path = r->o.game,
                                    .force = r->o.force,
                                    .output = r->o.output || r->o.golden || r->o.bless || r->o.synctest,
@@ -716,5 +739,6 @@ int main(int argc, char **argv) {
     }
     bool ok = report(r);
     cleanup(r);
+    broadcast_fetch_clean(&fetched);
     return ok ? 0 : 1;
 }

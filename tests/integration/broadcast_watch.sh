@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# A broadcast end to end, with real nginx: a session with a bot player is
+# uploaded to an origin (WebDAV, X-Origin-Auth) and watched by two headless
+# viewers through an edge cache. The origin dies mid-broadcast for as long
+# as the server takes to queue 8 fragments (about 10 s): the server runs on
+# unaffected (no step dropped, fragments queued and then resent), a viewer
+# that was watching catches up, and one that starts after the outage joins
+# at a keyframe. Both check every recorded hash to the broadcast's end. The
+# fragments concatenated are the server's log byte for byte, and
+# cradle-replay URL replays the broadcast. A damaged copy of the broadcast
+# is refused naming the fragment; a wrong secret is refused by the origin
+# and shown in status.
+set -euo pipefail
+[ -n "${BROADCAST_TRACE:-}" ] && set -x
+server=$1 client=$2 game=$3 ctl=$4 replay=$5
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/broadcast_nginx.sh"
+broadcast_need_nginx
+work=$(mktemp -d)
+viewers=()
+cleanup() {
+  for v in "${viewers[@]}"; do kill "$v" 2>/dev/null || true; done
+  stop_server_on_exit
+  stop_nginx "$work/edge" 2>/dev/null || true
+  stop_nginx "$work/origin" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+cd "$work"
+ctl() { "$ctl" --socket dev.sock --json "$@"; }
+status_field() { json_field "$(ctl status)" "$1"; }
+at_least() { [ "$(status_field "$1")" -ge "$2" ]; }
+equals() { [ "$(status_field "$1")" = "$2" ]; }
+
+start_origin "$work/origin"
+start_edge "$work/edge" "$ORIGIN_URL"
+root=$ORIGIN_ROOT/live/match
+start_server --game "$game" --players 2 --dev-socket dev.sock --log session.log \
+  --broadcast "$ORIGIN_URL/live/match" --broadcast-auth "$ORIGIN_SECRET_FILE" \
+  --broadcast-fragment-ms 1000 --broadcast-keyframe-s 2
+"$client" --headless --port "$PORT" "${CLIENT_SECURITY[@]}" --game "$game" --bot --seed 3 >bot.out 2>bot.err &
+bot=$!
+viewers+=("$bot")
+wait_until 30 "a player to join" at_least joins 1
+wait_until 30 "two fragments on the origin" at_least broadcast_fragments 2
+"$client" --headless --watch "$EDGE_URL/live/match" --game "$game" --delay 3 >early.out 2>early.err &
+early=$!
+viewers+=("$early")
+wait_until 30 "four fragments on the origin" at_least broadcast_fragments 4
+
+# The origin dies. Players notice nothing; fragments wait in the server's queue.
+step_before=$(status_field step)
+kill_origin
+wait_until 60 "8 fragments queued while the origin is down" at_least broadcast_queued 8
+equals broadcast_state retrying
+at_least broadcast_retries 1
+equals dropped_steps 0
+equals broadcast_lost 0
+[ "$(status_field step)" -gt $((step_before + 8 * 60 / 2)) ] # the session ran on
+ctl status | grep -q '"broadcast_last_error":"PUT http://127.0.0.1:[0-9]*/live/match/'
+restart_origin
+wait_until 60 "the queue to drain after the origin came back" equals broadcast_queued 0
+equals broadcast_state ok
+equals broadcast_lost 0
+equals dropped_steps 0
+
+# A viewer who arrives now starts at a keyframe, not at step 0.
+"$client" --headless --watch "$EDGE_URL/live/match" --game "$game" --delay 3 >late.out 2>late.err &
+late=$!
+viewers+=("$late")
+wait_until 30 "three more fragments" at_least broadcast_fragments $(($(status_field broadcast_fragments) + 3))
+ctl quit >/dev/null
+wait "$SERVER_PID"
+grep -q 'info: ended: [0-9]* fragments' server.err || { cat server.err; exit 1; }
+grep -q '"ended":true' "$root/sync"
+
+for name in early late; do
+  pid=${!name}
+  rc=0
+  wait "$pid" || rc=$?
+  line=$(grep '"event":"watched"' $name.out) || { cat $name.out $name.err; exit 1; }
+  [ "$rc" -eq 0 ] || { echo "viewer $name exited $rc: $line" >&2; cat $name.err >&2; exit 1; }
+  [ "$(json_field "$line" verdict)" = ok ]
+  [ "$(json_field "$line" ended)" = true ]
+  [ "$(json_field "$line" hash_mismatches)" -eq 0 ]
+  [ "$(json_field "$line" hashes_checked)" -ge 10 ]
+done
+# The early viewer lived through the outage; the late one joined at a keyframe.
+[ "$(json_field "$(grep watched late.out)" first_step)" -gt 0 ]
+[ "$(json_field "$(grep watched early.out)" over_delay_ms_max)" -gt 2000 ] # it waited for the origin
+wait "$bot" || true
+
+# The fragments, concatenated, are the server's log byte for byte.
+fragments=$(json_field "$(cat "$root/sync")" fragments)
+{ cat "$root/start"; for ((i = 0; i < fragments; i++)); do cat "$root/frag/$i"; done; } >concatenated.log
+cmp concatenated.log session.log
+# cradle-replay URL fetches them through the edge and replays them.
+"$replay" --game "$game" "$EDGE_URL/live/match" >replay.out 2>replay.err || { cat replay.err; exit 1; }
+grep -q "fetched $fragments fragments" replay.err
+grep -q "log closed: OK" replay.err
+
+# A damaged copy: refused, naming the fragment.
+mkdir -p "$ORIGIN_ROOT/live/damaged"
+cp -r "$root/." "$ORIGIN_ROOT/live/damaged/"
+printf 'X' | dd of="$ORIGIN_ROOT/live/damaged/frag/1" bs=1 seek=60 conv=notrunc status=none
+rc=0
+"$replay" --game "$game" "$ORIGIN_URL/live/damaged" >damaged.out 2>damaged.err || rc=$?
+[ "$rc" -eq 1 ] || { echo "a damaged broadcast replayed (exit $rc)" >&2; exit 1; }
+grep -q 'fragment 1: ' damaged.err || { cat damaged.err; exit 1; }
+
+# A wrong secret: the origin refuses every PUT, the session runs on, status says why.
+echo "not-the-secret" >wrong.secret
+chmod 600 wrong.secret
+rm -f session2.log
+start_server --game "$game" --players 1 --dev-socket dev.sock --log session2.log \
+  --broadcast "$ORIGIN_URL/live/wrong" --broadcast-auth wrong.secret
+wait_until 30 "the refusal to show" at_least broadcast_retries 1
+ctl status | grep -q 'HTTP 403 (check --broadcast-auth)'
+[ ! -e "$ORIGIN_ROOT/live/wrong/start" ]
+ctl quit >/dev/null
+wait "$SERVER_PID" || true
+grep -q 'the broadcast did not end' server.err
+# A secret file others can read is refused at start.
+chmod 644 wrong.secret
+rc=0
+"$server" --game "$game" --insecure --bind 127.0.0.1 --port $((20000 + RANDOM % 40000)) --log session3.log \
+  --broadcast "$ORIGIN_URL/live/x" --broadcast-auth wrong.secret 2>perm.err || rc=$?
+[ "$rc" -eq 2 ] && grep -q 'readable by group or others' perm.err
+echo "broadcast_watch: ok ($fragments fragments)"

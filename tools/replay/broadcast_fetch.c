@@ -1,0 +1,100 @@
+/*
+ * broadcast_fetch: cradle-replay URL (see broadcast_fetch.h).
+ */
+#include "broadcast_fetch.h"
+
+#include <dirent.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cradle/broadcast_mirror.h"
+#include "cradle/os.h"
+#include "cradle/systime.h"
+
+#define STALL_MS 15000u /* no new fragment for this long, with one announced: give up */
+#define SETTLE_POLLS 3u /* a live broadcast: caught up for this many polls */
+
+static void remove_tree(const char *path) {
+    DIR *d = opendir(path);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        char child[4096 + 300];
+        snprintf(child, sizeof child, "%s/%s", path, e->d_name);
+        struct stat st;
+        if (lstat(child, &st) == 0 && S_ISDIR(st.st_mode)) remove_tree(child);
+        else unlink(child);
+    }
+    closedir(d);
+    rmdir(path);
+}
+
+void broadcast_fetch_clean(broadcast_fetch *f) {
+    if (f->dir[0]) remove_tree(f->dir);
+    f->dir[0] = '\0';
+}
+
+/* Whether the mirror holds everything: the end, or every fragment a live
+ * broadcast has published, SETTLE_POLLS views in a row. */
+static int caught_up(const cradle_broadcast_mirror_view *v, unsigned *settled) {
+    if (v->ended) return 1;
+    if (v->have_sync && v->segment == 1 && v->fragments >= v->sync.fragments && v->sync.fragments > 0) {
+        if (++*settled >= SETTLE_POLLS) return 1;
+    } else {
+        *settled = 0;
+    }
+    return 0;
+}
+
+int broadcast_fetch_run(broadcast_fetch *f, const char *url, char *message, size_t message_size) {
+    memset(f, 0, sizeof *f);
+    snprintf(f->dir, sizeof f->dir, "%s/cradle-replay-XXXXXX", cradle_os_tmpdir());
+    if (!mkdtemp(f->dir)) {
+        snprintf(message, message_size, "cannot create a folder in %s for the broadcast", cradle_os_tmpdir());
+        f->dir[0] = '\0';
+        return 1;
+    }
+    cradle_broadcast_mirror *m = NULL;
+    cradle_broadcast_mirror_config config = {.url = url, .dir = f->dir, .from_start = true, .poll_ms = 200};
+    if (cradle_broadcast_mirror_open(&m, &config, message, message_size) != 0) return 1;
+    cradle_broadcast_mirror_view v;
+    uint64_t last_progress = cradle_mono_ns(), fragments = 0;
+    unsigned settled = 0;
+    int rc = 1;
+    for (;;) {
+        cradle_broadcast_mirror_view_now(m, &v);
+        if (v.segment > 1) {
+            snprintf(message, message_size, "the broadcast has a gap (%s): its fragments no longer make one log",
+                     v.error);
+            break;
+        }
+        if (caught_up(&v, &settled)) {
+            rc = 0;
+            break;
+        }
+        if (v.fragments != fragments) {
+            fragments = v.fragments;
+            last_progress = cradle_mono_ns();
+        }
+        if (cradle_mono_ns() - last_progress > (uint64_t)STALL_MS * 1000000u) {
+            snprintf(message, message_size, "no progress for %u s after %llu fragments: %s", STALL_MS / 1000u,
+                     (unsigned long long)v.fragments, v.error[0] ? v.error : "nothing new published");
+            break;
+        }
+        cradle_sleep_ns(50000000u);
+    }
+    cradle_broadcast_mirror_close(m);
+    snprintf(f->log, sizeof f->log, "%s", v.log_path);
+    f->fragments = v.fragments;
+    f->bytes = v.bytes;
+    f->ended = v.ended;
+    if (rc == 0 && v.refused)
+        fprintf(stderr, "cradle-replay: %s: %llu documents were refused and fetched again (the last: %s)\n", url,
+                (unsigned long long)v.refused, v.error);
+    return rc;
+}
