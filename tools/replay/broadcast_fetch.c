@@ -16,7 +16,7 @@
 #include "cradle/systime.h"
 
 #define STALL_MS 15000u /* no new fragment for this long, with one announced: give up */
-#define SETTLE_POLLS 3u /* a live broadcast: caught up for this many polls */
+#define SETTLE_MS 3000u /* a live broadcast: caught up this long (3x the sync document's max-age) */
 
 static void remove_tree(const char *path) {
     DIR *d = opendir(path);
@@ -40,15 +40,17 @@ void broadcast_fetch_clean(broadcast_fetch *f) {
 }
 
 /* Whether the mirror holds everything: the end, or every fragment a live
- * broadcast has published, SETTLE_POLLS views in a row. */
-static int caught_up(const cradle_broadcast_mirror_view *v, unsigned *settled) {
+ * broadcast has published, for SETTLE_MS (a cache may serve a sync
+ * document a second old: one that just ended says so by then). */
+static int caught_up(const cradle_broadcast_mirror_view *v, uint64_t *since_ns) {
     if (v->ended) return 1;
-    if (v->have_sync && v->segment == 1 && v->fragments >= v->sync.fragments && v->sync.fragments > 0) {
-        if (++*settled >= SETTLE_POLLS) return 1;
-    } else {
-        *settled = 0;
+    if (!(v->have_sync && v->segment == 1 && v->fragments >= v->sync.fragments && v->sync.fragments > 0)) {
+        *since_ns = 0;
+        return 0;
     }
-    return 0;
+    uint64_t now = cradle_mono_ns();
+    if (!*since_ns) *since_ns = now;
+    return now - *since_ns >= (uint64_t)SETTLE_MS * 1000000u;
 }
 
 int broadcast_fetch_run(broadcast_fetch *f, const char *url, char *message, size_t message_size) {
@@ -64,7 +66,7 @@ int broadcast_fetch_run(broadcast_fetch *f, const char *url, char *message, size
     if (cradle_broadcast_mirror_open(&m, &config, message, message_size) != 0) return 1;
     cradle_broadcast_mirror_view v;
     uint64_t last_progress = cradle_mono_ns(), fragments = 0;
-    unsigned settled = 0;
+    uint64_t settled = 0;
     int rc = 1;
     for (;;) {
         cradle_broadcast_mirror_view_now(m, &v);
