@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench.sh [NAME...]: builds the benchmark programs in Release and runs them
 # (all, or only those named: core world game log reload trial idle data dev events
-# server secure client). Each prints its own figures; the README's performance table comes
+# server secure client broadcast). Each prints its own figures; the README's performance table comes
 # from these runs. bench_server runs 64 bots for BENCH_SERVER_SECONDS (60).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,7 +12,7 @@ cmake --build build/release -j"$(nproc)" >build/release-build.log 2>&1 ||
 b=build/release/tools/bench
 vanguard=build/release/shared/games/vanguard/vanguard.so
 names=("$@")
-[ ${#names[@]} -gt 0 ] || names=(core world game log reload trial idle data dev events secure client server)
+[ ${#names[@]} -gt 0 ] || names=(core world game log reload trial idle data dev events secure client server broadcast)
 for name in "${names[@]}"; do
   echo "== bench_$name"
   case "$name" in
@@ -21,6 +21,7 @@ for name in "${names[@]}"; do
     trial) bash tools/bench/bench_trial.sh build/release ;;
     idle) bash tools/bench/bench_idle.sh build/release ;;
     data) bash tools/bench/bench_data.sh build/release ;;
+    broadcast) bash tools/bench/bench_broadcast.sh build/release ;;
     log) "$b/bench_log" "$vanguard" ;;
     server) "$b/bench_server" "${BENCH_SERVER_SECONDS:-60}" ;;
     *) [ -x "$b/bench_$name" ] || { echo "bench.sh: no benchmark '$name'" >&2; exit 2; }
