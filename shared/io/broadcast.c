@@ -326,8 +326,10 @@ int cradle_broadcast_keyframe_encode(cradle_broadcast_codec *c, const cradle_bro
                                      size_t message_size) {
     assert(c && c->compress && k && state && out && length);
     assert(printable_id(k->build_id, CRADLE_GAME_BUILD_ID_MAX) && k->state_size <= CRADLE_BROADCAST_STATE_MAX);
-    if (size < cradle_broadcast_keyframe_bound(k->state_size))
-        return refuse(message, message_size, "keyframe", "no room for a %" PRIu32 "-byte state", k->state_size);
+    if (size < cradle_broadcast_keyframe_bound(k->state_size)) {
+        (void)refuse(message, message_size, "keyframe", "no room for a %" PRIu32 "-byte state", k->state_size);
+        return CRADLE_ERANGE;
+    }
     uint8_t *payload = out + CRADLE_BROADCAST_KEYFRAME_HEADER_BYTES;
     size_t n = ZSTD_compressCCtx(c->compress, payload, size - CRADLE_BROADCAST_KEYFRAME_HEADER_BYTES, state,
                                  k->state_size, c->level);
@@ -415,6 +417,10 @@ int cradle_broadcast_keyframe_decode(cradle_broadcast_codec *c, const uint8_t *d
     if (content != k->state_size)
         return refuse(message, message_size, what, "the zstd frame does not hold exactly %" PRIu32 " bytes",
                       k->state_size);
+    /* ZSTD_decompressDCtx would also take frames after the first (an empty
+     * one, a skippable one): a keyframe is the one frame and nothing else */
+    if (ZSTD_findFrameCompressedSize(payload, compressed) != compressed)
+        return refuse(message, message_size, what, "the zstd frame is not all of the compressed bytes");
     size_t n = ZSTD_decompressDCtx(c->decompress, state, k->state_size, payload, compressed);
     if (ZSTD_isError(n) || n != k->state_size)
         return refuse(message, message_size, what, "zstd: %s",

@@ -116,7 +116,8 @@ typedef struct drained {
     bool snapshots_ok;
 } drained;
 
-static drained drain(cradle_log_reader *r) {
+/* Reads to the end or an error; the steps must run on from `first`. */
+static drained drain_from(cradle_log_reader *r, uint64_t first) {
     drained d = {.snapshots_ok = true};
     cradle_log_record rec;
     int rc;
@@ -124,7 +125,7 @@ static drained drain(cradle_log_reader *r) {
     while ((rc = cradle_log_reader_next(r, &rec)) == 1) {
         if (rec.kind == CRADLE_LOG_RECORD_STEP) {
             snapshot_for(rec.step, want);
-            if (rec.step != d.steps || memcmp(want, rec.snapshot, SNAP) != 0) d.snapshots_ok = false;
+            if (rec.step != first + d.steps || memcmp(want, rec.snapshot, SNAP) != 0) d.snapshots_ok = false;
             d.steps++;
         } else if (rec.kind == CRADLE_LOG_RECORD_HASH) {
             if (rec.hash != hash_for(rec.step)) d.snapshots_ok = false;
@@ -137,6 +138,8 @@ static drained drain(cradle_log_reader *r) {
     d.rc = rc;
     return d;
 }
+
+static drained drain(cradle_log_reader *r) { return drain_from(r, 0); }
 
 /* ---- round trip ------------------------------------------------------------ */
 
@@ -810,6 +813,218 @@ static void test_rescue_keeps_the_steps_before_the_mark(void **state) {
     }
 }
 
+/* ---- part of a log: start anywhere, grow ----------------------------------- */
+
+/* Where block i starts in the file, and its first step. */
+static uint64_t block_start(const layout *l, unsigned i) { return i ? l->offsets[i - 1] : CRADLE_LOG_HEADER_BYTES; }
+static uint64_t block_first_step(const layout *l, unsigned i) { return i ? l->steps[i - 1] : 0; }
+
+/* The log's header followed by its blocks first..end-1 (a broadcast's start
+ * and fragments), in a buffer of exactly that size. */
+static uint8_t *part_of(const uint8_t *data, const layout *l, unsigned first, unsigned end, size_t *size) {
+    uint64_t from = block_start(l, first), to = block_start(l, end);
+    size_t n = CRADLE_LOG_HEADER_BYTES + (size_t)(to - from);
+    uint8_t *part = malloc(n);
+    assert_non_null(part);
+    memcpy(part, data, CRADLE_LOG_HEADER_BYTES);
+    memcpy(part + CRADLE_LOG_HEADER_BYTES, data + from, (size_t)(to - from));
+    *size = n;
+    return part;
+}
+
+static void test_start_anywhere_reads_from_that_block_on(void **state) {
+    (void)state;
+    char path[300], msg[256];
+    path_of(path, sizeof path, "anywhere.log");
+    write_log(path, 300, 7, true); /* blocks of 7 steps, a hash every 10, a trailer */
+    size_t n;
+    uint8_t *data = read_file(path, &n);
+    layout l = layout_of(data, n);
+    assert_true(l.count > 40);
+    for (unsigned first = 0; first < l.count; first++) {
+        size_t size;
+        uint8_t *part = part_of(data, &l, first, l.count, &size);
+        cradle_log_reader r;
+        assert_int_equal(cradle_log_reader_open_memory(&r, part, size, msg, sizeof msg), 0);
+        cradle_log_reader_start_anywhere(&r);
+        drained d = drain_from(&r, block_first_step(&l, first));
+        if (d.rc != 0) fail_msg("from block %u: %s", first, r.message);
+        assert_true(d.snapshots_ok);
+        assert_int_equal(d.steps, 300 - block_first_step(&l, first));
+        assert_true(d.trailer); /* its digest covers blocks this reader never saw */
+        assert_int_equal(d.trailer_hash, 777);
+        assert_int_equal(r.end, CRADLE_LOG_END_CLOSED);
+        assert_int_equal(r.steps, 300);
+        cradle_log_reader_close(&r);
+        /* a reader from block 0 still refuses it: blocks out of sequence */
+        if (first > 0) {
+            assert_int_equal(cradle_log_reader_open_memory(&r, part, size, msg, sizeof msg), 0);
+            d = drain(&r);
+            assert_int_equal(d.rc, CRADLE_ELOG_CORRUPT);
+            assert_int_equal(d.steps, 0);
+            cradle_log_reader_close(&r);
+        }
+        free(part);
+    }
+
+    /* from a file, without the trailer: an unclosed end at the last block */
+    unsigned first = 9, end = 20;
+    size_t size;
+    uint8_t *part = part_of(data, &l, first, end, &size);
+    char part_path[300];
+    path_of(part_path, sizeof part_path, "anywhere.part");
+    write_file(part_path, part, size);
+    cradle_log_reader r;
+    assert_int_equal(cradle_log_reader_open(&r, part_path, msg, sizeof msg), 0);
+    cradle_log_reader_start_anywhere(&r);
+    drained d = drain_from(&r, l.steps[first - 1]);
+    assert_int_equal(d.rc, 0);
+    assert_true(d.snapshots_ok);
+    assert_int_equal(d.steps, l.steps[end - 1] - l.steps[first - 1]);
+    assert_false(d.trailer);
+    assert_int_equal(r.end, CRADLE_LOG_END_UNCLOSED);
+    cradle_log_reader_close(&r);
+    free(part);
+
+    /* a missing block is corruption, after the steps before it */
+    size_t a_size, b_size;
+    uint8_t *a = part_of(data, &l, first, first + 2, &a_size), *b = part_of(data, &l, first + 3, l.count, &b_size);
+    size_t gap_size = a_size + b_size - CRADLE_LOG_HEADER_BYTES;
+    uint8_t *gap = malloc(gap_size);
+    assert_non_null(gap);
+    memcpy(gap, a, a_size);
+    memcpy(gap + a_size, b + CRADLE_LOG_HEADER_BYTES, b_size - CRADLE_LOG_HEADER_BYTES);
+    assert_int_equal(cradle_log_reader_open_memory(&r, gap, gap_size, msg, sizeof msg), 0);
+    cradle_log_reader_start_anywhere(&r);
+    d = drain_from(&r, l.steps[first - 1]);
+    assert_int_equal(d.rc, CRADLE_ELOG_CORRUPT);
+    assert_true(d.snapshots_ok);
+    assert_int_equal(d.steps, l.steps[first + 1] - l.steps[first - 1]);
+    char want[80];
+    snprintf(want, sizeof want, "has sequence %u, expected %u", first + 3, first + 2);
+    assert_non_null(strstr(r.message, want));
+    assert_int_equal(r.error_offset, a_size);
+    cradle_log_reader_close(&r);
+    free(gap);
+    free(a);
+    free(b);
+    free(data);
+}
+
+static void append_file(const char *path, const void *data, size_t n) {
+    FILE *f = fopen(path, "ab");
+    assert_non_null(f);
+    assert_int_equal(fwrite(data, 1, n, f), n);
+    assert_int_equal(fclose(f), 0);
+}
+
+static uint64_t file_size(const char *path) {
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    return (uint64_t)st.st_size;
+}
+
+/* A viewer's mirror: whole blocks appended to a file that a reader has
+ * already read to its unclosed end. */
+static void test_grow_reads_on_after_an_unclosed_end(void **state) {
+    (void)state;
+    char path[300], mirror[300], msg[256];
+    path_of(path, sizeof path, "grow.log");
+    path_of(mirror, sizeof mirror, "grow.mirror");
+    write_log(path, 300, 7, true);
+    size_t n;
+    uint8_t *data = read_file(path, &n);
+    layout l = layout_of(data, n);
+    unsigned k = 10; /* the mirror holds blocks 0..k-1, then 2k, then all */
+    write_file(mirror, data, (size_t)block_start(&l, k));
+    cradle_log_reader r;
+    assert_int_equal(cradle_log_reader_open(&r, mirror, msg, sizeof msg), 0);
+    drained d = drain(&r);
+    assert_int_equal(d.rc, 0);
+    assert_int_equal(d.steps, l.steps[k - 1]);
+    assert_int_equal(r.end, CRADLE_LOG_END_UNCLOSED);
+    /* nothing new: nothing to read */
+    assert_false(cradle_log_reader_grow(&r, file_size(mirror)));
+    assert_int_equal(r.end, CRADLE_LOG_END_UNCLOSED);
+
+    append_file(mirror, data + block_start(&l, k), (size_t)(block_start(&l, 2 * k) - block_start(&l, k)));
+    assert_true(cradle_log_reader_grow(&r, file_size(mirror)));
+    assert_int_equal(r.end, CRADLE_LOG_END_NONE);
+    d = drain_from(&r, l.steps[k - 1]);
+    assert_int_equal(d.rc, 0);
+    assert_true(d.snapshots_ok);
+    assert_int_equal(d.steps, l.steps[2 * k - 1] - l.steps[k - 1]);
+    assert_int_equal(r.end, CRADLE_LOG_END_UNCLOSED);
+
+    /* the rest and the trailer, whose digest this reader from block 0 checks */
+    append_file(mirror, data + block_start(&l, 2 * k), n - (size_t)block_start(&l, 2 * k));
+    assert_true(cradle_log_reader_grow(&r, file_size(mirror)));
+    d = drain_from(&r, l.steps[2 * k - 1]);
+    assert_int_equal(d.rc, 0);
+    assert_true(d.snapshots_ok);
+    assert_int_equal(d.steps, 300 - l.steps[2 * k - 1]);
+    assert_true(d.trailer);
+    assert_int_equal(r.end, CRADLE_LOG_END_CLOSED);
+    assert_int_equal(r.steps, 300);
+    /* a closed log does not go on */
+    assert_false(cradle_log_reader_grow(&r, file_size(mirror)));
+    assert_int_equal(r.end, CRADLE_LOG_END_CLOSED);
+    cradle_log_record rec;
+    assert_int_equal(cradle_log_reader_next(&r, &rec), 0);
+    cradle_log_reader_close(&r);
+
+    /* a partial reader over memory that fills in: blocks k.., one at a time */
+    size_t size;
+    uint8_t *part = part_of(data, &l, k, l.count, &size);
+    assert_int_equal(cradle_log_reader_open_memory(&r, part, CRADLE_LOG_HEADER_BYTES, msg, sizeof msg), 0);
+    cradle_log_reader_start_anywhere(&r);
+    d = drain(&r);
+    assert_int_equal(d.rc, 0);
+    assert_int_equal(d.steps, 0);
+    assert_int_equal(r.end, CRADLE_LOG_END_UNCLOSED);
+    uint64_t steps = 0;
+    for (unsigned i = k; i < l.count; i++) {
+        uint64_t now = CRADLE_LOG_HEADER_BYTES + block_start(&l, i + 1) - block_start(&l, k);
+        assert_true(cradle_log_reader_grow(&r, now));
+        d = drain_from(&r, l.steps[k - 1] + steps);
+        if (d.rc != 0) fail_msg("block %u: %s", i, r.message);
+        assert_true(d.snapshots_ok);
+        steps += d.steps;
+        assert_int_equal(d.steps, l.steps[i] - block_first_step(&l, i));
+        assert_int_equal(r.end, i + 1 < l.count ? CRADLE_LOG_END_UNCLOSED : CRADLE_LOG_END_CLOSED);
+    }
+    assert_true(d.trailer);
+    assert_int_equal(r.steps, 300);
+    cradle_log_reader_close(&r);
+
+    /* after an error the reader stays stopped: a block out of sequence */
+    write_file(mirror, data, (size_t)block_start(&l, k));
+    assert_int_equal(cradle_log_reader_open(&r, mirror, msg, sizeof msg), 0);
+    d = drain(&r);
+    assert_int_equal(r.end, CRADLE_LOG_END_UNCLOSED);
+    append_file(mirror, data + block_start(&l, k + 1), (size_t)(block_start(&l, k + 2) - block_start(&l, k + 1)));
+    assert_true(cradle_log_reader_grow(&r, file_size(mirror)));
+    d = drain_from(&r, l.steps[k - 1]);
+    assert_int_equal(d.rc, CRADLE_ELOG_CORRUPT);
+    append_file(mirror, data + block_start(&l, k + 2), (size_t)(block_start(&l, k + 3) - block_start(&l, k + 2)));
+    assert_false(cradle_log_reader_grow(&r, file_size(mirror)));
+    assert_int_equal(cradle_log_reader_next(&r, &rec), CRADLE_ELOG_CORRUPT);
+    cradle_log_reader_close(&r);
+
+    /* and so does one at a torn end: the other party appends whole blocks */
+    write_file(mirror, data, (size_t)block_start(&l, k) + 20);
+    assert_int_equal(cradle_log_reader_open(&r, mirror, msg, sizeof msg), 0);
+    d = drain(&r);
+    assert_int_equal(d.rc, 0);
+    assert_int_equal(r.end, CRADLE_LOG_END_TORN);
+    append_file(mirror, data + block_start(&l, k) + 20, (size_t)(block_start(&l, k + 1) - block_start(&l, k)) - 20);
+    assert_false(cradle_log_reader_grow(&r, file_size(mirror)));
+    assert_int_equal(r.end, CRADLE_LOG_END_TORN);
+    cradle_log_reader_close(&r);
+    free(part);
+    free(data);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
@@ -825,6 +1040,8 @@ int main(void) {
         cmocka_unit_test(test_write_error_loses_nothing),
         cmocka_unit_test(test_killed_writer_recovers_durable_steps),
         cmocka_unit_test(test_rescue_keeps_the_steps_before_the_mark),
+        cmocka_unit_test(test_start_anywhere_reads_from_that_block_on),
+        cmocka_unit_test(test_grow_reads_on_after_an_unclosed_end),
     };
     return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }
