@@ -5,6 +5,7 @@
 #include "watch.h"
 
 #include <dirent.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -253,10 +254,18 @@ void cradle_watch_close(cradle_watch *w) {
     w->key_state = w->snapshot = NULL;
 }
 
+/* SIGINT or SIGTERM ends a headless viewer with its summary line. */
+static volatile sig_atomic_t stop_signal;
+static void on_stop_signal(int sig) { stop_signal = sig; }
+
 static int watch_headless(cradle_watch *w) {
     const cradle_client_options *o = w->options;
     uint64_t started = cradle_mono_ns();
-    for (;;) {
+    struct sigaction sa = {.sa_handler = on_stop_signal};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    while (!stop_signal) {
         uint64_t now = cradle_wall_ns() / 1000000u;
         if (cradle_watch_advance(w, now, 4096u) < 0) break;
         if (w->ended) break;

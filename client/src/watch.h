@@ -15,7 +15,8 @@
  * keyframe after it. The build: --game, as for a client; a hot reload in
  * the session needs --game to be the new build by then.
  *
- * Headless, it plays until the broadcast ends (or --steps) and prints
+ * Headless, it plays until the broadcast ends (or --steps, SIGINT, SIGTERM)
+ * and prints
  *   {"event":"watched","steps":N,"first_step":F,"last_step":L,
  *    "hashes_checked":H,"hash_mismatches":0,"segments":S,"refused":R,
  *    "delay_ms":D,"over_delay_ms_p50":..,"over_delay_ms_p99":..,

@@ -15,7 +15,7 @@
 #      each step.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-build=${1:-$root/build/release}
+build=$(cd "${1:-$root/build/release}" && pwd)
 seconds=${BENCH_BROADCAST_SECONDS:-30}
 rounds=${BENCH_BROADCAST_ROUNDS:-2}
 viewer_count=${BENCH_BROADCAST_VIEWERS:-1000}
@@ -89,7 +89,7 @@ audience() {
   "$viewers" --url "$url" --viewers "$viewer_count" --seconds "$seconds" --json >"$work/viewers.json" 2>"$work/viewers.err" || true
   e1=$(cpu_s $(edge_workers)); o1=$(origin_requests '/live/run'"$1"'/frag/[0-9]+' GET)
   f1=$(field "$(status)" broadcast_fragments)
-  kill -INT "$w" 2>/dev/null || true
+  kill -TERM "$w" 2>/dev/null || true # the viewer prints its summary
   wait "$w" 2>/dev/null || true
   local v
   v=$(cat "$work/viewers.json")
