@@ -12,8 +12,10 @@
 #     keyframe (viewers start at fragment 0), with one byte of frag/1 flipped
 #     or frag/1 cut short: the tool exits 1 and names "fragment 1".
 set -euo pipefail
+# shellcheck disable=SC2034 # start_server runs $server
 server=$1 ctl=$2 game=$3 viewers=$4
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=broadcast_nginx.sh
 source "$here/broadcast_nginx.sh"
 broadcast_need_nginx
 work=$(mktemp -d)
@@ -63,7 +65,7 @@ start_origin "$work/origin"
 start_edge "$work/edge" "$ORIGIN_URL"
 B=/live/m1
 sync_file=$ORIGIN_ROOT$B/sync
-CRADLE_TEST_INSECURE=1
+CRADLE_TEST_INSECURE=1 # start_server: a plaintext server (the broadcast is what is tested)
 start_server --game "$game" --mode paced --players 2 --dev-socket "$work/dev.sock" --log "$work/s.log" \
   --broadcast "$ORIGIN_URL$B" --broadcast-auth "$ORIGIN_SECRET_FILE" --broadcast-keyframe-s 2 \
   --broadcast-fragment-ms 1000
