@@ -57,7 +57,7 @@ at_least broadcast_retries 1
 equals dropped_steps 0
 equals broadcast_lost 0
 [ "$(status_field step)" -gt $((step_before + 8 * 60 / 2)) ] # the session ran on
-ctl status | grep -q '"broadcast_last_error":"PUT http://127.0.0.1:[0-9]*/live/match/'
+ctl status | grep '"broadcast_last_error":"PUT http://127.0.0.1:[0-9]*/live/match/' >/dev/null
 restart_origin
 wait_until 60 "the queue to drain after the origin came back" equals broadcast_queued 0
 equals broadcast_state ok
@@ -115,7 +115,7 @@ rm -f session2.log
 start_server --game "$game" --players 1 --dev-socket dev.sock --log session2.log \
   --broadcast "$ORIGIN_URL/live/wrong" --broadcast-auth wrong.secret
 wait_until 30 "the refusal to show" at_least broadcast_retries 1
-ctl status | grep -q 'HTTP 403 (check --broadcast-auth)'
+ctl status | grep 'HTTP 403 (check --broadcast-auth)' >/dev/null
 [ ! -e "$ORIGIN_ROOT/live/wrong/start" ]
 ctl quit >/dev/null
 wait "$SERVER_PID" || true

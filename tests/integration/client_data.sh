@@ -40,7 +40,7 @@ ctl step 100 >/dev/null
 # The edit applies between two steps, announced to every client.
 edit '{"bonus": -5}'
 wait_until 20 "the edit to apply" count_at_least data_applied 2
-ctl status | grep -q '"last_data":"counter/bonus.json (13 bytes, [0-9a-f]*) applied at step 100"'
+ctl status | grep '"last_data":"counter/bonus.json (13 bytes, [0-9a-f]*) applied at step 100"' >/dev/null
 ctl step 50 >/dev/null
 
 # A late joiner: its state block holds the data.
@@ -52,7 +52,7 @@ wait_until 30 "the late joiner" count_at_least joins 4
 edit '{"bonus": -5,
   "bonsu": 1}'
 wait_until 20 "the broken edit to be refused" count_at_least data_refusals 1
-ctl status | grep -q '"last_data":"refused at step 150: counter/bonus.json:2: unknown field \\"bonsu\\""'
+ctl status | grep '"last_data":"refused at step 150: counter/bonus.json:2: unknown field \\"bonsu\\""' >/dev/null
 grep -q 'counter/bonus.json:2: unknown field "bonsu"; the session keeps the data it had' server.err
 [ "$(status_count data_applied)" -eq 2 ]
 ctl step 150 >/dev/null

@@ -15,7 +15,7 @@ trap 'stop_server_on_exit; rm -rf "$work"' EXIT
 cd "$work"
 secure_setup
 
-"$client" --help | grep -q -- "--headless"
+"$client" --help | grep -- "--headless" >/dev/null # all of it: grep -q would close the pipe early (SIGPIPE)
 "$client" --version | grep -q "cradle-client"
 rc=0; "$client" --headless --game "$game" --port 0 2>usage.err || rc=$?
 [ "$rc" -eq 2 ] && grep -q -- "--port" usage.err

@@ -108,7 +108,7 @@ if [ -x "$bin/cradle-client" ]; then
   "$bin/cradle-client" --headless --game "$cmake_lib" --port "$port" --insecure --bots 2 --steps 200 \
     >client.out 2>client.err &
   client_pid=$!
-  joined() { "$bin/cradlectl" --socket "$work/dev.sock" --json status | grep -q '"joins":2'; }
+  joined() { "$bin/cradlectl" --socket "$work/dev.sock" --json status | grep '"joins":2' >/dev/null; }
   deadline=$((SECONDS + 20))
   until joined; do
     [ $SECONDS -lt $deadline ] || { cat client.err server.err; fail "the bots did not join"; }

@@ -31,7 +31,7 @@ reloaded() { [ "$(json_field "$(ctl status)" reloads)" -ge 1 ]; }
 wait_until 30 "the server to reload the rebuild" reloaded
 build5=$(json_field "$(ctl status)" build)
 [ "$build5" != "$build1" ] || { echo "the build did not change"; exit 1; }
-ctl status | grep -q '"last_reload":"swapped to build'
+ctl status | grep '"last_reload":"swapped to build' >/dev/null
 ctl step 150 >/dev/null
 wait $a; wait $s
 server_hash=$(json_field "$(ctl hash)" hash)
@@ -46,7 +46,7 @@ done
 install_game "$other"
 out=$(ctl reload) && { echo "reload of another game accepted: $out"; exit 1; }
 echo "$out" | grep -q '"error":"game_mismatch"'
-ctl status | grep -q '"last_reload":"refused'
+ctl status | grep '"last_reload":"refused' >/dev/null
 [ "$(json_field "$(ctl status)" build)" = "$build5" ]
 [ "$(json_field "$(ctl step 10)" step)" = 210 ]
 grep -q "keeps running the old build" server.err

@@ -45,7 +45,7 @@ ctl step 80 >/dev/null
 # A typo: refused with its line and field; the session keeps the edit before it.
 save 's/"boss_every": 5/"boss_evry": 5/'
 wait_until 20 "the typo to be refused" count_at_least data_refusals 1
-ctl status | grep -q 'vanguard/waves.json:5: unknown field \\"boss_evry\\"'
+ctl status | grep 'vanguard/waves.json:5: unknown field \\"boss_evry\\"' >/dev/null
 grep -q 'vanguard/waves.json:5: unknown field "boss_evry"; the session keeps the data it had' server.err
 ctl step 300 >/dev/null
 wait $a; wait $b
