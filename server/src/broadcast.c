@@ -266,7 +266,7 @@ static void set_error(cradle_server_broadcast *b, const char *format, ...) {
 
 /* PUT body at base + path. True on a 2xx answer; else the error is kept. */
 static bool put(cradle_server_broadcast *b, const char *path, const void *body, size_t size, bool json) {
-    char url[CRADLE_BROADCAST_URL_MAX + 96];
+    char url[CRADLE_BROADCAST_URL_MAX + 200];
     snprintf(url, sizeof url, "%s%s", b->base, path);
     curl_easy_setopt(b->curl, CURLOPT_URL, url);
     curl_easy_setopt(b->curl, CURLOPT_HTTPHEADER, json ? b->json_headers : b->binary_headers);

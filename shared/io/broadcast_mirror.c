@@ -132,7 +132,7 @@ static void note(cradle_broadcast_mirror *m, bool refused, const char *format, .
 
 /* GET base + path, counted in the view. */
 static int get(cradle_broadcast_mirror *m, const char *path, uint8_t *out, size_t capacity, size_t *length) {
-    char url[CRADLE_BROADCAST_URL_MAX + 96], why[CRADLE_BROADCAST_MESSAGE_MAX];
+    char url[CRADLE_BROADCAST_URL_MAX + 200], why[CRADLE_BROADCAST_MESSAGE_MAX];
     snprintf(url, sizeof url, "%s%s", m->base, path);
     int rc = cradle_broadcast_get(m->curl, url, out, capacity, length, why, sizeof why);
     pthread_mutex_lock(&m->mutex);
