@@ -4,7 +4,6 @@
  */
 #include "watch.h"
 
-#include <dirent.h>
 #include <signal.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -21,24 +20,6 @@
 
 #define EVENTS 1024u
 #define FIRST_SEGMENT_TIMEOUT_MS 30000u /* no broadcast to show after this: an error */
-
-/* The mirror's folder goes with the viewer: two levels (segments and their
- * data folders). */
-static void remove_tree(const char *path) {
-    DIR *d = opendir(path);
-    if (!d) return;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-        char child[4096 + 300];
-        snprintf(child, sizeof child, "%s/%s", path, e->d_name);
-        struct stat st;
-        if (lstat(child, &st) == 0 && S_ISDIR(st.st_mode)) remove_tree(child);
-        else unlink(child);
-    }
-    closedir(d);
-    rmdir(path);
-}
 
 static void warn(void *context, const char *message) {
     (void)context;
@@ -247,7 +228,7 @@ void cradle_watch_close(cradle_watch *w) {
     close_segment(w);
     cradle_broadcast_mirror_close(w->mirror);
     w->mirror = NULL;
-    if (w->dir[0]) remove_tree(w->dir);
+    if (w->dir[0]) cradle_os_remove_tree(w->dir);
     w->dir[0] = '\0';
     free(w->key_state);
     free(w->snapshot);

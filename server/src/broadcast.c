@@ -333,7 +333,8 @@ static void enqueue(cradle_server_broadcast *b, fragment f) {
 }
 
 /* The fragment being built goes to the queue; with a block of it lost (or
- * no memory for it), as a placeholder that becomes a gap in its turn. */
+ * no memory for it), as an entry without bytes, which becomes a gap when
+ * its turn to be uploaded comes. */
 static void cut(cradle_server_broadcast *b, uint64_t now) {
     if (b->building_size == 0 && !b->building_lost) return;
     fragment f = {.number = b->next_number++,

@@ -1,6 +1,10 @@
 #include "cradle/os.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -19,4 +23,25 @@ bool cradle_os_write_all(int fd, const void *bytes, size_t count) {
 const char *cradle_os_tmpdir(void) {
     const char *tmp = getenv("TMPDIR");
     return tmp && *tmp ? tmp : "/tmp";
+}
+
+void cradle_os_remove_tree(const char *path) {
+    struct stat st;
+    if (lstat(path, &st) != 0) return;
+    if (!S_ISDIR(st.st_mode)) {
+        unlink(path);
+        return;
+    }
+    DIR *d = opendir(path);
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+            char child[4096];
+            int n = snprintf(child, sizeof child, "%s/%s", path, e->d_name);
+            if (n > 0 && (size_t)n < sizeof child) cradle_os_remove_tree(child);
+        }
+        closedir(d);
+    }
+    rmdir(path);
 }

@@ -3,7 +3,6 @@
  */
 #include "broadcast_fetch.h"
 
-#include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,24 +17,8 @@
 #define STALL_MS 15000u /* no new fragment for this long, with one announced: give up */
 #define SETTLE_MS 3000u /* a live broadcast: caught up this long (3x the sync document's max-age) */
 
-static void remove_tree(const char *path) {
-    DIR *d = opendir(path);
-    if (!d) return;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-        char child[4096 + 300];
-        snprintf(child, sizeof child, "%s/%s", path, e->d_name);
-        struct stat st;
-        if (lstat(child, &st) == 0 && S_ISDIR(st.st_mode)) remove_tree(child);
-        else unlink(child);
-    }
-    closedir(d);
-    rmdir(path);
-}
-
 void broadcast_fetch_clean(broadcast_fetch *f) {
-    if (f->dir[0]) remove_tree(f->dir);
+    if (f->dir[0]) cradle_os_remove_tree(f->dir);
     f->dir[0] = '\0';
 }
 

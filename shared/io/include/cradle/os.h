@@ -14,4 +14,9 @@ bool cradle_os_write_all(int fd, const void *bytes, size_t count);
  * else "/tmp". The string stays valid while the environment is unchanged. */
 const char *cradle_os_tmpdir(void);
 
+/* Removes path and, when it is a folder, everything under it (symlinks are
+ * removed, never followed). For a program's own temporary folders; errors
+ * leave what could not be removed. */
+void cradle_os_remove_tree(const char *path);
+
 #endif
