@@ -101,7 +101,7 @@ for ((i = 0; i < kills; i++)); do
     start_life "$log" --resume "$prev_log"
     line=$(grep "resumed '$prev_log'" "$log.err" || true)
     [ -n "$line" ] || fail "life $i did not report resuming: $(cat "$log.err")"
-    echo "$line" | grep -q ": $prev_steps steps replayed" || fail "life $i: $line (expected $prev_steps steps)"
+    <<<"$line" grep -q ": $prev_steps steps replayed" || fail "life $i: $line (expected $prev_steps steps)"
   fi
   "$CLIENT" --port "$PORT" --game "$GAME" --slot $((i % 2)) --seed $((1000 + i)) --steps 100000000 \
     --timeout-ms 60000 >client$i.out 2>&1 &

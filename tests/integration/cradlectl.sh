@@ -103,7 +103,7 @@ after=$("$ctl" -s "$sock" --json status | sed -n 's/.*"step":\([0-9]*\).*/\1/p')
 echo "== readable output: a terminal's default, or --readable"
 run 0 "$ctl" -s "$sock" --readable status
 [[ $(echo "$out" | head -n 1) == "step $after  commanded"* ]] || fail "readable status: $out"
-echo "$out" | grep -q '^game counter  build ' || fail "readable status game line: $out"
+<<<"$out" grep -q '^game counter  build ' || fail "readable status game line: $out"
 if command -v script >/dev/null; then
   tty_out=$(script -qec "$ctl -s $sock status" /dev/null | tr -d '\r')
   [[ $(echo "$tty_out" | head -n 1) == "step $after  commanded"* ]] || fail "status on a terminal: $tty_out"

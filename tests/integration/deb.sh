@@ -31,7 +31,7 @@ for f in usr/bin/cradle-server usr/bin/cradlectl usr/bin/cradle-replay usr/bin/c
          usr/lib/systemd/system/cradle-server.service usr/lib/systemd/system/cradle-server@.service \
          usr/include/cradle/game_abi.h usr/lib/libcradle_core.a usr/lib/pkgconfig/cradle.pc \
          usr/lib/cmake/Cradle/CradleConfig.cmake usr/share/doc/cradle/copyright usr/share/doc/cradle/changelog.gz; do
-  echo "$files" | grep -qx "./$f" || fail "the package lacks /$f"
+  <<<"$files" grep -qx "./$f" || fail "the package lacks /$f"
 done
 if command -v apt-get >/dev/null; then
   apt-get install --simulate "$deb" >"$work/apt.txt" 2>&1 || { cat "$work/apt.txt"; fail "apt cannot install the package here"; }

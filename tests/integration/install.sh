@@ -46,6 +46,6 @@ out=$(timeout 20 "$root/bin/cradle-server" --config "$root/share/cradle/server.j
   --key "$work/server.key" --trust-file "$work/trusted-issuers.txt" \
   --mode commanded --dev-stdin 2>&1 <<<'{"cmd":"status"}' || true)
 [ "$(stat -c %a "$work/server.key")" = 600 ] || { echo "server key not created 0600"; exit 1; }
-echo "$out" | grep -q '"event":"serving"' || { echo "installed server did not serve:"; echo "$out"; exit 1; }
-echo "$out" | grep -q '"game":"vanguard"' || { echo "$out"; exit 1; }
+<<<"$out" grep -q '"event":"serving"' || { echo "installed server did not serve:"; echo "$out"; exit 1; }
+<<<"$out" grep -q '"game":"vanguard"' || { echo "$out"; exit 1; }
 echo "install ok"

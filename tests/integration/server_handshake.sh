@@ -39,7 +39,7 @@ ctl_fails() { # expected-error args...: the reply is ok:false with that error
   local want=$1; shift
   local out rc=0
   out=$(ctl "$@") || rc=$?
-  [ "$rc" -ne 0 ] && echo "$out" | grep -q "\"error\":\"$want\"" || { echo "expected error $want for $*: $out"; exit 1; }
+  [ "$rc" -ne 0 ] && <<<"$out" grep -q "\"error\":\"$want\"" || { echo "expected error $want for $*: $out"; exit 1; }
 }
 ctl status | grep '"player_limit":2' >/dev/null
 ctl status | grep '"mode":"commanded"' >/dev/null
@@ -121,6 +121,6 @@ rc=0; wait "$SERVER_PID" || rc=$?
 [ "$rc" -eq 0 ]
 out=$("$replay" --json p.log)
 echo "$out"
-echo "$out" | grep -q '"verdict":"ok"'
-echo "$out" | grep -q '"log_end":"closed"'
+<<<"$out" grep -q '"verdict":"ok"'
+<<<"$out" grep -q '"log_end":"closed"'
 echo "server handshake ok"

@@ -45,7 +45,7 @@ done
 # Another game's library is refused; the session keeps the running build.
 install_game "$other"
 out=$(ctl reload) && { echo "reload of another game accepted: $out"; exit 1; }
-echo "$out" | grep -q '"error":"game_mismatch"'
+<<<"$out" grep -q '"error":"game_mismatch"'
 ctl status | grep '"last_reload":"refused' >/dev/null
 [ "$(json_field "$(ctl status)" build)" = "$build5" ]
 [ "$(json_field "$(ctl step 10)" step)" = 210 ]
@@ -54,6 +54,6 @@ ctl quit >/dev/null
 wait "$SERVER_PID"
 out=$("$replay" --json r.log)
 echo "$out"
-echo "$out" | grep -q '"verdict":"ok"'
-echo "$out" | grep -q '"reloads":1'
+<<<"$out" grep -q '"verdict":"ok"'
+<<<"$out" grep -q '"reloads":1'
 echo "server reload ok"

@@ -26,7 +26,7 @@ refused() {
   install_game "$1"
   local out
   out=$(ctl reload) && fail "reload of $1 accepted: $out"
-  echo "$out" | grep -q '"error":"reload_trial"' || fail "$1: $out"
+  <<<"$out" grep -q '"error":"reload_trial"' || fail "$1: $out"
   echo "$out" | grep -E -q -- "$2" || fail "$1: the reason lacks '$2': $out"
   echo "$1 refused: $out"
 }
@@ -55,7 +55,7 @@ ctl step 50 >/dev/null
 cp "$games/trial_two.so" client/game.so.tmp && mv -f client/game.so.tmp client/game.so
 install_game trial_two
 out=$(ctl reload) || fail "the good build was refused: $out"
-echo "$out" | grep -q '"swapped":true' || fail "$out"
+<<<"$out" grep -q '"swapped":true' || fail "$out"
 build2=$(json_field "$(ctl status)" build)
 [ "$build2" != "$build1" ] || fail "the good build has the old build id"
 [ "$(json_field "$(ctl status)" reload_trials)" = $((failures + 1)) ] || fail "trials: $(ctl status)"

@@ -37,7 +37,7 @@ out=$("$server" --game "$game" --bind 127.0.0.1 --port $((20000 + RANDOM % 40000
 [ "$(stat -c %a fresh.key)" = 600 ] || fail "fresh key is not 0600"
 fresh_id=$("$KEYS_BIN" pub fresh.key --kx)
 grep -q "server id: $fresh_id" fresh.err || fail "the new server id is not printed"
-echo "$out" | grep -q "\"server_id\":\"$fresh_id\"" || fail "serving line lacks the server id: $out"
+<<<"$out" grep -q "\"server_id\":\"$fresh_id\"" || fail "serving line lacks the server id $fresh_id: $out"
 
 # ---- a secure server; this test's own connect limit -------------------------
 start_server --game "$game" --players 2 --dev-socket dev.sock --log s.log --auth-timeout 1000 \

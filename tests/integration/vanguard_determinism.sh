@@ -24,5 +24,5 @@ rc=$?
 set -e
 echo "$out"
 [ "$rc" -eq 1 ]
-echo "$out" | grep -q "first differing byte $off "
+<<<"$out" grep -q "first differing byte $off "
 echo "vanguard determinism ok"

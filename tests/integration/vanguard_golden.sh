@@ -22,8 +22,8 @@ while read -r name session_game seed players steps input reloads kind; do
     exit 1
   }
   echo "$name: $out"
-  echo "$out" | grep -q '"verdict":"ok"'
-  echo "$out" | grep -q "\"steps\":$steps,"
+  <<<"$out" grep -q '"verdict":"ok"'
+  <<<"$out" grep -q "\"steps\":$steps,"
   cmp -s "$work/$name.live" "$golden/$name.golden" || { echo "$name: live output differs from golden" >&2; exit 1; }
   n=$((n + 1))
 done < "$golden/corpus.txt"
