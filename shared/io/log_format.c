@@ -67,6 +67,17 @@
  *              into its state (data(), game_abi.h minor 4) before `step`;
  *              the bytes are kept as <log>.data/<hex>. Added within format
  *              version 1, like REFUSED.
+ *   7 SIGN     64 bytes: the Ed25519 signature of BLAKE2b-256 over
+ *              "cradle-log-block-v1" NUL, the file header's checksum (its
+ *              bytes 240..255: the session), the block header's bytes 0..23
+ *              (sequence, first step, record count and payload length, this
+ *              record counted) and the payload before this record. A writer
+ *              given a signing key ends every block with one (the trailer's
+ *              block too, after the trailer), so any block proves who wrote
+ *              it and for which session without the blocks before it: a
+ *              broadcast's viewer, joining mid-session, checks each fragment
+ *              against the server key it pinned. Only ever the last record
+ *              of its block. Added within format version 1, like REFUSED.
  *
  * Why BLAKE2b-128 for the checksum: it detects any damage with certainty
  * for practical purposes (a CRC misses some multi-bit patterns, and a
@@ -118,6 +129,8 @@ enum {
     REC_TRAILER_FIXED = 1 + 8 + 8 + CRADLE_LOG_DIGEST_BYTES + 2,
     REC_TRAILER_MAX = REC_TRAILER_FIXED + CRADLE_LOG_SIGNATURE_MAX,
 };
+
+_Static_assert(CRADLE_LOG_SIGN_RECORD_BYTES == 1 + crypto_sign_BYTES, "a SIGN record is a kind and a signature");
 
 _Static_assert(H_NAME + CRADLE_GAME_NAME_MAX + 1 == H_BUILD, "name field is 32 bytes");
 _Static_assert(H_BUILD + CRADLE_GAME_BUILD_ID_MAX + 1 == 112, "build id field is 64 bytes");
@@ -374,17 +387,52 @@ int cradle_log_check_library(const cradle_log_header *h, const char *build_id,
 
 /* ---- blocks ------------------------------------------------------------- */
 
+/* What a block's SIGN record signs (the top comment's rule 7): BLAKE2b-256
+ * of the context, the session, header bytes 0..23 and the payload before
+ * the record. */
+static void block_signed_digest(uint8_t out[32], const uint8_t *b, const uint8_t *payload, uint32_t signed_bytes,
+                                const uint8_t session[CRADLE_LOG_CHECKSUM_BYTES]) {
+    static const char context[] = "cradle-log-block-v1";
+    crypto_generichash_state st;
+    crypto_generichash_init(&st, NULL, 0, 32);
+    crypto_generichash_update(&st, (const uint8_t *)context, sizeof context);
+    crypto_generichash_update(&st, session, CRADLE_LOG_CHECKSUM_BYTES);
+    crypto_generichash_update(&st, b, CRADLE__LOG_BLOCK_RESERVED);
+    crypto_generichash_update(&st, payload, signed_bytes);
+    crypto_generichash_final(&st, out, 32);
+}
+
 void cradle__log_seal_block(uint8_t *b, uint32_t sequence, uint64_t first_step, uint32_t records,
-                            uint32_t payload) {
+                            uint32_t payload, const uint8_t *session, const uint8_t *sign_secret) {
     memcpy(b, cradle__log_block_magic, sizeof cradle__log_block_magic);
     cradle_cursor_store_u32(b + CRADLE__LOG_BLOCK_SEQUENCE, sequence);
     cradle_cursor_store_u64(b + CRADLE__LOG_BLOCK_FIRST_STEP, first_step);
     cradle_cursor_store_u32(b + CRADLE__LOG_BLOCK_RECORDS, records);
     cradle_cursor_store_u32(b + CRADLE__LOG_BLOCK_PAYLOAD, payload);
     cradle_cursor_store_u32(b + CRADLE__LOG_BLOCK_RESERVED, 0);
+    if (sign_secret) {
+        assert(session && payload >= CRADLE_LOG_SIGN_RECORD_BYTES);
+        uint8_t *sign = b + CRADLE_LOG_BLOCK_HEADER_BYTES + payload - CRADLE_LOG_SIGN_RECORD_BYTES;
+        uint8_t digest[32];
+        block_signed_digest(digest, b, b + CRADLE_LOG_BLOCK_HEADER_BYTES, payload - CRADLE_LOG_SIGN_RECORD_BYTES,
+                            session);
+        sign[0] = CRADLE_LOG_RECORD_SIGN;
+        crypto_sign_detached(sign + 1, NULL, digest, sizeof digest, sign_secret);
+    }
     cradle_cursor_store_u32(b + CRADLE__LOG_BLOCK_CHECK, block_header_check(b));
     blake128(b + CRADLE__LOG_BLOCK_CHECKSUM, b, CRADLE__LOG_BLOCK_CHECKSUM,
              b + CRADLE_LOG_BLOCK_HEADER_BYTES, payload);
+}
+
+bool cradle__log_block_signature_ok(const uint8_t *h, const uint8_t *payload, uint32_t n,
+                                    const uint8_t session[CRADLE_LOG_CHECKSUM_BYTES],
+                                    const uint8_t public_key[32]) {
+    if (n < CRADLE_LOG_SIGN_RECORD_BYTES) return false;
+    const uint8_t *sign = payload + n - CRADLE_LOG_SIGN_RECORD_BYTES;
+    if (sign[0] != CRADLE_LOG_RECORD_SIGN) return false;
+    uint8_t digest[32];
+    block_signed_digest(digest, h, payload, n - CRADLE_LOG_SIGN_RECORD_BYTES, session);
+    return crypto_sign_verify_detached(sign + 1, digest, sizeof digest, public_key) == 0;
 }
 
 bool cradle__log_block_header_ok(const uint8_t *h, uint32_t block_max) {

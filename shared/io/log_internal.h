@@ -61,9 +61,20 @@ int cradle__log_decode_header(const uint8_t *p, uint64_t size, cradle_log_header
                               size_t n);
 
 /* Fills the 48-byte block header at `block` for the `payload` bytes of
- * records that follow it: magic, fields, header check and checksum. */
+ * records that follow it: magic, fields, header check and checksum. With a
+ * sign_secret (Ed25519, 64 bytes) the payload's last
+ * CRADLE_LOG_SIGN_RECORD_BYTES are the block's SIGN record, counted in
+ * records and payload and filled in here, over session (the file header's
+ * checksum). */
 void cradle__log_seal_block(uint8_t *block, uint32_t sequence, uint64_t first_step,
-                            uint32_t records, uint32_t payload);
+                            uint32_t records, uint32_t payload, const uint8_t *session,
+                            const uint8_t *sign_secret);
+
+/* Whether the block (header h, n payload bytes) ends in a SIGN record by
+ * public_key for this session. */
+bool cradle__log_block_signature_ok(const uint8_t *h, const uint8_t *payload, uint32_t n,
+                                    const uint8_t session[CRADLE_LOG_CHECKSUM_BYTES],
+                                    const uint8_t public_key[32]);
 
 /* Whether a block header (48 bytes at h) is intact: magic, header check,
  * reserved zero and a payload length of at most block_max. */

@@ -83,6 +83,7 @@ static int open_common(cradle_log_reader *r, char *message, size_t message_size)
     }
     crypto_generichash_init(&r->digest, NULL, 0, CRADLE_LOG_DIGEST_BYTES);
     crypto_generichash_update(&r->digest, head, sizeof head);
+    memcpy(r->session, head + CRADLE_LOG_HEADER_BYTES - CRADLE_LOG_CHECKSUM_BYTES, sizeof r->session);
     r->offset = CRADLE_LOG_HEADER_BYTES;
     r->last_hash_step = UINT64_MAX;
     r->stride = 1 + r->header.snapshot_size;
@@ -148,6 +149,12 @@ void cradle_log_reader_start_anywhere(cradle_log_reader *r) {
     assert(r && r->block && r->offset == CRADLE_LOG_HEADER_BYTES && r->steps == 0);
     r->adopt = true;
     r->partial = true;
+}
+
+void cradle_log_reader_require_signer(cradle_log_reader *r, const uint8_t public_key[32]) {
+    assert(r && r->block && public_key);
+    r->require_signer = true;
+    memcpy(r->signer, public_key, sizeof r->signer);
 }
 
 bool cradle_log_reader_grow(cradle_log_reader *r, uint64_t size) {
@@ -308,6 +315,11 @@ static int load_block(cradle_log_reader *r) {
                            ", expected step %" PRIu64, at, first, r->steps);
     if (records == 0 || payload == 0)
         return reader_fail(r, CRADLE_ELOG_CORRUPT, at, "empty block at byte %" PRIu64, at);
+    if (r->require_signer && !cradle__log_block_signature_ok(b, walk, payload, r->session, r->signer))
+        return reader_fail(r, CRADLE_ELOG_SIGNATURE, at,
+                           "block %" PRIu32 " at byte %" PRIu64 " (from step %" PRIu64
+                           ") is not signed by the pinned key for this session",
+                           sequence, at, first);
     r->trailer_block = walk[0] == CRADLE_LOG_RECORD_TRAILER;
     r->records = walk;
     if (!r->trailer_block)
@@ -433,9 +445,11 @@ static int parse_trailer(cradle_log_reader *r, cradle_log_record *rec, const uin
     enum { FIXED = 1 + 8 + 8 + CRADLE_LOG_DIGEST_BYTES + 2 };
     if (left < FIXED) return record_short(r, CRADLE_LOG_RECORD_TRAILER, at);
     uint32_t sig = cradle_cursor_load_u16(p + FIXED - 2);
-    if (!r->trailer_block || r->records_left != 1 || sig > CRADLE_LOG_SIGNATURE_MAX ||
-        left != FIXED + sig)
-        return trailer_misplaced(r, at);
+    if (!r->trailer_block || sig > CRADLE_LOG_SIGNATURE_MAX || left < FIXED + sig) return trailer_misplaced(r, at);
+    /* the block's only record, or followed by the block's SIGN */
+    bool sign = r->records_left == 2 && left == FIXED + sig + CRADLE_LOG_SIGN_RECORD_BYTES &&
+                p[FIXED + sig] == CRADLE_LOG_RECORD_SIGN;
+    if (!sign && (r->records_left != 1 || left != FIXED + sig)) return trailer_misplaced(r, at);
     uint64_t count = cradle_cursor_load_u64(p + 1);
     if (count != r->steps)
         return reader_fail(r, CRADLE_ELOG_CORRUPT, at,
@@ -461,6 +475,11 @@ static int parse_trailer(cradle_log_reader *r, cradle_log_record *rec, const uin
     rec->signature_length = r->partial ? 0 : sig; /* a partial reader cannot vouch for it */
     memcpy(rec->signature, p + FIXED, rec->signature_length);
     r->pos += FIXED + sig;
+    if (sign) {
+        r->pos += CRADLE_LOG_SIGN_RECORD_BYTES;
+        r->records_left--; /* the caller counts the trailer */
+        r->signed_blocks++;
+    }
     return 1;
 }
 
@@ -527,6 +546,19 @@ int cradle__log_reader_next(cradle_log_reader *r, cradle_log_record *rec) {
                 return reader_fail(r, CRADLE_ELOG_CORRUPT, r->block_offset,
                                    "block at byte %" PRIu64 " holds fewer records than its "
                                    "count", r->block_offset);
+            if (r->records[r->pos] == CRADLE_LOG_RECORD_SIGN && !r->trailer_block) {
+                /* checked when the block was loaded if a signer is required;
+                   here only its place: the block's last record */
+                if (r->records_left != 1 || r->payload - r->pos != CRADLE_LOG_SIGN_RECORD_BYTES)
+                    return reader_fail(r, CRADLE_ELOG_CORRUPT, r->block_offset + CRADLE_LOG_BLOCK_HEADER_BYTES + r->pos,
+                                       "misplaced signature record at byte %" PRIu64,
+                                       r->block_offset + CRADLE_LOG_BLOCK_HEADER_BYTES + r->pos);
+                r->pos += CRADLE_LOG_SIGN_RECORD_BYTES;
+                r->records_left--;
+                r->signed_blocks++;
+                start_run(r);
+                continue;
+            }
             int rc = parse_record(r, rec);
             if (rc < 0) return rc;
             r->records_left--;

@@ -151,7 +151,13 @@ static int request_sync(cradle_log_writer *w) {
 /* ---- writer ------------------------------------------------------------- */
 
 static void seal_block(cradle_log_writer *w, bool into_digest) {
-    cradle__log_seal_block(w->block, w->sequence, w->block_first_step, w->records, w->used);
+    if (w->signing) { /* the room reserve() kept: seal fills the record in */
+        assert(w->used <= w->room);
+        w->used += CRADLE_LOG_SIGN_RECORD_BYTES;
+        w->records++;
+    }
+    cradle__log_seal_block(w->block, w->sequence, w->block_first_step, w->records, w->used, w->session,
+                           w->signing ? w->sign_secret : NULL);
     if (into_digest)
         crypto_generichash_update(&w->digest, w->block + CRADLE__LOG_BLOCK_CHECKSUM,
                                   CRADLE_LOG_CHECKSUM_BYTES);
@@ -196,7 +202,7 @@ static int reserve(cradle_log_writer *w, uint32_t n) {
         int rc = write_sealed(w);
         if (rc) return rc;
     }
-    if (w->used + n > w->block_size) return flush_open_block(w);
+    if (w->used + n > w->room) return flush_open_block(w);
     return 0;
 }
 
@@ -235,6 +241,19 @@ int cradle_log_writer_open(cradle_log_writer *w, const char *path, const cradle_
     }
     int rc = cradle__log_check_header(&w->header, message, message_size);
     if (rc) return CRADLE_EINVAL;
+    w->room = w->block_size;
+    if (config->sign_secret) {
+        uint32_t fixed = CRADLE_LOG_BLOCK_MIN, step = 1 + w->header.snapshot_size;
+        uint32_t need = (step > fixed ? step : fixed) + CRADLE_LOG_SIGN_RECORD_BYTES;
+        if (w->block_size < need) {
+            cradle__log_message(message, message_size,
+                                "log block size %" PRIu32 " is too small for signed blocks (at least %" PRIu32 ")",
+                                w->block_size, need);
+            return CRADLE_EINVAL;
+        }
+        w->signing = true;
+        w->room = w->block_size - CRADLE_LOG_SIGN_RECORD_BYTES;
+    }
     w->durable_interval_ns =
         config->durable_interval_ns ? config->durable_interval_ns : CRADLE_LOG_DURABLE_DEFAULT_NS;
     w->sync_inline = config->sync_inline;
@@ -252,6 +271,7 @@ int cradle_log_writer_open(cradle_log_writer *w, const char *path, const cradle_
                             w->block_size);
         return CRADLE_ENOMEM;
     }
+    if (w->signing) memcpy(w->sign_secret, config->sign_secret, sizeof w->sign_secret);
     int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (config->overwrite ? O_TRUNC : O_EXCL);
     w->fd = open(path, flags, 0644);
     if (w->fd < 0) {
@@ -262,6 +282,7 @@ int cradle_log_writer_open(cradle_log_writer *w, const char *path, const cradle_
     }
     uint8_t head[CRADLE_LOG_HEADER_BYTES];
     cradle__log_encode_header(&w->header, head);
+    memcpy(w->session, head + CRADLE_LOG_HEADER_BYTES - CRADLE_LOG_CHECKSUM_BYTES, sizeof w->session);
     size_t done = 0;
     if (cradle__log_write_all(w->fd, head, sizeof head, &done) != 0 || fdatasync(w->fd) != 0 ||
         cradle__log_fsync_parent(path) != 0) {
@@ -285,6 +306,7 @@ out_unlink:
 out_free:
     free(w->block);
     w->block = NULL;
+    sodium_memzero(w->sign_secret, sizeof w->sign_secret);
     return rc;
 }
 
@@ -441,6 +463,7 @@ static void release(cradle_log_writer *w) {
     stop_sync(w);
     free(w->block);
     w->block = NULL;
+    sodium_memzero(w->sign_secret, sizeof w->sign_secret);
 }
 
 static int close_log(cradle_log_writer *w, uint64_t final_hash, const uint8_t *sign_secret);

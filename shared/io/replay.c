@@ -368,6 +368,8 @@ static int take_record(cradle_replay *r, cradle_replay_item *item) {
     case CRADLE_LOG_RECORD_DATA:
         item->kind = CRADLE_REPLAY_DATA;
         return on_data_record(r, item);
+    case CRADLE_LOG_RECORD_SIGN: /* never delivered by the reader */
+        break;
     }
     return fail(r, CRADLE_ELOG_CORRUPT, "unknown record kind %d", (int)rec->kind);
 }

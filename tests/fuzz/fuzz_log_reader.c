@@ -5,17 +5,21 @@
  * exercises the header checks, the tail/damage classification and the scan.
  * Odd: the harness first repairs the header checksum and each block's header
  * check and checksum (walking the declared lengths), so mutations reach the
- * record parser behind the checksums instead of dying at them.
+ * record parser behind the checksums instead of dying at them. Bit 1: the
+ * reader requires every block signed by the key of SIGN_SEED (the signed
+ * seeds'); it then never delivers a step of a block that is not.
  * Whatever the bytes, the reader must return, never crash, hang or allocate
  * more than one block.
  */
 #include <sodium.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cradle/input.h"
+#include "cradle/keys.h"
 #include "cradle/log.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -40,9 +44,18 @@ static void repair(uint8_t *p, size_t n) {
     }
 }
 
+#define SIGN_SEED 0x5a /* every byte of both seeds of the signed seeds' key */
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    static cradle_keys signer;
+    static bool ready;
     if (size == 0) return 0;
-    if (sodium_init() < 0) abort();
+    if (!ready) {
+        uint8_t seed[32];
+        memset(seed, SIGN_SEED, sizeof seed);
+        if (sodium_init() < 0 || cradle_keys_from_seeds(&signer, seed, seed) != 0) abort();
+        ready = true;
+    }
     size_t n = size - 1;
     /* An exact-size copy, so ASan catches any read past the end. */
     uint8_t *copy = malloc(n ? n : 1);
@@ -51,6 +64,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (data[0] & 1) repair(copy, n);
     cradle_log_reader r;
     if (cradle_log_reader_open_memory(&r, copy, n, NULL, 0) == 0) {
+        if (data[0] & 2) cradle_log_reader_require_signer(&r, signer.sign_public);
         cradle_log_record rec;
         uint64_t steps = 0, sum = 0;
         int rc;
@@ -64,6 +78,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (cradle_log_reader_next(&r, &rec) != rc) abort();
         if (rc == 0 && r.end == CRADLE_LOG_END_NONE) abort();
         if (steps != r.steps) abort();
+        if (rc == CRADLE_ELOG_SIGNATURE && !(data[0] & 2)) abort();
         (void)sum;
         cradle_log_reader_close(&r);
     }

@@ -246,6 +246,9 @@ static void test_round_trip(void **state) {
         case CRADLE_LOG_RECORD_REFUSED: /* this log holds none */
             fail_msg("a refusal record at step %llu", (unsigned long long)rec.step);
             break;
+        case CRADLE_LOG_RECORD_SIGN:
+            fail_msg("the reader delivered a signature record");
+            break;
         case CRADLE_LOG_RECORD_TRAILER:
             assert_int_equal(rec.step, 1000);
             assert_int_equal(rec.hash, 12345);
@@ -1025,6 +1028,234 @@ static void test_grow_reads_on_after_an_unclosed_end(void **state) {
     free(data);
 }
 
+/* ---- signed blocks ------------------------------------------------------------ */
+
+/* write_log's session with every block signed by sign_secret, header seed
+ * `seed`. */
+static void write_signed_log(const char *path, uint64_t steps, uint32_t flush_every, bool close_it,
+                             const uint8_t *sign_secret, uint64_t seed) {
+    cradle_log_writer w;
+    cradle_log_header h = test_header();
+    h.seed = seed;
+    char msg[256];
+    cradle_log_writer_config cfg = {.block_size = 512, .sync_inline = true, .overwrite = true, .sign_secret = sign_secret};
+    assert_int_equal(cradle_log_writer_open(&w, path, &h, &cfg, NULL, msg, sizeof msg), 0);
+    uint8_t snap[SNAP];
+    for (uint64_t s = 0; s < steps; s++) {
+        snapshot_for(s, snap);
+        assert_int_equal(cradle_log_writer_append_step(&w, s, snap), 0);
+        if ((s + 1) % 10 == 0) assert_int_equal(cradle_log_writer_append_hash(&w, s, hash_for(s)), 0);
+        if (flush_every && (s + 1) % flush_every == 0) assert_int_equal(cradle_log_writer_flush(&w, 0), 0);
+    }
+    if (close_it) {
+        assert_int_equal(cradle_log_writer_close_signed(&w, 777, sign_secret), 0);
+    } else {
+        assert_int_equal(cradle_log_writer_flush(&w, 0), 0);
+        cradle_log_writer_abandon(&w);
+    }
+}
+
+/* Recomputes a block's checksum (log_format.c: BLAKE2b-128 of header bytes
+ * 0..31 and the payload) after a test changed its payload, so that only a
+ * signature can tell. */
+static void reseal_checksum(uint8_t *block) {
+    uint32_t payload = (uint32_t)block[20] | (uint32_t)block[21] << 8 | (uint32_t)block[22] << 16 |
+                       (uint32_t)block[23] << 24;
+    crypto_generichash_state st;
+    crypto_generichash_init(&st, NULL, 0, 16);
+    crypto_generichash_update(&st, block, 32);
+    crypto_generichash_update(&st, block + CRADLE_LOG_BLOCK_HEADER_BYTES, payload);
+    crypto_generichash_final(&st, block + 32, 16);
+}
+
+typedef struct signer_keys {
+    cradle_keys server, other;
+} signer_keys;
+
+static signer_keys make_keys(void) {
+    signer_keys k;
+    uint8_t a[32], b[32];
+    memset(a, 1, sizeof a);
+    memset(b, 2, sizeof b);
+    assert_int_equal(cradle_keys_from_seeds(&k.server, a, b), 0);
+    memset(b, 3, sizeof b);
+    assert_int_equal(cradle_keys_from_seeds(&k.other, a, b), 0);
+    return k;
+}
+
+/* A reader of data (n bytes) that requires `key`, optionally from `first`
+ * on (start_anywhere). */
+static drained drain_signed(const uint8_t *data, size_t n, const uint8_t *key, bool anywhere, uint64_t first,
+                            cradle_log_reader *r) {
+    assert_int_equal(cradle_log_reader_open_memory(r, data, n, NULL, 0), 0);
+    if (anywhere) cradle_log_reader_start_anywhere(r);
+    if (key) cradle_log_reader_require_signer(r, key);
+    return drain_from(r, first);
+}
+
+static void test_signed_blocks_read_back_and_verify(void **state) {
+    (void)state;
+    signer_keys k = make_keys();
+    char path[300];
+    path_of(path, sizeof path, "signed.log");
+    write_signed_log(path, 200, 10, true, k.server.sign_secret, 42);
+    size_t n;
+    uint8_t *data = read_file(path, &n);
+    layout l = layout_of(data, n);
+    assert_true(l.count > 10);
+
+    /* Any reader sees the same records as an unsigned log's; the pinned key
+     * verifies every block, the trailer's too, and the trailer signature. */
+    cradle_log_reader r;
+    drained d = drain_signed(data, n, NULL, false, 0, &r);
+    assert_int_equal(d.rc, 0);
+    assert_int_equal(d.steps, 200);
+    assert_int_equal(d.hashes, 20);
+    assert_true(d.trailer && d.snapshots_ok);
+    assert_int_equal(r.signed_blocks, l.count);
+    cradle_log_reader_close(&r);
+    d = drain_signed(data, n, k.server.sign_public, false, 0, &r);
+    assert_int_equal(d.rc, 0);
+    assert_true(d.trailer && d.snapshots_ok && d.steps == 200);
+    assert_int_equal(r.end, CRADLE_LOG_END_CLOSED);
+    cradle_log_reader_close(&r);
+
+    /* From any block on (a viewer joining a broadcast), trailer included. */
+    for (unsigned first = 1; first < l.count; first += 3) {
+        size_t pn;
+        uint8_t *part = part_of(data, &l, first, l.count, &pn);
+        d = drain_signed(part, pn, k.server.sign_public, true, block_first_step(&l, first), &r);
+        assert_int_equal(d.rc, 0);
+        assert_true(d.trailer && d.snapshots_ok);
+        assert_int_equal(d.steps, 200 - block_first_step(&l, first));
+        cradle_log_reader_close(&r);
+        free(part);
+    }
+
+    /* Another key: refused at block 0, before any of its steps. */
+    d = drain_signed(data, n, k.other.sign_public, false, 0, &r);
+    assert_int_equal(d.rc, CRADLE_ELOG_SIGNATURE);
+    assert_int_equal(d.steps, 0);
+    assert_non_null(strstr(r.message, "block 0 at byte 256"));
+    assert_non_null(strstr(r.message, "not signed by the pinned key"));
+    cradle_log_reader_close(&r);
+    free(data);
+}
+
+static void test_unsigned_forged_or_moved_blocks_are_refused(void **state) {
+    (void)state;
+    signer_keys k = make_keys();
+    char path[300];
+    size_t n;
+    cradle_log_reader r;
+    drained d;
+
+    /* An unsigned log, with a key pinned. */
+    path_of(path, sizeof path, "plain.log");
+    write_log(path, 50, 10, true);
+    uint8_t *plain = read_file(path, &n);
+    d = drain_signed(plain, n, k.server.sign_public, false, 0, &r);
+    assert_int_equal(d.rc, CRADLE_ELOG_SIGNATURE);
+    assert_int_equal(d.steps, 0);
+    cradle_log_reader_close(&r);
+    free(plain);
+
+    /* A step changed in block 2 and its checksum made to match: the
+     * checksum cannot tell, the signature can; blocks 0 and 1 are kept. */
+    path_of(path, sizeof path, "forged.log");
+    write_signed_log(path, 100, 10, true, k.server.sign_secret, 42);
+    uint8_t *data = read_file(path, &n);
+    layout l = layout_of(data, n);
+    uint8_t *block = data + block_start(&l, 2);
+    block[CRADLE_LOG_BLOCK_HEADER_BYTES + 3] ^= 0x40;
+    reseal_checksum(block);
+    /* unpinned, the forged steps are delivered; only the trailer's digest,
+     * at the very end, tells (and a reader from a later block has none) */
+    d = drain_signed(data, n, NULL, false, 0, &r);
+    assert_int_equal(d.rc, CRADLE_ELOG_CORRUPT);
+    assert_non_null(strstr(r.message, "digest mismatch"));
+    assert_int_equal(d.steps, 100);
+    assert_false(d.snapshots_ok);
+    cradle_log_reader_close(&r);
+    d = drain_signed(data, n, k.server.sign_public, false, 0, &r);
+    assert_int_equal(d.rc, CRADLE_ELOG_SIGNATURE);
+    assert_int_equal(d.steps, block_first_step(&l, 2));
+    assert_true(d.snapshots_ok);
+    assert_int_equal(r.error_offset, block_start(&l, 2));
+    cradle_log_reader_close(&r);
+    free(data);
+
+    /* Blocks of another session by the same key (another seed, so another
+     * header checksum) under this session's header. */
+    path_of(path, sizeof path, "one.log");
+    write_signed_log(path, 100, 10, true, k.server.sign_secret, 42);
+    uint8_t *one = read_file(path, &n);
+    path_of(path, sizeof path, "two.log");
+    write_signed_log(path, 100, 10, true, k.server.sign_secret, 43);
+    size_t n2;
+    uint8_t *two = read_file(path, &n2);
+    assert_int_equal(n, n2);
+    memcpy(two, one, CRADLE_LOG_HEADER_BYTES);
+    d = drain_signed(one, n, k.server.sign_public, false, 0, &r);
+    assert_int_equal(d.rc, 0);
+    cradle_log_reader_close(&r);
+    d = drain_signed(two, n2, k.server.sign_public, false, 0, &r);
+    assert_int_equal(d.rc, CRADLE_ELOG_SIGNATURE);
+    assert_non_null(strstr(r.message, "for this session"));
+    cradle_log_reader_close(&r);
+    free(one);
+    free(two);
+
+    /* A SIGN record in the middle of a block is corrupt even unpinned:
+     * turn block 0's first STEP into a SIGN kind byte. */
+    path_of(path, sizeof path, "misplaced.log");
+    write_signed_log(path, 30, 10, true, k.server.sign_secret, 42);
+    data = read_file(path, &n);
+    data[CRADLE_LOG_HEADER_BYTES + CRADLE_LOG_BLOCK_HEADER_BYTES] = CRADLE_LOG_RECORD_SIGN;
+    reseal_checksum(data + CRADLE_LOG_HEADER_BYTES);
+    d = drain_signed(data, n, NULL, false, 0, &r);
+    assert_int_equal(d.rc, CRADLE_ELOG_CORRUPT);
+    assert_non_null(strstr(r.message, "misplaced signature record"));
+    cradle_log_reader_close(&r);
+    free(data);
+}
+
+static void test_signed_writer_needs_room_and_rescues_signed(void **state) {
+    (void)state;
+    signer_keys k = make_keys();
+    char path[300], msg[256];
+    path_of(path, sizeof path, "small.log");
+    cradle_log_writer w;
+    cradle_log_header h = test_header();
+    cradle_log_writer_config cfg = {.block_size = 300, .sync_inline = true, .overwrite = true,
+                                    .sign_secret = k.server.sign_secret};
+    assert_int_equal(cradle_log_writer_open(&w, path, &h, &cfg, NULL, msg, sizeof msg), CRADLE_EINVAL);
+    assert_non_null(strstr(msg, "too small for signed blocks (at least 321)"));
+
+    /* Rescue from the mark seals a signed block too. */
+    cfg.block_size = 321;
+    assert_int_equal(cradle_log_writer_open(&w, path, &h, &cfg, NULL, msg, sizeof msg), 0);
+    uint8_t snap[SNAP];
+    for (uint64_t s = 0; s < 70; s++) {
+        snapshot_for(s, snap);
+        assert_int_equal(cradle_log_writer_append_step(&w, s, snap), 0);
+    }
+    cradle_log_mark mark = cradle_log_writer_mark(&w);
+    snapshot_for(70, snap);
+    assert_int_equal(cradle_log_writer_append_step(&w, 70, snap), 0);
+    assert_int_equal(cradle_log_writer_rescue(&w, mark), 0);
+    cradle_log_writer_abandon(&w);
+    size_t n;
+    uint8_t *data = read_file(path, &n);
+    cradle_log_reader r;
+    drained d = drain_signed(data, n, k.server.sign_public, false, 0, &r);
+    assert_int_equal(d.rc, 0);
+    assert_int_equal(d.steps, 70);
+    assert_int_equal(r.end, CRADLE_LOG_END_UNCLOSED);
+    cradle_log_reader_close(&r);
+    free(data);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
@@ -1042,6 +1273,9 @@ int main(void) {
         cmocka_unit_test(test_rescue_keeps_the_steps_before_the_mark),
         cmocka_unit_test(test_start_anywhere_reads_from_that_block_on),
         cmocka_unit_test(test_grow_reads_on_after_an_unclosed_end),
+        cmocka_unit_test(test_signed_blocks_read_back_and_verify),
+        cmocka_unit_test(test_unsigned_forged_or_moved_blocks_are_refused),
+        cmocka_unit_test(test_signed_writer_needs_room_and_rescues_signed),
     };
     return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }

@@ -56,6 +56,7 @@
 #define CRADLE_LOG_CHECKSUM_BYTES 16u      /* BLAKE2b-128 of a block */
 #define CRADLE_LOG_DIGEST_BYTES 32u        /* BLAKE2b-256 chained over the blocks */
 #define CRADLE_LOG_SIGNATURE_MAX 64u       /* room for an Ed25519 signature (issue 10) */
+#define CRADLE_LOG_SIGN_RECORD_BYTES 65u   /* a signed block's SIGN record */
 #define CRADLE_LOG_MESSAGE_MAX 256u
 #define CRADLE_LOG_PATH_MAX 4096u
 #define CRADLE_LOG_LIBRARY_MAX (64ull << 20) /* largest library file archived */
@@ -136,6 +137,14 @@ typedef struct cradle_log_writer_config {
        called by rescue, which runs on another thread. NULL: none. */
     void (*on_written)(void *context, const uint8_t *bytes, size_t size);
     void *on_written_context;
+    /* An Ed25519 secret key (libsodium's 64-byte form: cradle_keys.
+       sign_secret, keys.h): every block ends in a SIGN record by it, so each
+       block on its own proves who wrote it for which session (a broadcast's
+       viewer checks fragments with it: cradle_log_reader_require_signer).
+       Copied at open; needs a block_size of at least CRADLE_LOG_BLOCK_MIN +
+       CRADLE_LOG_SIGN_RECORD_BYTES and 1 + snapshot size + that. NULL:
+       unsigned blocks. */
+    const uint8_t *sign_secret;
 } cradle_log_writer_config;
 
 /* The caller owns the struct; fields are visible for inspection, change none. */
@@ -145,6 +154,7 @@ typedef struct cradle_log_writer {
     cradle_log_header header;
     uint8_t *block;            /* header + payload, allocated at open */
     uint32_t block_size;       /* payload capacity */
+    uint32_t room;             /* of it, what records may fill (a SIGN record needs the rest) */
     uint32_t used;             /* payload bytes in the open block */
     uint32_t records;          /* records in the open block */
     bool sealed;               /* the block is complete, being written */
@@ -158,6 +168,9 @@ typedef struct cradle_log_writer {
     uint64_t last_sync_ns;
     bool sync_inline;
     bool rescuing;             /* rescue() runs: on_written is not called */
+    bool signing;              /* blocks end in a SIGN record by sign_secret */
+    uint8_t sign_secret[CRADLE_LOG_SIGNATURE_MAX];
+    uint8_t session[CRADLE_LOG_CHECKSUM_BYTES]; /* the header's checksum: what SIGN binds to */
     void (*on_written)(void *context, const uint8_t *bytes, size_t size);
     void *on_written_context;
     crypto_generichash_state digest;
@@ -285,6 +298,8 @@ typedef enum cradle_log_record_kind {
     CRADLE_LOG_RECORD_REFUSED = 5, /* step (the next one), file_hash, reason: a build refused */
     CRADLE_LOG_RECORD_DATA = 6,    /* step (the next one), data_file, data_name, data_size,
                                       file_hash (of the data): a data file applied */
+    CRADLE_LOG_RECORD_SIGN = 7,    /* a signed block's last record: checked and counted by
+                                      the reader (signed_blocks), never delivered */
 } cradle_log_record_kind;
 
 typedef struct cradle_log_record {
@@ -338,6 +353,10 @@ typedef struct cradle_log_reader {
     crypto_generichash_state digest;
     bool adopt;                /* the next block's sequence and first step are taken as they are */
     bool partial;              /* the reader started after block 0: no digest to check */
+    uint8_t session[CRADLE_LOG_CHECKSUM_BYTES]; /* the header's checksum */
+    bool require_signer;       /* every block must be signed by signer */
+    uint8_t signer[32];
+    uint64_t signed_blocks;    /* blocks that ended in a SIGN record */
     cradle_log_end end;
     uint64_t tail_offset;      /* TORN: the first byte ignored */
     int error;                 /* sticky: 0 or the code next() returned */
@@ -384,6 +403,14 @@ CRADLE_MUST_CHECK int cradle_log_verify_signature(const cradle_log_record *trail
  * this reader never saw, so a TRAILER record is delivered unchecked
  * (signature_length 0: cradle_log_verify_signature refuses it). */
 void cradle_log_reader_start_anywhere(cradle_log_reader *r);
+
+/* Requires every block from here on to end in a SIGN record by this
+ * Ed25519 public key (cradle-keys pub server.key --sign) over this log's
+ * header: a block that is unsigned, signed by another key, for another
+ * session, or altered after signing stops the reader with
+ * CRADLE_ELOG_SIGNATURE naming it, before any of its records is delivered.
+ * Without it SIGN records are checked for their place only. */
+void cradle_log_reader_require_signer(cradle_log_reader *r, const uint8_t public_key[32]);
 
 /* For a file that another party appends whole blocks to (a viewer's mirror
  * of a broadcast): the reader may read its first `size` bytes, at least as
