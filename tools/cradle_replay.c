@@ -98,7 +98,8 @@ static void usage(FILE *to) {
             "  --changes       list on stderr what changed the session and before which\n"
             "                  step: each build reload, refused build and game data file\n"
             "  --verify-key HEX  check the log's signature against this Ed25519 public\n"
-            "                  key (cradle-keys pub server.key --sign); fails if unsigned\n"
+            "                  key (cradle-keys pub server.key --sign); fails if unsigned;\n"
+            "                  for a broadcast URL, also every fragment's blocks\n"
             "  --synctest      sync test: run every step a second time from the state\n"
             "                  before it and compare the state block and the output bytes\n"
             "  --every N       with --synctest: move the state block to another address\n"
@@ -699,7 +700,7 @@ int main(int argc, char **argv) {
             fprintf(stderr, "cradle-replay: %s: a broadcast carries no build: pass --game LIB\n", r->o.log);
             return 2;
         }
-        if (broadcast_fetch_run(&fetched, r->o.log, why, sizeof why) != 0) {
+        if (broadcast_fetch_run(&fetched, r->o.log, r->o.verify_key ? r->o.verify_public : NULL, why, sizeof why) != 0) {
             fprintf(stderr, "cradle-replay: %s: %s\n", r->o.log, why);
             broadcast_fetch_clean(&fetched);
             return 1;

@@ -55,6 +55,7 @@
 
 #include "cradle/broadcast.h"
 #include "cradle/cursor.h"
+#include "cradle/keys.h"
 #include "cradle/log.h"
 #include "cradle/parse.h"
 #include "cradle/rng.h"
@@ -72,7 +73,7 @@
 
 /* ---- options ------------------------------------------------------------ */
 
-enum { O_URL = 1, O_VIEWERS, O_SECONDS, O_POLL, O_CONNECTIONS, O_SEED, O_JSON, O_HELP, O_VERSION, O_COUNT };
+enum { O_URL = 1, O_VIEWERS, O_SECONDS, O_POLL, O_CONNECTIONS, O_SEED, O_VERIFY_KEY, O_JSON, O_HELP, O_VERSION, O_COUNT };
 
 /* The one table of options: getopt's, the ranges and --help come from it. */
 static const struct option_row {
@@ -88,6 +89,8 @@ static const struct option_row {
     [O_CONNECTIONS] = {"connections", "N", 1, 4096, "requests in flight and HTTP connections at most, 1..4096\n"
                                                     "(default 256; the open-file limit must allow them)"},
     [O_SEED] = {"seed", "N", 0, UINT64_MAX, "seed of the viewers' poll phases (default: from the clock)"},
+    [O_VERIFY_KEY] = {"verify-key", "HEX", 0, 0, "the server's signing key (cradle-keys pub server.key --sign):\n"
+                                                 "every fragment and keyframe must be signed by it"},
     [O_JSON] = {"json", NULL, 0, 0, "the report as one JSON line"},
     [O_HELP] = {"help", NULL, 0, 0, "show this help"},
     [O_VERSION] = {"version", NULL, 0, 0, "show the version"},
@@ -97,10 +100,12 @@ typedef struct settings {
     const char *url;
     uint64_t viewers, seconds, poll_ms, connections, seed;
     bool have_seed, json;
+    bool verify;            /* --verify-key */
+    uint8_t verify_key[32];
 } settings;
 
 static void usage(FILE *to) {
-    fprintf(to, "usage: " PROGRAM " --url URL --viewers N [--seconds S] [--poll-ms MS] [--json]\n"
+    fprintf(to, "usage: " PROGRAM " --url URL --viewers N [--seconds S] [--poll-ms MS] [--verify-key HEX] [--json]\n"
                 "Simulates N broadcast viewers in one process: each polls URL/sync, fetches start,\n"
                 "the newest keyframe and every fragment after it, and checks each document.\n\n");
     for (int i = 1; i < O_COUNT; i++) {
@@ -140,6 +145,14 @@ static int take_option(settings *st, int id, const char *value) {
             return 2;
         }
         st->url = value;
+        return -1;
+    case O_VERIFY_KEY:
+        if (cradle_keys_from_hex(st->verify_key, value) != 0) {
+            fprintf(stderr, PROGRAM ": --verify-key must be 64 hex digits (cradle-keys pub server.key --sign), got '%s'\n",
+                    value);
+            return 2;
+        }
+        st->verify = true;
         return -1;
     case O_JSON: st->json = true; return -1;
     case O_HELP: usage(stdout); return 0;
@@ -541,7 +554,8 @@ static void take_keyframe(tool *t, viewer *v, const slot *q) {
     cradle_broadcast_session_of(v->start, session);
     cradle_broadcast_keyframe k;
     char why[CRADLE_BROADCAST_MESSAGE_MAX];
-    if (cradle_broadcast_keyframe_decode(&t->codec, q->buffer, q->length, session, &k, t->state, t->state_capacity,
+    if (cradle_broadcast_keyframe_decode(&t->codec, q->buffer, q->length, session,
+                                         t->st.verify ? t->st.verify_key : NULL, &k, t->state, t->state_capacity,
                                          why, sizeof why) != 0) {
         refuse(t, v, "keyframe %" PRIu64 ": %s", q->number, after_prefix(why));
         return;
@@ -566,7 +580,8 @@ static void take_fragment(tool *t, viewer *v, const slot *q) {
     }
     cradle_broadcast_fragment_info info;
     char why[CRADLE_BROADCAST_MESSAGE_MAX];
-    if (cradle_broadcast_fragment_check(q->buffer, q->length, v->any_place ? NULL : &v->expect, &info, why,
+    if (cradle_broadcast_fragment_check(q->buffer, q->length, v->any_place ? NULL : &v->expect,
+                                        t->st.verify ? t->st.verify_key : NULL, &info, why,
                                         sizeof why) != 0) {
         refuse(t, v, "fragment %" PRIu64 ": %s", q->number, after_prefix(why));
         return;

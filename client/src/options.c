@@ -9,13 +9,14 @@
 #include <string.h>
 
 #include "cradle/help.h"
+#include "cradle/keys.h"
 #include "cradle/parse.h"
 #include "cradle/version.h"
 
 enum { O_HOST = 256, O_PORT, O_GAME, O_SPECTATOR, O_SLOT, O_HEADLESS, O_SCRIPT, O_BOT, O_BOTS,
        O_SEED, O_STEPS, O_OUTPUT, O_DESYNC, O_CONFIG, O_MUTE, O_FULLSCREEN, O_SIZE, O_CONNECT,
        O_SILENCE, O_RELOAD, O_PLAY, O_HELP, O_VERSION, O_SCREENSHOT, O_BUILD_ID, O_SERVER_KEY,
-       O_TOKEN, O_ISSUER_KEY, O_INSECURE, O_CLIENT_ID, O_WATCH, O_DELAY };
+       O_TOKEN, O_ISSUER_KEY, O_INSECURE, O_CLIENT_ID, O_WATCH, O_DELAY, O_VERIFY_KEY };
 
 /* The one table of cradle-client's options: getopt's table and --help are
  * built from it. In help, '\n' continues the text on the next line; a row
@@ -56,6 +57,7 @@ static const option_row rows[] = {
     {"play", O_PLAY, "LOG", "show a recorded session (Space pause, +/- speed, Right step)"},
     {"watch", O_WATCH, "URL", "watch a broadcast (cradle-server --broadcast) through any HTTP\ncache: needs --game, the build the session runs"},
     {"delay", O_DELAY, "S", "with --watch: play S seconds behind live, 2..600 (default 6)"},
+    {"verify-key", O_VERIFY_KEY, "HEX", "with --watch: the server's signing key to pin (cradle-keys pub\nserver.key --sign): a fragment or keyframe it did not sign is\nrefused"},
     {"help", O_HELP, NULL, "show this help"},
     {"version", O_VERSION, NULL, "show the version"},
     {"screenshot", O_SCREENSHOT, "FILE:STEPS", NULL},
@@ -67,7 +69,7 @@ static const option_row rows[] = {
 static void usage(FILE *to) {
     fprintf(to, "usage: cradle-client --game LIBRARY [--host ADDR] [--port N] [options]\n"
                 "       cradle-client --play LOG [--game LIBRARY] [--headless]\n"
-                "       cradle-client --watch URL --game LIBRARY [--delay S] [--headless]\n"
+                "       cradle-client --watch URL --game LIBRARY [--delay S] [--verify-key HEX] [--headless]\n"
                 "Joins a cradle-server session and shows it in a window (SDL2).\n");
     for (size_t i = 0; i < ROWS; i++) {
         const option_row *r = &rows[i];
@@ -174,6 +176,10 @@ static bool apply_checked(cradle_client_options *o, int opt, const char *value, 
         if (!cradle_parse_u64(value, 2, 600, &v)) *flag = "--delay", *allowed = "2..600 seconds";
         o->delay_s = (uint32_t)v;
         return true;
+    case O_VERIFY_KEY:
+        if (cradle_keys_from_hex(o->verify_key, value) != 0) *flag = "--verify-key", *allowed = "64 hex digits";
+        o->verify = true;
+        return true;
     case O_CLIENT_ID:
         if (!cradle_parse_u64(value, 0, UINT64_MAX, &o->client_id)) *flag = "--client-id", *allowed = "0..2^64-1";
         return true;
@@ -191,8 +197,8 @@ static cradle_client_parse check_combination(cradle_client_options *o) {
         fprintf(stderr, "cradle-client: --watch and --play exclude each other\n");
         return CRADLE_CLIENT_EXIT_USAGE;
     }
-    if (o->delay_s && !o->watch) {
-        fprintf(stderr, "cradle-client: --delay is for --watch\n");
+    if ((o->delay_s || o->verify) && !o->watch) {
+        fprintf(stderr, "cradle-client: %s is for --watch\n", o->delay_s ? "--delay" : "--verify-key");
         return CRADLE_CLIENT_EXIT_USAGE;
     }
     if (o->watch && strncmp(o->watch, "http://", 7) != 0 && strncmp(o->watch, "https://", 8) != 0) {

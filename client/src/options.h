@@ -18,6 +18,8 @@ typedef struct cradle_client_options {
     const char *play;        /* session log to show */
     const char *watch;       /* --watch URL: a broadcast to show (watch.h) */
     uint32_t delay_s;        /* --delay S: how far behind live a broadcast plays */
+    bool verify;             /* --verify-key HEX: a broadcast must be signed by ... */
+    uint8_t verify_key[32];  /* ... this Ed25519 public key */
     const char *screenshot;  /* hidden: BMP written after screenshot_after steps, then exit */
     const char *build_id;    /* hidden test hook: claim this build id in HELLO */
     const char *server_key;  /* --server-key HEX: the pinned server id */

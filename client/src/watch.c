@@ -46,7 +46,8 @@ int cradle_watch_open(cradle_watch *w, const cradle_client_options *o) {
     cradle_broadcast_mirror_config config = {.url = o->watch,
                                              .dir = w->dir,
                                              .delay_ms = w->delay_ms,
-                                             .state_capacity = w->key_capacity};
+                                             .state_capacity = w->key_capacity,
+                                             .verify_key = o->verify ? o->verify_key : NULL};
     char why[CRADLE_BROADCAST_MESSAGE_MAX];
     if (cradle_broadcast_mirror_open(&w->mirror, &config, why, sizeof why) != 0) {
         snprintf(w->error, sizeof w->error, "%s", why);

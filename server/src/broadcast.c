@@ -62,6 +62,8 @@ struct cradle_server_broadcast {
     cradle_server_broadcast_config config;
     char base[CRADLE_BROADCAST_URL_MAX];
     char auth_header[CRADLE_SERVER_BROADCAST_AUTH_MAX + 32];
+    bool signing;
+    uint8_t sign_secret[CRADLE_LOG_SIGNATURE_MAX];
 
     /* ---- the game thread's side ---- */
     _Alignas(CRADLE_RING_CACHE_LINE) cradle_ring ring;
@@ -372,7 +374,7 @@ static void take_block(cradle_server_broadcast *b, const uint8_t *block, size_t 
     memcpy(b->check + CRADLE_LOG_HEADER_BYTES, block, size);
     cradle_broadcast_fragment_info info;
     char why[CRADLE_BROADCAST_MESSAGE_MAX];
-    if (cradle_broadcast_fragment_check(b->check, CRADLE_LOG_HEADER_BYTES + size, NULL, &info, why, sizeof why) != 0) {
+    if (cradle_broadcast_fragment_check(b->check, CRADLE_LOG_HEADER_BYTES + size, NULL, NULL, &info, why, sizeof why) != 0) {
         set_error(b, "a log block the writer wrote does not read back: %s", why);
         b->building_lost = true;
         cut(b, now);
@@ -454,7 +456,8 @@ static void take_mailbox(cradle_server_broadcast *b) {
     cradle_broadcast_keyframe k = b->mailbox;
     memcpy(k.session, b->sync.session, sizeof k.session);
     char why[CRADLE_BROADCAST_MESSAGE_MAX];
-    int rc = cradle_broadcast_keyframe_encode(&b->codec, &k, b->mailbox_state, b->encoded, b->encoded_capacity,
+    int rc = cradle_broadcast_keyframe_encode(&b->codec, &k, b->mailbox_state, b->signing ? b->sign_secret : NULL,
+                                              b->encoded, b->encoded_capacity,
                                               &b->encoded_size, why, sizeof why);
     atomic_store_explicit(&b->keyframe_full, 0, memory_order_release);
     if (rc != 0) {
@@ -645,6 +648,11 @@ int cradle_server_broadcast_start(cradle_server_broadcast **out, const cradle_se
     if (!b) return fail_start(NULL, CRADLE_ENOMEM, message, message_size, "out of memory");
     memset(b, 0, sizeof *b);
     b->config = *config;
+    b->config.sign_secret = NULL; /* the copy below is the one kept */
+    if (config->sign_secret) {
+        b->signing = true;
+        memcpy(b->sign_secret, config->sign_secret, sizeof b->sign_secret);
+    }
     if (!b->config.fragment_ms) b->config.fragment_ms = CRADLE_SERVER_BROADCAST_FRAGMENT_MS;
     if (!b->config.keyframe_s) b->config.keyframe_s = CRADLE_SERVER_BROADCAST_KEYFRAME_S;
     if (!b->config.queue) b->config.queue = CRADLE_SERVER_BROADCAST_QUEUE;
@@ -755,5 +763,6 @@ void cradle_server_broadcast_stop(cradle_server_broadcast *b) {
     free(b->data);
     pthread_cond_destroy(&b->cond);
     pthread_mutex_destroy(&b->mutex);
+    sodium_memzero(b->sign_secret, sizeof b->sign_secret);
     free(b);
 }

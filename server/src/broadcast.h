@@ -55,6 +55,9 @@ typedef struct cradle_server_broadcast_config {
     uint32_t queue;            /* 0 = CRADLE_SERVER_BROADCAST_QUEUE */
     uint32_t state_capacity;   /* the largest state a keyframe copies */
     uint32_t block_max;        /* the log's block payload size */
+    const uint8_t *sign_secret; /* the server's Ed25519 key (secure mode): keyframes are
+                                   signed with it, as the log's blocks are; copied. NULL:
+                                   unsigned */
 } cradle_server_broadcast_config;
 
 typedef struct cradle_server_broadcast cradle_server_broadcast;

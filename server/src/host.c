@@ -810,6 +810,8 @@ int cradle_server_host_open_log(cradle_server_host *host, const cradle_game_cont
         return rc;
     }
     cradle_log_writer_config lc = {0};
+    /* a secure server signs every block, so that each proves itself alone (a broadcast's viewer) */
+    if (host->net && host->net->secure) lc.sign_secret = host->net->keys.sign_secret;
     if (host->broadcast) {
         /* Every block the log writes is a fragment's: at least two a fragment. */
         lc.on_written = cradle_server_broadcast_written;

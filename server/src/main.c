@@ -323,7 +323,8 @@ static int start_broadcast(cradle_server_host *host, const cradle_server_options
                                              .keyframe_s = o->broadcast_keyframe_s,
                                              .queue = o->broadcast_queue,
                                              .state_capacity = host->state_capacity,
-                                             .block_max = CRADLE_LOG_BLOCK_DEFAULT};
+                                             .block_max = CRADLE_LOG_BLOCK_DEFAULT,
+                                             .sign_secret = host->net->secure ? host->net->keys.sign_secret : NULL};
     int rc = cradle_server_broadcast_start(&host->broadcast, &config, message, sizeof message);
     sodium_memzero(auth, sizeof auth);
     if (rc != 0) {

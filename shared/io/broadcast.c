@@ -38,6 +38,7 @@ enum {
     K_RESERVED2 = 136,
     K_CHECKSUM = 176,
     K_CHECKSUM_BYTES = 16,
+    K_SIGNATURE = 192,
     SYNC_TOKENS = 160,
 };
 
@@ -321,9 +322,22 @@ static void keyframe_checksum(const uint8_t *doc, const uint8_t *payload, size_t
     crypto_generichash_final(&st, out, K_CHECKSUM_BYTES);
 }
 
+static bool all_zero(const uint8_t *p, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (p[i]) return false;
+    return true;
+}
+
+/* What a keyframe's signature signs: a context and its bytes 0..191. */
+enum { K_SIGNED_BYTES = 19 + K_SIGNATURE };
+static void keyframe_signed(const uint8_t *doc, uint8_t out[K_SIGNED_BYTES]) {
+    memcpy(out, "cradle-keyframe-v1", 19);
+    memcpy(out + 19, doc, K_SIGNATURE);
+}
+
 int cradle_broadcast_keyframe_encode(cradle_broadcast_codec *c, const cradle_broadcast_keyframe *k,
-                                     const void *state, uint8_t *out, size_t size, size_t *length, char *message,
-                                     size_t message_size) {
+                                     const void *state, const uint8_t *sign_secret, uint8_t *out, size_t size,
+                                     size_t *length, char *message, size_t message_size) {
     assert(c && c->compress && k && state && out && length);
     assert(printable_id(k->build_id, CRADLE_GAME_BUILD_ID_MAX) && k->state_size <= CRADLE_BROADCAST_STATE_MAX);
     if (size < cradle_broadcast_keyframe_bound(k->state_size)) {
@@ -350,18 +364,17 @@ int cradle_broadcast_keyframe_encode(cradle_broadcast_codec *c, const cradle_bro
     cradle_cursor_store_u64(out + K_FIRST_STEP, k->block_first_step);
     memcpy(out + K_BUILD, k->build_id, strlen(k->build_id));
     keyframe_checksum(out, payload, n, out + K_CHECKSUM);
+    if (sign_secret) {
+        uint8_t m[K_SIGNED_BYTES];
+        keyframe_signed(out, m);
+        crypto_sign_detached(out + K_SIGNATURE, NULL, m, sizeof m, sign_secret);
+    }
     *length = CRADLE_BROADCAST_KEYFRAME_HEADER_BYTES + n;
     return 0;
 }
 
-static bool all_zero(const uint8_t *p, size_t n) {
-    for (size_t i = 0; i < n; i++)
-        if (p[i]) return false;
-    return true;
-}
-
 int cradle_broadcast_keyframe_decode(cradle_broadcast_codec *c, const uint8_t *doc, size_t size,
-                                     const uint8_t session[CRADLE_BROADCAST_SESSION_BYTES],
+                                     const uint8_t session[CRADLE_BROADCAST_SESSION_BYTES], const uint8_t *signer,
                                      cradle_broadcast_keyframe *k, void *state, size_t capacity, char *message,
                                      size_t message_size) {
     assert(c && c->decompress && doc && k);
@@ -387,6 +400,14 @@ int cradle_broadcast_keyframe_decode(cradle_broadcast_codec *c, const uint8_t *d
     keyframe_checksum(doc, doc + CRADLE_BROADCAST_KEYFRAME_HEADER_BYTES, compressed, sum);
     if (sodium_memcmp(sum, doc + K_CHECKSUM, sizeof sum) != 0)
         return refuse(message, message_size, what, "checksum mismatch (damaged in transit or storage)");
+    if (signer) {
+        uint8_t m[K_SIGNED_BYTES];
+        keyframe_signed(doc, m);
+        if (all_zero(doc + K_SIGNATURE, crypto_sign_BYTES))
+            return refuse(message, message_size, what, "unsigned, and this viewer pinned a server key");
+        if (crypto_sign_verify_detached(doc + K_SIGNATURE, m, sizeof m, signer) != 0)
+            return refuse(message, message_size, what, "not signed by the pinned key");
+    }
     if (session && sodium_memcmp(doc + K_SESSION, session, CRADLE_BROADCAST_SESSION_BYTES) != 0)
         return refuse(message, message_size, what, "of another session than this broadcast's start");
     if (!all_zero(doc + K_RESERVED1, 4) || !all_zero(doc + K_RESERVED2, K_CHECKSUM - K_RESERVED2))
@@ -433,7 +454,8 @@ int cradle_broadcast_keyframe_decode(cradle_broadcast_codec *c, const uint8_t *d
 /* ---- fragments ---------------------------------------------------------- */
 
 int cradle_broadcast_fragment_check(const uint8_t *buffer, size_t size, const cradle_broadcast_position *expect,
-                                    cradle_broadcast_fragment_info *info, char *message, size_t message_size) {
+                                    const uint8_t *signer, cradle_broadcast_fragment_info *info, char *message,
+                                    size_t message_size) {
     assert(buffer && info && size >= CRADLE_LOG_HEADER_BYTES);
     memset(info, 0, sizeof *info);
     info->last_hash_step = UINT64_MAX;
@@ -447,6 +469,7 @@ int cradle_broadcast_fragment_check(const uint8_t *buffer, size_t size, const cr
     int rc = cradle_log_reader_open_memory(&r, buffer, size, why, sizeof why);
     if (rc != 0) return refuse(message, message_size, what, "the start document: %s", why);
     cradle_log_reader_start_anywhere(&r);
+    if (signer) cradle_log_reader_require_signer(&r, signer);
     cradle_log_record rec;
     bool first = true;
     while ((rc = cradle_log_reader_next(&r, &rec)) == 1) {

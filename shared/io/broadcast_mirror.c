@@ -32,6 +32,8 @@ enum {
 struct cradle_broadcast_mirror {
     cradle_broadcast_mirror_config config;
     char base[CRADLE_BROADCAST_URL_MAX];
+    bool pinned;
+    uint8_t verify_key[32];
     pthread_t thread;
     bool thread_started;
     atomic_bool stop;
@@ -244,7 +246,7 @@ static bool position(cradle_broadcast_mirror *m) {
         if (get(m, path, m->doc, m->doc_capacity, &n) != 0) return false;
         cradle_broadcast_keyframe k;
         char why[CRADLE_BROADCAST_MESSAGE_MAX];
-        if (cradle_broadcast_keyframe_decode(&m->codec, m->doc, n, m->sync.session, &k, m->state,
+        if (cradle_broadcast_keyframe_decode(&m->codec, m->doc, n, m->sync.session, m->pinned ? m->verify_key : NULL, &k, m->state,
                                              m->config.state_capacity, why, sizeof why) != 0) {
             note(m, true, "keyframe %" PRIu64 ": %s", pick->key, why + strlen("keyframe: "));
             return false;
@@ -351,6 +353,7 @@ static int take_fragment(cradle_broadcast_mirror *m) {
     cradle_broadcast_fragment_info info;
     char why[CRADLE_BROADCAST_MESSAGE_MAX];
     if (cradle_broadcast_fragment_check(m->buffer, CRADLE_LOG_HEADER_BYTES + n, m->any_place ? NULL : &m->expect,
+                                        m->pinned ? m->verify_key : NULL,
                                         &info, why, sizeof why) != 0) {
         note(m, true, "fragment %" PRIu64 ": %s", m->next_fragment, why + strlen("fragment: "));
         return 0;
@@ -442,6 +445,11 @@ int cradle_broadcast_mirror_open(cradle_broadcast_mirror **out, const cradle_bro
         return CRADLE_ENOMEM;
     }
     m->config = *config;
+    m->config.verify_key = NULL; /* the copy kept */
+    if (config->verify_key) {
+        m->pinned = true;
+        memcpy(m->verify_key, config->verify_key, sizeof m->verify_key);
+    }
     m->fd = -1;
     if (!m->config.poll_ms) m->config.poll_ms = CRADLE_BROADCAST_MIRROR_POLL_MS;
     if (!m->config.state_capacity) m->config.state_capacity = DEFAULT_STATE_CAPACITY;

@@ -3,21 +3,25 @@
  * blocks fetched from any HTTP cache, broadcast.h) through
  * cradle_broadcast_fragment_check, behind a fixed valid start: the
  * 256-byte header of a small session log, made at the first call with the
- * log writer (4 players, 2 input bytes, 256-byte blocks, as the seed
- * corpus's fragments were).
+ * log writer (4 players, 2 input bytes, 321-byte blocks: 256 bytes of
+ * records and a SIGN record, as the seed corpus's fragments were; the
+ * signed ones by the key of SIGN_SEED).
  *
  * The first input byte picks a mode. Bit 0: the harness first repairs each
  * block's header check and checksum (walking the declared lengths), so
  * mutations reach the record parser and the order checks behind them.
  * Bit 1: the fragment must start at block 0, step 0 (a broadcast's
- * fragment 0); else anywhere. The buffer is a heap buffer of exactly its
+ * fragment 0); else anywhere. Bit 2: the viewer pinned the key of
+ * SIGN_SEED, so every block must be signed by it (after a repair, only an
+ * unchanged block still is). The buffer is a heap buffer of exactly its
  * size, so any overread is an ASan finding.
  *
  * Whatever the bytes, the check returns. A refusal is CRADLE_EBROADCAST with
  * a "fragment: " message. What is accepted is consistent: it ends where it
  * started plus its blocks, no step before the first, hashes within its
- * steps, at most the data files it may list; and checking it again from
- * where it said it starts gives the same answer.
+ * steps, at most the data files it may list; checking it again from where
+ * it said it starts gives the same answer; and what a pinned viewer accepts
+ * an unpinned one accepts alike.
  */
 #include <sodium.h>
 #include <stdbool.h>
@@ -29,10 +33,14 @@
 
 #include "cradle/broadcast.h"
 #include "cradle/cursor.h"
+#include "cradle/keys.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static uint8_t start[CRADLE_LOG_HEADER_BYTES];
+static cradle_keys signer;
+
+#define SIGN_SEED 0x5a /* every byte of both seeds of the corpus's signing key */
 
 /* The header of a real log: written with the writer into a scratch file. */
 static void make_start(void) {
@@ -58,7 +66,8 @@ static void make_start(void) {
     h.created_unix_ns = 1700000000000000000ull;
     h.hash_interval = 10;
     cradle_log_writer w;
-    cradle_log_writer_config config = {.block_size = CRADLE_LOG_BLOCK_MIN, .sync_inline = true};
+    cradle_log_writer_config config = {.block_size = CRADLE_LOG_BLOCK_MIN + CRADLE_LOG_SIGN_RECORD_BYTES,
+                                       .sync_inline = true};
     if (cradle_log_writer_open(&w, path, &h, &config, NULL, NULL, 0) != 0) abort();
     if (cradle_log_writer_close(&w, 0) != 0) abort();
     FILE *f = fopen(path, "rb");
@@ -101,7 +110,9 @@ static bool same(const cradle_broadcast_fragment_info *a, const cradle_broadcast
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     static bool ready;
     if (!ready) {
-        if (sodium_init() < 0) abort();
+        uint8_t seed[32];
+        memset(seed, SIGN_SEED, sizeof seed);
+        if (sodium_init() < 0 || cradle_keys_from_seeds(&signer, seed, seed) != 0) abort();
         make_start();
         ready = true;
     }
@@ -116,7 +127,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const cradle_broadcast_position *expect = data[0] & 2 ? &zero : NULL;
     cradle_broadcast_fragment_info info, again;
     char message[CRADLE_BROADCAST_MESSAGE_MAX];
-    int rc = cradle_broadcast_fragment_check(buffer, n, expect, &info, message, sizeof message);
+    const uint8_t *pinned = data[0] & 4 ? signer.sign_public : NULL;
+    int rc = cradle_broadcast_fragment_check(buffer, n, expect, pinned, &info, message, sizeof message);
     if (rc != 0) {
         if (rc != CRADLE_EBROADCAST || !memchr(message, 0, sizeof message) ||
             strncmp(message, "fragment: ", 10) != 0 || message[10] == '\0')
@@ -134,8 +146,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (info.hashes > 0 && (info.last_hash_step >= info.end.step || info.last_hash_step + 1u < info.first.step))
         abort();
     if (info.hashes > info.end.step - info.first.step + 1u) abort();
-    if (cradle_broadcast_fragment_check(buffer, n, &info.first, &again, message, sizeof message) != 0) abort();
+    if (cradle_broadcast_fragment_check(buffer, n, &info.first, pinned, &again, message, sizeof message) != 0) abort();
     if (!same(&info, &again)) abort();
+    if (pinned) {
+        if (cradle_broadcast_fragment_check(buffer, n, expect, NULL, &again, message, sizeof message) != 0) abort();
+        if (!same(&info, &again)) abort();
+    }
     free(buffer);
     return 0;
 }

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # cradle-viewers (tools/cradle_viewers.c) against a live broadcast through an
 # edge cache, and against damaged copies of it:
-#   - usage: no --url, --viewers 0 and an ftp:// URL exit 2 naming the flag;
-#   - a counter server broadcasts (paced, a keyframe every 2 s, a fragment a
-#     second) to an nginx origin; 50 viewers follow it through the edge while
+#   - usage: no --url, --viewers 0, an ftp:// URL and a --verify-key that is
+#     not a key exit 2 naming the flag;
+#   - a secure counter server broadcasts (paced, a keyframe every 2 s, a
+#     fragment a second; every block and keyframe signed) to an nginx origin;
+#     50 viewers that pin its key follow it through the edge while
 #     8 more fragments are published; the server quits and the viewers see
 #     "ended": exit 0, fragments and keyframes verified, nothing refused, all
 #     50 saw the end with every fragment; the origin served at most 2 GETs per
-#     fragment (the edge's cache lock holds the 50 viewers' misses);
+#     fragment (the edge's cache lock holds the 50 viewers' misses); viewers
+#     that pin another key refuse the first document they check;
 #   - copies of the finished broadcast under the origin's root, listing no
 #     keyframe (viewers start at fragment 0), with one byte of frag/1 flipped
 #     or frag/1 cut short: the tool exits 1 and names "fragment 1".
@@ -57,6 +60,7 @@ expect_usage --url --viewers 3
 expect_usage --viewers --url http://127.0.0.1:9/b --viewers 0
 expect_usage --url --url ftp://127.0.0.1/b --viewers 3
 expect_usage --poll-ms --url http://127.0.0.1:9/b --viewers 3 --poll-ms 5
+expect_usage --verify-key --url http://127.0.0.1:9/b --viewers 3 --verify-key 12ab
 "$viewers" --help | grep -- --connections >/dev/null # all of it: grep -q would close the pipe early (SIGPIPE)
 "$viewers" --version | grep -q '^cradle-viewers '
 
@@ -65,7 +69,6 @@ start_origin "$work/origin"
 start_edge "$work/edge" "$ORIGIN_URL"
 B=/live/m1
 sync_file=$ORIGIN_ROOT$B/sync
-CRADLE_TEST_INSECURE=1 # start_server: a plaintext server (the broadcast is what is tested)
 start_server --game "$game" --mode paced --players 2 --dev-socket "$work/dev.sock" --log "$work/s.log" \
   --broadcast "$ORIGIN_URL$B" --broadcast-auth "$ORIGIN_SECRET_FILE" --broadcast-keyframe-s 2 \
   --broadcast-fragment-ms 1000
@@ -76,8 +79,9 @@ fragments() { # the fragment count the origin's sync document lists (0 before it
 }
 at_least() { [ "$(fragments)" -ge "$1" ]; }
 wait_until 20 "the first fragment's sync document at the origin" at_least 1
+signer=$("$KEYS_BIN" pub server.key --sign) # start_server made it, secure by default
 
-"$viewers" --url "$EDGE_URL$B" --viewers 50 --seconds 60 --json >viewers.out 2>viewers.err &
+"$viewers" --url "$EDGE_URL$B" --viewers 50 --seconds 60 --verify-key "$signer" --json >viewers.out 2>viewers.err &
 viewers_pid=$!
 first=$(fragments)
 wait_until 30 "8 more fragments while the viewers watch" at_least $((first + 8))
@@ -108,6 +112,15 @@ total=$(fragments)
 at_origin=$(origin_requests "$B/frag/[0-9]+" GET)
 echo "origin: $at_origin fragment GETs for $total fragments ($(field requests_frag) fragment requests at the edge)"
 [ "$at_origin" -le $((2 * total)) ] || fail "$at_origin origin GETs for $total fragments: more than 2 per fragment"
+
+# ---- another key pinned: nothing the server signed passes
+rc=0
+"$viewers" --url "$EDGE_URL$B" --viewers 2 --poll-ms 200 --seconds 3 --verify-key "$ISSUER_PUB" --json \
+  >wrong.out 2>wrong.err || rc=$?
+[ "$rc" -eq 1 ] || fail "another key: cradle-viewers exited $rc, expected 1: $(cat wrong.out wrong.err)"
+grep -q "not signed by the pinned key" wrong.err || fail "another key: $(cat wrong.err)"
+[ "$(json_field "$(cat wrong.out)" fragments_verified)" -eq 0 ] || fail "another key: fragments verified"
+echo "another key: $(grep -m1 'not signed by the pinned key' wrong.err)"
 
 # ---- damaged copies: no keyframe listed, so viewers take fragment 0, then 1
 copy_broadcast() { # NAME: $ORIGIN_ROOT/live/NAME, the finished broadcast listing no keyframe

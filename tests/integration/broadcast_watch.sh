@@ -7,9 +7,11 @@
 # that was watching catches up, and one that starts after the outage joins
 # at a keyframe. Both check every recorded hash to the broadcast's end. The
 # fragments concatenated are the server's log byte for byte, and
-# cradle-replay URL replays the broadcast. A damaged copy of the broadcast
-# is refused naming the fragment; a wrong secret is refused by the origin
-# and shown in status.
+# cradle-replay URL replays the broadcast. The server is secure: it signs
+# every block and keyframe, the viewers pin its key (--verify-key), and
+# cradle-replay URL with another key refuses fragment 0. A damaged copy of
+# the broadcast is refused naming the fragment; a wrong secret is refused by
+# the origin and shown in status.
 set -euo pipefail
 [ -n "${BROADCAST_TRACE:-}" ] && set -x
 server=$1 client=$2 game=$3 ctl=$4 replay=$5
@@ -43,7 +45,9 @@ bot=$!
 viewers+=("$bot")
 wait_until 30 "a player to join" at_least joins 1
 wait_until 30 "two fragments on the origin" at_least broadcast_fragments 2
-"$client" --headless --watch "$EDGE_URL/live/match" --game "$game" --delay 3 >early.out 2>early.err &
+signer=$("$KEYS_BIN" pub server.key --sign) # start_server made it, secure by default
+"$client" --headless --watch "$EDGE_URL/live/match" --game "$game" --delay 3 --verify-key "$signer" \
+  >early.out 2>early.err &
 early=$!
 viewers+=("$early")
 wait_until 30 "four fragments on the origin" at_least broadcast_fragments 4
@@ -65,7 +69,8 @@ equals broadcast_lost 0
 equals dropped_steps 0
 
 # A viewer who arrives now starts at a keyframe, not at step 0.
-"$client" --headless --watch "$EDGE_URL/live/match" --game "$game" --delay 3 >late.out 2>late.err &
+"$client" --headless --watch "$EDGE_URL/live/match" --game "$game" --delay 3 --verify-key "$signer" \
+  >late.out 2>late.err &
 late=$!
 viewers+=("$late")
 wait_until 30 "three more fragments" at_least broadcast_fragments $(($(status_field broadcast_fragments) + 3))
@@ -94,10 +99,19 @@ wait "$bot" || true
 fragments=$(json_field "$(cat "$root/sync")" fragments)
 { cat "$root/start"; for ((i = 0; i < fragments; i++)); do cat "$root/frag/$i"; done; } >concatenated.log
 cmp concatenated.log session.log
-# cradle-replay URL fetches them through the edge and replays them.
-"$replay" --game "$game" "$EDGE_URL/live/match" >replay.out 2>replay.err || { cat replay.err; exit 1; }
+# cradle-replay URL fetches them through the edge, every block's signature
+# checked, and replays them, the trailer's signature checked too.
+"$replay" --game "$game" --verify-key "$signer" "$EDGE_URL/live/match" >replay.out 2>replay.err ||
+  { cat replay.err; exit 1; }
 grep -q "fetched $fragments fragments" replay.err
 grep -q "log closed: OK" replay.err
+grep -q "log signature valid" replay.err
+# Pinned to another key, nothing passes: fragment 0 is refused.
+rc=0
+"$replay" --game "$game" --verify-key "$ISSUER_PUB" "$EDGE_URL/live/match" >wrongkey.out 2>wrongkey.err || rc=$?
+[ "$rc" -eq 1 ] || { echo "another key: cradle-replay exited $rc" >&2; cat wrongkey.err >&2; exit 1; }
+grep -q 'fragment 0: block 0 at byte 256 (from step 0) is not signed by the pinned key' wrongkey.err ||
+  { cat wrongkey.err; exit 1; }
 
 # A damaged copy: refused, naming the fragment.
 mkdir -p "$ORIGIN_ROOT/live/damaged"

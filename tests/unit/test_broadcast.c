@@ -18,6 +18,7 @@
 #include "cradle/broadcast.h"
 #include "cradle/cursor.h"
 #include "cradle/hash.h"
+#include "cradle/keys.h"
 
 static char dir[256];
 
@@ -541,7 +542,7 @@ static void test_keyframe_round_trip(void **state) {
     uint8_t *doc = malloc(bound);
     assert_non_null(doc);
     char message[CRADLE_BROADCAST_MESSAGE_MAX];
-    assert_int_equal(cradle_broadcast_keyframe_encode(&codec, &k, s, doc, bound, &length, message, sizeof message), 0);
+    assert_int_equal(cradle_broadcast_keyframe_encode(&codec, &k, s, NULL, doc, bound, &length, message, sizeof message), 0);
     /* 300 KiB of mostly zeros: the document is a small fraction of the state */
     assert_true(length > CRADLE_BROADCAST_KEYFRAME_HEADER_BYTES);
     assert_true(length < SIZE / 20);
@@ -550,20 +551,21 @@ static void test_keyframe_round_trip(void **state) {
     static const uint8_t magic[8] = {0x89, 'C', 'R', 'D', 'K', 'E', 'Y', 0x0A};
     assert_memory_equal(doc, magic, sizeof magic);
     assert_int_equal(cradle_cursor_load_u32(doc + 8), 1);
-    assert_int_equal(cradle_cursor_load_u32(doc + 12), 192);
+    assert_int_equal(cradle_cursor_load_u32(doc + 12), 256);
     assert_memory_equal(doc + 16, key_session, 16);
     assert_int_equal(cradle_cursor_load_u64(doc + 32), k.step);
     assert_int_equal(cradle_cursor_load_u64(doc + 40), k.state_hash);
     assert_int_equal(cradle_cursor_load_u32(doc + 48), SIZE);
-    assert_int_equal(cradle_cursor_load_u32(doc + 52), length - 192);
+    assert_int_equal(cradle_cursor_load_u32(doc + 52), length - 256);
     assert_int_equal(cradle_cursor_load_u32(doc + 56), 77);
     assert_int_equal(cradle_cursor_load_u32(doc + 60), 0);
     assert_int_equal(cradle_cursor_load_u64(doc + 64), 123400);
     assert_string_equal((const char *)doc + 72, k.build_id);
     for (unsigned i = 72 + (unsigned)strlen(k.build_id); i < 176; i++) assert_int_equal(doc[i], 0);
+    for (unsigned i = 192; i < 256; i++) assert_int_equal(doc[i], 0); /* unsigned */
 
     memset(back, 0xAA, SIZE);
-    assert_int_equal(cradle_broadcast_keyframe_decode(&codec, doc, length, key_session, &got, back, SIZE, message,
+    assert_int_equal(cradle_broadcast_keyframe_decode(&codec, doc, length, key_session, NULL, &got, back, SIZE, message,
                                                       sizeof message),
                      0);
     assert_keyframe_equal(&k, &got);
@@ -571,7 +573,7 @@ static void test_keyframe_round_trip(void **state) {
     /* a capacity larger than the state is fine */
     uint8_t *roomy = malloc(SIZE + 100);
     assert_non_null(roomy);
-    assert_int_equal(cradle_broadcast_keyframe_decode(&codec, doc, length, key_session, &got, roomy, SIZE + 100,
+    assert_int_equal(cradle_broadcast_keyframe_decode(&codec, doc, length, key_session, NULL, &got, roomy, SIZE + 100,
                                                       message, sizeof message),
                      0);
     assert_memory_equal(roomy, s, SIZE);
@@ -582,12 +584,12 @@ static void test_keyframe_round_trip(void **state) {
     assert_non_null(again);
     size_t again_length = 0;
     assert_int_equal(
-        cradle_broadcast_keyframe_encode(&codec, &k, s, again, bound, &again_length, message, sizeof message), 0);
+        cradle_broadcast_keyframe_encode(&codec, &k, s, NULL, again, bound, &again_length, message, sizeof message), 0);
     assert_int_equal(again_length, length);
     assert_memory_equal(again, doc, length);
     /* an output smaller than the bound is refused */
     assert_int_equal(
-        cradle_broadcast_keyframe_encode(&codec, &k, s, again, bound - 1, &again_length, message, sizeof message),
+        cradle_broadcast_keyframe_encode(&codec, &k, s, NULL, again, bound - 1, &again_length, message, sizeof message),
         CRADLE_ERANGE);
     assert_non_null(strstr(message, "keyframe: "));
     free(again);
@@ -599,38 +601,53 @@ static void test_keyframe_round_trip(void **state) {
     cradle_broadcast_codec_free(&codec); /* twice is harmless */
 }
 
+/* A 200-byte state's keyframe, signed by `keys` (another test key is
+ * `other`). */
 typedef struct small_keyframe {
     cradle_broadcast_codec codec;
     uint8_t state[200];
     cradle_broadcast_keyframe k;
     uint8_t doc[1024];
     size_t length;
+    cradle_keys keys, other;
 } small_keyframe;
 
 static void small_keyframe_init(small_keyframe *f) {
     assert_int_equal(cradle_broadcast_codec_init(&f->codec, 1), 0);
+    uint8_t seed[32];
+    memset(seed, 5, sizeof seed);
+    assert_int_equal(cradle_keys_from_seeds(&f->keys, seed, seed), 0);
+    memset(seed, 6, sizeof seed);
+    assert_int_equal(cradle_keys_from_seeds(&f->other, seed, seed), 0);
     for (unsigned i = 0; i < sizeof f->state; i++) f->state[i] = (uint8_t)(i < 100 ? i / 10u : i * 37u);
     f->k = keyframe_of(f->state, sizeof f->state);
     assert_true(cradle_broadcast_keyframe_bound(sizeof f->state) <= sizeof f->doc);
-    assert_int_equal(cradle_broadcast_keyframe_encode(&f->codec, &f->k, f->state, f->doc, sizeof f->doc, &f->length,
-                                                      NULL, 0),
+    assert_int_equal(cradle_broadcast_keyframe_encode(&f->codec, &f->k, f->state, f->keys.sign_secret, f->doc,
+                                                      sizeof f->doc, &f->length, NULL, 0),
                      0);
 }
 
-static int decode_small(small_keyframe *f, const uint8_t *doc, size_t size, char *message, size_t message_size) {
+/* Decodes doc as a viewer that pinned `signer` (NULL: none) does. */
+static int decode_as(small_keyframe *f, const uint8_t *signer, const uint8_t *doc, size_t size, char *message,
+                     size_t message_size) {
     cradle_broadcast_keyframe got;
     uint8_t out[sizeof f->state];
-    return cradle_broadcast_keyframe_decode(&f->codec, doc, size, key_session, &got, out, sizeof out, message,
+    return cradle_broadcast_keyframe_decode(&f->codec, doc, size, key_session, signer, &got, out, sizeof out, message,
                                             message_size);
 }
 
-/* Any byte of the document damaged, anywhere: refused. */
+static int decode_small(small_keyframe *f, const uint8_t *doc, size_t size, char *message, size_t message_size) {
+    return decode_as(f, NULL, doc, size, message, message_size);
+}
+
+/* Any byte of the document damaged, anywhere: refused by a viewer that
+ * pinned the key (one that did not cannot check the signature's bytes). */
 static void test_keyframe_every_flipped_byte_is_refused(void **state) {
     (void)state;
     small_keyframe f;
     small_keyframe_init(&f);
     char message[CRADLE_BROADCAST_MESSAGE_MAX];
-    assert_int_equal(decode_small(&f, f.doc, f.length, message, sizeof message), 0);
+    assert_int_equal(decode_as(&f, f.keys.sign_public, f.doc, f.length, message, sizeof message), 0);
     static const uint8_t masks[] = {0x01, 0x80, 0xff};
     uint8_t *doc = malloc(f.length); /* exact size: ASan sees any read past the end */
     assert_non_null(doc);
@@ -638,12 +655,53 @@ static void test_keyframe_every_flipped_byte_is_refused(void **state) {
         for (size_t m = 0; m < sizeof masks; m++) {
             memcpy(doc, f.doc, f.length);
             doc[i] ^= masks[m];
-            int rc = decode_small(&f, doc, f.length, message, sizeof message);
+            int rc = decode_as(&f, f.keys.sign_public, doc, f.length, message, sizeof message);
             if (rc != CRADLE_EBROADCAST || strncmp(message, "keyframe: ", 10) != 0)
                 fail_msg("byte %zu ^ 0x%02x: rc %d, \"%s\"", i, masks[m], rc, message);
         }
     }
     free(doc);
+    cradle_broadcast_codec_free(&f.codec);
+}
+
+/* A pinned key: an unsigned keyframe, another key's, or one changed and
+ * resealed (its checksum passes) is refused; unpinned, a signed keyframe
+ * reads like any. */
+static void test_keyframe_signature(void **state) {
+    (void)state;
+    small_keyframe f;
+    small_keyframe_init(&f);
+    char message[CRADLE_BROADCAST_MESSAGE_MAX];
+    uint8_t doc[1024];
+    size_t length = 0;
+    assert_int_equal(decode_small(&f, f.doc, f.length, message, sizeof message), 0);
+    assert_int_equal(decode_as(&f, f.keys.sign_public, f.doc, f.length, message, sizeof message), 0);
+    refused_with(decode_as(&f, f.other.sign_public, f.doc, f.length, message, sizeof message), message, "keyframe: ",
+                 "not signed by the pinned key");
+    assert_int_equal(cradle_broadcast_keyframe_encode(&f.codec, &f.k, f.state, NULL, doc, sizeof doc, &length, NULL, 0), 0);
+    assert_int_equal(decode_small(&f, doc, length, message, sizeof message), 0);
+    refused_with(decode_as(&f, f.keys.sign_public, doc, length, message, sizeof message), message, "keyframe: ",
+                 "unsigned, and this viewer pinned a server key");
+    /* signed by the other key: the same bytes but for the signature */
+    assert_int_equal(
+        cradle_broadcast_keyframe_encode(&f.codec, &f.k, f.state, f.other.sign_secret, doc, sizeof doc, &length, NULL, 0), 0);
+    assert_int_equal(length, f.length);
+    assert_memory_equal(doc, f.doc, 192);
+    assert_memory_not_equal(doc + 192, f.doc + 192, 64);
+    refused_with(decode_as(&f, f.keys.sign_public, doc, length, message, sizeof message), message, "keyframe: ",
+                 "not signed by the pinned key");
+    /* a forged state with its hash and checksum redone: only the signature tells */
+    memcpy(doc, f.doc, f.length);
+    uint8_t forged[sizeof f.state];
+    memcpy(forged, f.state, sizeof forged);
+    forged[150] ^= 1;
+    cradle_broadcast_keyframe k = f.k;
+    k.state_hash = cradle_hash64(forged, sizeof forged);
+    assert_int_equal(cradle_broadcast_keyframe_encode(&f.codec, &k, forged, NULL, doc, sizeof doc, &length, NULL, 0), 0);
+    memcpy(doc + 192, f.doc + 192, 64); /* the genuine keyframe's signature */
+    assert_int_equal(decode_small(&f, doc, length, message, sizeof message), 0);
+    refused_with(decode_as(&f, f.keys.sign_public, doc, length, message, sizeof message), message, "keyframe: ",
+                 "not signed by the pinned key");
     cradle_broadcast_codec_free(&f.codec);
 }
 
@@ -666,19 +724,19 @@ static void test_keyframe_refusals(void **state) {
     refused_with(decode_small(&f, f.doc, CRADLE_BROADCAST_KEYFRAME_HEADER_BYTES, message, sizeof message), message,
                  "keyframe: ", "truncated or padded");
     refused_with(decode_small(&f, f.doc, CRADLE_BROADCAST_KEYFRAME_HEADER_BYTES - 1, message, sizeof message), message,
-                 "keyframe: ", "shorter than its 192-byte header");
+                 "keyframe: ", "shorter than its 256-byte header");
     refused_with(decode_small(&f, f.doc, 0, message, sizeof message), message, "keyframe: ", "0 bytes");
 
     /* another session's keyframe */
     uint8_t other[CRADLE_BROADCAST_SESSION_BYTES];
     memcpy(other, key_session, sizeof other);
     other[15] ^= 1;
-    refused_with(cradle_broadcast_keyframe_decode(&f.codec, f.doc, f.length, other, &got, out, sizeof out, message,
+    refused_with(cradle_broadcast_keyframe_decode(&f.codec, f.doc, f.length, other, NULL, &got, out, sizeof out, message,
                                                   sizeof message),
                  message, "keyframe: ", "another session");
 
     /* a viewer without room for the state */
-    refused_with(cradle_broadcast_keyframe_decode(&f.codec, f.doc, f.length, key_session, &got, out, sizeof out - 1,
+    refused_with(cradle_broadcast_keyframe_decode(&f.codec, f.doc, f.length, key_session, NULL, &got, out, sizeof out - 1,
                                                   message, sizeof message),
                  message, "keyframe: ", "a 200-byte state; this viewer holds at most 199");
 
@@ -750,7 +808,7 @@ static void test_keyframe_refusals(void **state) {
     memcpy(doc, f.doc, f.length);
     cradle_cursor_store_u32(doc + 48, CRADLE_BROADCAST_STATE_MAX + 1u);
     reseal(doc, f.length);
-    refused_with(cradle_broadcast_keyframe_decode(&f.codec, doc, f.length, key_session, &got, out, SIZE_MAX, message,
+    refused_with(cradle_broadcast_keyframe_decode(&f.codec, doc, f.length, key_session, NULL, &got, out, SIZE_MAX, message,
                                                   sizeof message),
                  message, "keyframe: ", "-byte state");
     /* a compressed payload that is not zstd */
@@ -841,8 +899,9 @@ static uint8_t *read_whole(const char *path, size_t *size) {
 
 /* A real session log of STEPS steps in 256-byte blocks, a hash every 10
  * steps and a game data file applied before DATA_STEP, closed (signed when
- * sign_secret is not NULL); its blocks split by their headers, and what a
- * reader from block 0 finds in each. */
+ * sign_secret is not NULL: every block and the trailer, in blocks of 256
+ * bytes of records and the SIGN record); its blocks split by their headers,
+ * and what a reader from block 0 finds in each. */
 static void write_session(session_log *log, const char *name, const uint8_t *sign_secret) {
     memset(log, 0, sizeof *log);
     cradle_game_contract c = {
@@ -856,7 +915,9 @@ static void write_session(session_log *log, const char *name, const uint8_t *sig
     char path[300], message[256];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     cradle_log_writer w;
-    cradle_log_writer_config config = {.block_size = CRADLE_LOG_BLOCK_MIN, .sync_inline = true, .overwrite = true};
+    cradle_log_writer_config config = {.block_size = CRADLE_LOG_BLOCK_MIN, .sync_inline = true, .overwrite = true,
+                                       .sign_secret = sign_secret};
+    if (sign_secret) config.block_size += CRADLE_LOG_SIGN_RECORD_BYTES;
     assert_int_equal(cradle_log_writer_open(&w, path, &h, &config, NULL, message, sizeof message), 0);
     crypto_generichash(log->data_hash, sizeof log->data_hash, (const uint8_t *)DATA_TEXT, strlen(DATA_TEXT), NULL, 0);
     uint8_t snap[SNAP];
@@ -961,13 +1022,21 @@ static void assert_info(const session_log *log, unsigned first, unsigned end, co
     assert_int_equal(info->reloads, 0);
 }
 
-static int check(const session_log *log, unsigned first, unsigned end, const cradle_broadcast_position *expect,
-                 cradle_broadcast_fragment_info *info, char *message, size_t message_size) {
+/* fragment_check of blocks first..end-1 by a viewer that pinned signer
+ * (NULL: none). */
+static int check_pinned(const session_log *log, unsigned first, unsigned end, const cradle_broadcast_position *expect,
+                        const uint8_t *signer, cradle_broadcast_fragment_info *info, char *message,
+                        size_t message_size) {
     size_t size;
     uint8_t *buffer = fragment_of(log, first, end, &size);
-    int rc = cradle_broadcast_fragment_check(buffer, size, expect, info, message, message_size);
+    int rc = cradle_broadcast_fragment_check(buffer, size, expect, signer, info, message, message_size);
     free(buffer);
     return rc;
+}
+
+static int check(const session_log *log, unsigned first, unsigned end, const cradle_broadcast_position *expect,
+                 cradle_broadcast_fragment_info *info, char *message, size_t message_size) {
+    return check_pinned(log, first, end, expect, NULL, info, message, message_size);
 }
 
 static void test_fragments_in_order(void **state) {
@@ -1054,7 +1123,7 @@ static void test_fragment_out_of_order(void **state) {
     assert_non_null(gap);
     memcpy(gap, a, a_size);
     memcpy(gap + a_size, b + CRADLE_LOG_HEADER_BYTES, b_size - CRADLE_LOG_HEADER_BYTES);
-    refused_with(cradle_broadcast_fragment_check(gap, n, NULL, &info, message, sizeof message), message, "fragment: ",
+    refused_with(cradle_broadcast_fragment_check(gap, n, NULL, NULL, &info, message, sizeof message), message, "fragment: ",
                  "sequence 4, expected 3");
     free(gap);
     /* a block twice */
@@ -1063,7 +1132,7 @@ static void test_fragment_out_of_order(void **state) {
     assert_non_null(twice);
     memcpy(twice, a, a_size);
     memcpy(twice + a_size, a + CRADLE_LOG_HEADER_BYTES, a_size - CRADLE_LOG_HEADER_BYTES);
-    refused_with(cradle_broadcast_fragment_check(twice, n, NULL, &info, message, sizeof message), message,
+    refused_with(cradle_broadcast_fragment_check(twice, n, NULL, NULL, &info, message, sizeof message), message,
                  "fragment: ", "sequence 2, expected 3");
     free(twice);
     free(a);
@@ -1081,13 +1150,17 @@ static void test_fragment_with_the_trailer(void **state) {
     char message[CRADLE_BROADCAST_MESSAGE_MAX];
     cradle_broadcast_fragment_info info;
     unsigned last = log.count - 1;
-    /* the trailer's digest covers blocks the check never sees: not refused */
+    /* the trailer's digest covers blocks the check never sees: not refused;
+     * the blocks' own signatures are checked from any block on */
     for (unsigned first = 0; first <= last; first++) {
         cradle_broadcast_position expect = {first, log.blocks[first].first_step};
         if (check(&log, first, log.count, &expect, &info, message, sizeof message) != 0)
             fail_msg("blocks %u..%u: %s", first, last, message);
         assert_info(&log, first, log.count, &info);
         assert_true(info.trailer);
+        if (check_pinned(&log, first, log.count, &expect, sign_public, &info, message, sizeof message) != 0)
+            fail_msg("blocks %u..%u, pinned: %s", first, last, message);
+        assert_info(&log, first, log.count, &info);
     }
     /* the trailer's block alone */
     assert_int_equal(check(&log, last, log.count, NULL, &info, message, sizeof message), 0);
@@ -1140,12 +1213,60 @@ static void test_fragment_with_the_trailer(void **state) {
     assert_non_null(after);
     memcpy(after, a, a_size);
     memcpy(after + a_size, b + CRADLE_LOG_HEADER_BYTES, b_size - CRADLE_LOG_HEADER_BYTES);
-    refused_with(cradle_broadcast_fragment_check(after, n, NULL, &info, message, sizeof message), message,
+    refused_with(cradle_broadcast_fragment_check(after, n, NULL, NULL, &info, message, sizeof message), message,
                  "fragment: ", "after the trailer");
     free(after);
     free(a);
     free(b);
     free(log.bytes);
+}
+
+/* A viewer that pinned the server's key: another key's blocks, unsigned
+ * blocks, a block changed and resealed, or blocks of another session under
+ * this start are refused, naming the block. */
+static void test_signed_fragments(void **state) {
+    (void)state;
+    uint8_t sign_public[crypto_sign_PUBLICKEYBYTES], sign_secret[crypto_sign_SECRETKEYBYTES];
+    uint8_t other_public[crypto_sign_PUBLICKEYBYTES], other_secret[crypto_sign_SECRETKEYBYTES];
+    crypto_sign_keypair(sign_public, sign_secret);
+    crypto_sign_keypair(other_public, other_secret);
+    session_log log, plain;
+    write_session(&log, "signed.log", sign_secret);
+    write_session(&plain, "plain.log", NULL);
+    char message[CRADLE_BROADCAST_MESSAGE_MAX];
+    cradle_broadcast_fragment_info info;
+    assert_int_equal(check_pinned(&log, 2, 5, NULL, sign_public, &info, message, sizeof message), 0);
+    refused_with(check_pinned(&log, 2, 5, NULL, other_public, &info, message, sizeof message), message, "fragment: ",
+                 "block 2 at byte 256 (from step");
+    assert_non_null(strstr(message, "not signed by the pinned key for this session"));
+    refused_with(check_pinned(&plain, 2, 5, NULL, sign_public, &info, message, sizeof message), message, "fragment: ",
+                 "not signed by the pinned key");
+    /* a step of the third block changed, its checksum redone */
+    size_t size;
+    uint8_t *buffer = fragment_of(&log, 2, 5, &size);
+    size_t third = CRADLE_LOG_HEADER_BYTES + log.blocks[2].size + log.blocks[3].size;
+    buffer[third + CRADLE_LOG_BLOCK_HEADER_BYTES + 1] ^= 0x10; /* a snapshot byte of its first record */
+    crypto_generichash_state st;
+    crypto_generichash_init(&st, NULL, 0, 16);
+    crypto_generichash_update(&st, buffer + third, 32);
+    crypto_generichash_update(&st, buffer + third + CRADLE_LOG_BLOCK_HEADER_BYTES,
+                              log.blocks[4].size - CRADLE_LOG_BLOCK_HEADER_BYTES);
+    crypto_generichash_final(&st, buffer + third + 32, 16);
+    assert_int_equal(cradle_broadcast_fragment_check(buffer, size, NULL, NULL, &info, message, sizeof message), 0);
+    refused_with(cradle_broadcast_fragment_check(buffer, size, NULL, sign_public, &info, message, sizeof message),
+                 message, "fragment: ", "block 4 at byte");
+    /* this session's blocks under another session's start (another seed,
+     * the header's checksum redone) */
+    free(buffer);
+    buffer = fragment_of(&log, 2, 5, &size);
+    buffer[144] ^= 1;
+    crypto_generichash(buffer + 240, 16, buffer, 240, NULL, 0);
+    assert_int_equal(cradle_broadcast_fragment_check(buffer, size, NULL, NULL, &info, message, sizeof message), 0);
+    refused_with(cradle_broadcast_fragment_check(buffer, size, NULL, sign_public, &info, message, sizeof message),
+                 message, "fragment: ", "for this session");
+    free(buffer);
+    free(log.bytes);
+    free(plain.bytes);
 }
 
 static void test_damaged_fragments(void **state) {
@@ -1164,41 +1285,41 @@ static void test_damaged_fragments(void **state) {
         uint8_t *copy = malloc(cut);
         assert_non_null(copy);
         memcpy(copy, whole, cut);
-        int rc = cradle_broadcast_fragment_check(copy, cut, &start, &info, message, sizeof message);
+        int rc = cradle_broadcast_fragment_check(copy, cut, &start, NULL, &info, message, sizeof message);
         if (rc != CRADLE_EBROADCAST || strncmp(message, "fragment: ", 10) != 0 || !strstr(message, "truncated"))
             fail_msg("cut at %zu of %zu: rc %d, \"%s\"", cut, size, rc, message);
         free(copy);
     }
     /* cut at a block boundary, it is a shorter fragment */
-    assert_int_equal(cradle_broadcast_fragment_check(whole, last_block, &start, &info, message, sizeof message), 0);
+    assert_int_equal(cradle_broadcast_fragment_check(whole, last_block, &start, NULL, &info, message, sizeof message), 0);
     assert_int_equal(info.blocks, 2);
 
     /* a byte flipped in its middle block, anywhere in the block */
     const block_ref *middle = &log.blocks[1];
     for (size_t at = middle->offset; at < middle->offset + middle->size; at++) {
         whole[at] ^= 0x20;
-        int rc = cradle_broadcast_fragment_check(whole, size, &start, &info, message, sizeof message);
+        int rc = cradle_broadcast_fragment_check(whole, size, &start, NULL, &info, message, sizeof message);
         if (rc != CRADLE_EBROADCAST || strncmp(message, "fragment: ", 10) != 0 || !strstr(message, "damaged block"))
             fail_msg("flip at %zu: rc %d, \"%s\"", at, rc, message);
         whole[at] ^= 0x20;
     }
     /* in its last block it cannot be told from a cut: refused all the same */
     whole[size - 5] ^= 1;
-    refused_with(cradle_broadcast_fragment_check(whole, size, &start, &info, message, sizeof message), message,
+    refused_with(cradle_broadcast_fragment_check(whole, size, &start, NULL, &info, message, sizeof message), message,
                  "fragment: ", "truncated or damaged");
     whole[size - 5] ^= 1;
     /* in the start document */
     whole[20] ^= 1;
-    refused_with(cradle_broadcast_fragment_check(whole, size, &start, &info, message, sizeof message), message,
+    refused_with(cradle_broadcast_fragment_check(whole, size, &start, NULL, &info, message, sizeof message), message,
                  "fragment: ", "the start document");
     whole[20] ^= 1;
-    assert_int_equal(cradle_broadcast_fragment_check(whole, size, &start, &info, message, sizeof message), 0);
+    assert_int_equal(cradle_broadcast_fragment_check(whole, size, &start, NULL, &info, message, sizeof message), 0);
 
     /* nothing after the start; bytes that are no block at all */
-    refused_with(cradle_broadcast_fragment_check(whole, CRADLE_LOG_HEADER_BYTES, &start, &info, message, sizeof message),
+    refused_with(cradle_broadcast_fragment_check(whole, CRADLE_LOG_HEADER_BYTES, &start, NULL, &info, message, sizeof message),
                  message, "fragment: ", "empty");
     memset(whole + CRADLE_LOG_HEADER_BYTES, 0, size - CRADLE_LOG_HEADER_BYTES);
-    refused_with(cradle_broadcast_fragment_check(whole, size, &start, &info, message, sizeof message), message,
+    refused_with(cradle_broadcast_fragment_check(whole, size, &start, NULL, &info, message, sizeof message), message,
                  "fragment: ", "truncated");
     free(whole);
     free(log.bytes);
@@ -1270,7 +1391,7 @@ static void test_fragment_from_no_place_in_a_log(void **state) {
     memcpy(fragment, log.bytes, CRADLE_LOG_HEADER_BYTES);
 
     assert_int_equal(forge_block(fragment + CRADLE_LOG_HEADER_BYTES, 1000, 5000000, 5), BLOCK);
-    assert_int_equal(cradle_broadcast_fragment_check(fragment, sizeof fragment, NULL, &info, message, sizeof message), 0);
+    assert_int_equal(cradle_broadcast_fragment_check(fragment, sizeof fragment, NULL, NULL, &info, message, sizeof message), 0);
     assert_int_equal(info.first.sequence, 1000);
     assert_int_equal(info.first.step, 5000000);
     assert_int_equal(info.end.sequence, 1001);
@@ -1279,7 +1400,7 @@ static void test_fragment_from_no_place_in_a_log(void **state) {
     static const uint64_t nowhere[] = {UINT64_MAX - 2, UINT64_MAX, (uint64_t)INT64_MAX + 1u};
     for (size_t i = 0; i < sizeof nowhere / sizeof nowhere[0]; i++) {
         forge_block(fragment + CRADLE_LOG_HEADER_BYTES, 1000, nowhere[i], 5);
-        int rc = cradle_broadcast_fragment_check(fragment, sizeof fragment, NULL, &info, message, sizeof message);
+        int rc = cradle_broadcast_fragment_check(fragment, sizeof fragment, NULL, NULL, &info, message, sizeof message);
         if (rc == 0)
             fail_msg("accepted a block from step %llu: first step %llu, end step %llu",
                      (unsigned long long)nowhere[i], (unsigned long long)info.first.step,
@@ -1302,11 +1423,13 @@ int main(void) {
         cmocka_unit_test(test_urls),
         cmocka_unit_test(test_keyframe_round_trip),
         cmocka_unit_test(test_keyframe_every_flipped_byte_is_refused),
+        cmocka_unit_test(test_keyframe_signature),
         cmocka_unit_test(test_keyframe_refusals),
         cmocka_unit_test(test_keyframe_holds_one_frame),
         cmocka_unit_test(test_fragments_in_order),
         cmocka_unit_test(test_fragment_out_of_order),
         cmocka_unit_test(test_fragment_with_the_trailer),
+        cmocka_unit_test(test_signed_fragments),
         cmocka_unit_test(test_damaged_fragments),
         cmocka_unit_test(test_fragment_lists_its_data_files),
         cmocka_unit_test(test_fragment_from_no_place_in_a_log),

@@ -16,6 +16,7 @@
 
 #define STALL_MS 15000u /* no new fragment for this long, with one announced: give up */
 #define SETTLE_MS 3000u /* a live broadcast: caught up this long (3x the sync document's max-age) */
+#define REFUSALS_MAX 3u /* refused this many times without progress: the published bytes are bad */
 
 void broadcast_fetch_clean(broadcast_fetch *f) {
     if (f->dir[0]) cradle_os_remove_tree(f->dir);
@@ -36,7 +37,8 @@ static int caught_up(const cradle_broadcast_mirror_view *v, uint64_t *since_ns) 
     return now - *since_ns >= (uint64_t)SETTLE_MS * 1000000u;
 }
 
-int broadcast_fetch_run(broadcast_fetch *f, const char *url, char *message, size_t message_size) {
+int broadcast_fetch_run(broadcast_fetch *f, const char *url, const unsigned char *verify_key, char *message,
+                        size_t message_size) {
     memset(f, 0, sizeof *f);
     snprintf(f->dir, sizeof f->dir, "%s/cradle-replay-XXXXXX", cradle_os_tmpdir());
     if (!mkdtemp(f->dir)) {
@@ -45,17 +47,20 @@ int broadcast_fetch_run(broadcast_fetch *f, const char *url, char *message, size
         return 1;
     }
     cradle_broadcast_mirror *m = NULL;
-    cradle_broadcast_mirror_config config = {.url = url, .dir = f->dir, .from_start = true, .poll_ms = 200};
+    cradle_broadcast_mirror_config config = {
+        .url = url, .dir = f->dir, .from_start = true, .poll_ms = 200, .verify_key = verify_key};
     if (cradle_broadcast_mirror_open(&m, &config, message, message_size) != 0) return 1;
     cradle_broadcast_mirror_view v;
-    uint64_t last_progress = cradle_mono_ns(), fragments = 0;
+    uint64_t last_progress = cradle_mono_ns(), fragments = 0, refused_before = 0;
     uint64_t settled = 0;
     int rc = 1;
     for (;;) {
         cradle_broadcast_mirror_view_now(m, &v);
-        if (v.segment > 1) {
-            snprintf(message, message_size, "the broadcast has a gap (%s): its fragments no longer make one log",
-                     v.error);
+        if (v.segment > 1 || (v.have_sync && cradle_broadcast_sync_in_gap(&v.sync, v.fragments))) {
+            snprintf(message, message_size,
+                     "the broadcast has a gap (fragment %llu was lost before it reached the origin): its fragments "
+                     "no longer make one log",
+                     (unsigned long long)v.fragments);
             break;
         }
         if (caught_up(&v, &settled)) {
@@ -64,7 +69,15 @@ int broadcast_fetch_run(broadcast_fetch *f, const char *url, char *message, size
         }
         if (v.fragments != fragments) {
             fragments = v.fragments;
+            refused_before = v.refused;
             last_progress = cradle_mono_ns();
+        }
+        /* documents are immutable: the same refusal again and again is what
+           was published, not a cache's passing damage */
+        if (v.refused - refused_before >= REFUSALS_MAX) {
+            snprintf(message, message_size, "refused %u times after %llu fragments: %s", REFUSALS_MAX,
+                     (unsigned long long)v.fragments, v.error);
+            break;
         }
         if (cradle_mono_ns() - last_progress > (uint64_t)STALL_MS * 1000000u) {
             snprintf(message, message_size, "no progress for %u s after %llu fragments: %s", STALL_MS / 1000u,

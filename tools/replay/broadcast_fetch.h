@@ -17,8 +17,11 @@ typedef struct broadcast_fetch {
     int ended;            /* the log holds the broadcast's end (its trailer) */
 } broadcast_fetch;
 
-/* Fetches url into f. Returns 0, or 1 with a message naming what failed. */
-int broadcast_fetch_run(broadcast_fetch *f, const char *url, char *message, size_t message_size);
+/* Fetches url into f; with a verify_key (an Ed25519 public key, or NULL)
+ * every block must be signed by it (broadcast.h, "Signing"). Returns 0, or
+ * 1 with a message naming what failed. */
+int broadcast_fetch_run(broadcast_fetch *f, const char *url, const unsigned char *verify_key, char *message,
+                        size_t message_size);
 
 /* Removes the temporary folder. */
 void broadcast_fetch_clean(broadcast_fetch *f);

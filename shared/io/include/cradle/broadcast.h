@@ -22,7 +22,7 @@
  *
  * A keyframe (version 1), little-endian:
  *     0   8  magic 89 'C' 'R' 'D' 'K' 'E' 'Y' 0A
- *     8   4  version (1)            12   4  header bytes (192)
+ *     8   4  version (1)            12   4  header bytes (256)
  *    16  16  session: the log header's checksum (its bytes 240..255)
  *    32   8  step: the state is the one after this step ran
  *    40   8  state hash (cradle_hash64), as the log's HASH record of step
@@ -33,7 +33,18 @@
  *    72  64  build id in charge, NUL-padded (1..63 printable bytes)
  *   136  40  reserved, zero
  *   176  16  BLAKE2b-128 of bytes 0..175 and the compressed bytes
- *   192      one zstd frame of exactly state size bytes
+ *   192  64  Ed25519 signature by the server's key of "cradle-keyframe-v1"
+ *            NUL and bytes 0..191; all zero when the server signs nothing
+ *   256      one zstd frame of exactly state size bytes
+ *
+ * Signing. A secure server (one with --key) signs every log block
+ * (log.h's SIGN record: over the block, its place and the session) and
+ * every keyframe with its Ed25519 key. A viewer that pins that key
+ * (--verify-key, cradle-keys pub server.key --sign) refuses any fragment
+ * block or keyframe it did not sign for this session; start is vouched for
+ * by the blocks (they sign its checksum). The sync document is not signed:
+ * it only points at documents that are checked themselves, so a forged one
+ * can delay a viewer, never feed it a step the server did not run.
  *
  * The sync document (version 1), one JSON object, every field required:
  *   {"cradle_broadcast":1, "session":"<32 hex>", "game":"vanguard",
@@ -59,7 +70,7 @@
 
 #define CRADLE_BROADCAST_VERSION 1u
 #define CRADLE_BROADCAST_SESSION_BYTES 16u
-#define CRADLE_BROADCAST_KEYFRAME_HEADER_BYTES 192u
+#define CRADLE_BROADCAST_KEYFRAME_HEADER_BYTES 256u
 #define CRADLE_BROADCAST_SYNC_MAX 4096u       /* bytes of a sync document */
 #define CRADLE_BROADCAST_KEYFRAMES_MAX 8u     /* keyframes a sync document lists */
 #define CRADLE_BROADCAST_GAPS_MAX 8u          /* gaps a sync document lists */
@@ -157,20 +168,24 @@ void cradle_broadcast_codec_free(cradle_broadcast_codec *c);
 /* Bytes a keyframe of state_size bytes needs at most. */
 size_t cradle_broadcast_keyframe_bound(uint32_t state_size);
 
-/* Encodes k and its state (k->state_size bytes) into out. Returns 0 with
+/* Encodes k and its state (k->state_size bytes) into out, signed with
+ * sign_secret (Ed25519, 64 bytes, keys.h; NULL: unsigned). Returns 0 with
  * *length set, or CRADLE_ERANGE (out too small: see _bound) / CRADLE_EIO
  * (zstd failed) with a message. */
 CRADLE_MUST_CHECK int cradle_broadcast_keyframe_encode(cradle_broadcast_codec *c, const cradle_broadcast_keyframe *k,
-                                                       const void *state, uint8_t *out, size_t size,
-                                                       size_t *length, char *message, size_t message_size);
+                                                       const void *state, const uint8_t *sign_secret, uint8_t *out,
+                                                       size_t size, size_t *length, char *message,
+                                                       size_t message_size);
 
 /* Checks a keyframe document and decompresses its state into state
  * (capacity bytes): magic, version, sizes, checksum, the session (must be
  * `session`), build id, reserved bytes, exactly state size bytes out of one
- * zstd frame, and their hash. Returns 0 with *k filled, or
+ * zstd frame, and their hash; with a signer (an Ed25519 public key; NULL:
+ * none pinned) its signature. Returns 0 with *k filled, or
  * CRADLE_EBROADCAST with "keyframe: <what>" in message. */
 CRADLE_MUST_CHECK int cradle_broadcast_keyframe_decode(cradle_broadcast_codec *c, const uint8_t *doc, size_t size,
                                                        const uint8_t session[CRADLE_BROADCAST_SESSION_BYTES],
+                                                       const uint8_t *signer,
                                                        cradle_broadcast_keyframe *k, void *state, size_t capacity,
                                                        char *message, size_t message_size);
 
@@ -199,11 +214,16 @@ typedef struct cradle_broadcast_fragment_info {
  * followed by the fragment's size bytes: whole log blocks that verify, of
  * consecutive sequence and steps, starting at *expect (NULL: anywhere, the
  * first fragment a viewer takes), every record valid (log.h's reader), a
- * trailer only as the last block. Returns 0 with *info filled, or
- * CRADLE_EBROADCAST with "fragment: <what>" in message (truncated, a
- * checksum that fails, out of order, another session's blocks...). */
+ * trailer only as the last block; with a signer (an Ed25519 public key;
+ * NULL: none pinned) every block signed by it for this start's session.
+ * Returns 0 with *info filled, or CRADLE_EBROADCAST with "fragment: <what>"
+ * in message (truncated, a checksum that fails, out of order, unsigned or
+ * signed by another key or for another session...). Unsigned, a block's
+ * session is not bound: blocks of another session with the same layout and
+ * place would pass; pin the key to rule that out. */
 CRADLE_MUST_CHECK int cradle_broadcast_fragment_check(const uint8_t *buffer, size_t size,
                                                       const cradle_broadcast_position *expect,
+                                                      const uint8_t *signer,
                                                       cradle_broadcast_fragment_info *info, char *message,
                                                       size_t message_size);
 

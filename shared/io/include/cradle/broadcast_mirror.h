@@ -39,6 +39,9 @@ typedef struct cradle_broadcast_mirror_config {
     uint32_t poll_ms;          /* the sync document's period; 0 = 500 */
     uint32_t state_capacity;   /* the largest keyframe state taken; 0 = 64 MiB */
     const char *game;          /* when not NULL: the broadcast must be of this game */
+    const uint8_t *verify_key; /* when not NULL: the server's Ed25519 public key (32 bytes,
+                                  copied): every fragment block and keyframe must be signed
+                                  by it for this session (broadcast.h, "Signing") */
 } cradle_broadcast_mirror_config;
 
 typedef struct cradle_broadcast_mirror cradle_broadcast_mirror;
