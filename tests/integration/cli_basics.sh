@@ -6,7 +6,7 @@
 #   a bad flag  exit 2, stderr names the flag and points at what is allowed
 #   a bad value exit 2, stderr names the flag and what it allows
 #
-#   cli_basics.sh SERVER CLIENT(or "") CRADLECTL REPLAY RECORD DEMO KEYS PROXY
+#   cli_basics.sh SERVER CLIENT(or "") CRADLECTL REPLAY RECORD KEYS PROXY VIEWERS
 set -euo pipefail
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -16,7 +16,7 @@ problem() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 
 declare -A path=(
   [cradle-server]=$1 [cradle-client]=$2 [cradlectl]=$3 [cradle-replay]=$4
-  [cradle-record]=$5 [cradle-keys]=$6 [cradle-proxy]=$7
+  [cradle-record]=$5 [cradle-keys]=$6 [cradle-proxy]=$7 [cradle-viewers]=$8
 )
 [ "${path[cradle-client]}" != none ] || path[cradle-client]= # not built (CRADLE_BUILD_CLIENT=OFF)
 # One bad value per program: "FLAG VALUE" (and the words before it), as a user mistypes it.
@@ -28,6 +28,7 @@ declare -A bad_value=(
   [cradle-record]="--steps abc"
   [cradle-keys]="token --ttl abc"
   [cradle-proxy]="--loss abc"
+  [cradle-viewers]="--viewers abc"
 )
 
 run() { # run PROGRAM ARGS...: sets rc, output in $work/out and $work/err
@@ -38,7 +39,7 @@ run() { # run PROGRAM ARGS...: sets rc, output in $work/out and $work/err
 }
 
 versions=
-for name in cradle-server cradle-client cradlectl cradle-replay cradle-record cradle-keys cradle-proxy; do
+for name in cradle-server cradle-client cradlectl cradle-replay cradle-record cradle-keys cradle-proxy cradle-viewers; do
   bin=${path[$name]}
   if [ -z "$bin" ]; then
     echo "skip $name (not built)"
