@@ -122,7 +122,7 @@ static void disconnect_peer(cradle_server_host *host, uint16_t peer) {
 /* Whether anyone takes the step stream: a player, a spectator, or a peer
  * whose join streams (it gets the STEPS from its start step on). */
 static bool has_listeners(const cradle_server_host *host) {
-    for (uint32_t p = 0; p < CRADLE_SERVER_MAX_PEERS; p++) {
+    for (uint32_t p = 0; p < host->peer_count; p++) {
         cradle_server_peer_state s = host->peers[p].state;
         if (s == CRADLE_SERVER_PEER_PLAYER || s == CRADLE_SERVER_PEER_SPECTATOR || s == CRADLE_SERVER_PEER_WAITING)
             return true;
@@ -350,7 +350,7 @@ static void stream_join(cradle_server_host *host) {
     }
     /* The next waiting peer, in arrival order. */
     uint16_t next = CRADLE_SERVER_BROADCAST;
-    for (uint16_t p = 0; p < CRADLE_SERVER_MAX_PEERS; p++) {
+    for (uint16_t p = 0; p < host->peer_count; p++) {
         if (host->peers[p].state != CRADLE_SERVER_PEER_WAITING) continue;
         if (next == CRADLE_SERVER_BROADCAST || host->peers[p].wait_order < host->peers[next].wait_order)
             next = p;
@@ -478,7 +478,7 @@ static void on_input(cradle_server_host *host, uint16_t p, const cradle_wire_inp
 }
 
 static void on_event(cradle_server_host *host, const cradle_server_in *in) {
-    if (in->peer >= CRADLE_SERVER_MAX_PEERS) return;
+    if (in->peer >= host->peer_count) return;
     cradle_server_peer *peer = &host->peers[in->peer];
     if (in->kind == CRADLE_SERVER_IN_CONNECT) {
         memset(peer, 0, sizeof *peer);
@@ -531,7 +531,7 @@ static void on_event(cradle_server_host *host, const cradle_server_in *in) {
 /* Sends away peers that connected but said no HELLO in time: a connection
  * slot is not free to hold. */
 static void expire_silent_peers(cradle_server_host *host, uint64_t now) {
-    for (uint16_t p = 0; p < CRADLE_SERVER_MAX_PEERS; p++) {
+    for (uint16_t p = 0; p < host->peer_count; p++) {
         cradle_server_peer *peer = &host->peers[p];
         if (peer->state != CRADLE_SERVER_PEER_CONNECTED || now - peer->connected_ns < HELLO_TIMEOUT_NS)
             continue;
@@ -738,12 +738,15 @@ int cradle_server_host_init(cradle_server_host *host, const cradle_server_option
     host->state_block = aligned_alloc(align, bytes);
     host->scratch_block = aligned_alloc(align, bytes);
     host->join_state = malloc(host->state_capacity);
+    host->peer_count = cradle_server_peer_table_size(host->players, options->spectators);
+    host->peers = calloc(host->peer_count, sizeof *host->peers);
     host->recent = malloc((size_t)CRADLE_TRIAL_DEFAULT_STEPS * host->snapshot_size);
     host->trial_inputs = malloc((size_t)CRADLE_TRIAL_DEFAULT_STEPS * host->snapshot_size);
     /* The kept states go beside the log: without one there is nowhere to put them. */
     if (options->log[0]) host->kept = malloc((size_t)CRADLE_SERVER_KEPT_STATES * host->state_capacity);
     for (uint32_t k = 0; k < CRADLE_SERVER_KEPT_STATES; k++) host->kept_step[k] = UINT64_MAX;
-    if (!host->state_block || !host->scratch_block || !host->join_state || !host->recent || !host->trial_inputs ||
+    if (!host->state_block || !host->scratch_block || !host->join_state || !host->peers || !host->recent ||
+        !host->trial_inputs ||
         (options->log[0] && !host->kept)) {
         fprintf(stderr, "cradle-server: out of memory for a %u-byte state block\n", host->state_capacity);
         return CRADLE_ENOMEM;
@@ -995,6 +998,8 @@ void cradle_server_host_deinit(cradle_server_host *host) {
     free(host->kept);
     host->kept = NULL;
     free(host->join_state);
+    free(host->peers);
+    host->peers = NULL;
     host->sim.state = NULL;
     host->join_state = NULL;
 }

@@ -118,7 +118,8 @@ typedef struct cradle_server_host {
     cradle_wire_hash pending_hashes[CRADLE_WIRE_STEPS_MAX];
     uint64_t last_hash_step, last_hash; /* last_hash_step == UINT64_MAX: none yet */
 
-    cradle_server_peer peers[CRADLE_SERVER_MAX_PEERS];
+    uint32_t peer_count;       /* cradle_server_peer_table_size(players, spectators) */
+    cradle_server_peer *peers; /* peer_count of them, allocated at init: ENet's peer index */
     cradle_server_slot slots[CRADLE_GAME_MAX_PLAYERS];
     uint32_t spectator_count;
     uint64_t wait_counter;

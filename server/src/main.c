@@ -204,9 +204,7 @@ static void *alloc_aligned_zeroed(size_t size) {
  * exit status (2 a bad --bind, 3 the port is taken). */
 static int open_network(cradle_server_net *net, cradle_server_host *host, const cradle_server_options *options,
                         security *sec) {
-    /* room to refuse politely, and for handshakes under a flood of half-open connections */
-    uint32_t max_peers = host->players + options->spectators + 8u + CRADLE_SERVER_HALF_OPEN_ROOM;
-    if (max_peers > CRADLE_SERVER_MAX_PEERS) max_peers = CRADLE_SERVER_MAX_PEERS;
+    uint32_t max_peers = host->peer_count; /* cradle_server_peer_table_size */
     cradle_server_net_config nc = {.bind_address = options->bind,
                                    .port = options->port,
                                    .max_peers = max_peers,

@@ -75,8 +75,10 @@ int cradle_server_net_open(cradle_server_net *net, const cradle_server_net_confi
     net->auth_timeout_ms = config->auth_timeout_ms ? config->auth_timeout_ms : CRADLE_SERVER_AUTH_TIMEOUT_DEFAULT;
     atomic_init(&net->build_changed, false);
     uint64_t seed = 0;
+    net->max_peers = config->max_peers;
+    net->peer = calloc(config->max_peers, sizeof *net->peer);
     net->rate_entries = calloc(CRADLE_SERVER_RATE_ENTRIES, sizeof *net->rate_entries);
-    if (sodium_init() < 0 || !net->rate_entries || pthread_mutex_init(&net->build_lock, NULL) != 0) {
+    if (sodium_init() < 0 || !net->peer || !net->rate_entries || pthread_mutex_init(&net->build_lock, NULL) != 0) {
         cradle_server_net_close(net);
         return CRADLE_ENOMEM;
     }
@@ -88,7 +90,7 @@ int cradle_server_net_open(cradle_server_net *net, const cradle_server_net_confi
                                                           .seed = seed});
     if (rc == 0)
         rc = cradle_stream_init(&net->stream, &(cradle_stream_config){.snapshot_size = config->snapshot_size,
-                                                                      .peers = CRADLE_SERVER_MAX_PEERS});
+                                                                      .peers = config->max_peers});
     if (rc == 0 && config->keys) {
         net->secure = true;
         net->keys = *config->keys;
@@ -126,6 +128,11 @@ int cradle_server_net_open(cradle_server_net *net, const cradle_server_net_confi
     return 0;
 }
 
+uint32_t cradle_server_peer_table_size(uint32_t players, uint32_t spectators) {
+    uint64_t n = (uint64_t)players + spectators + 8u + CRADLE_SERVER_HALF_OPEN_ROOM;
+    return n > CRADLE_SERVER_MAX_PEERS ? CRADLE_SERVER_MAX_PEERS : (uint32_t)n;
+}
+
 static uint16_t peer_index(const cradle_server_net *net, const ENetPeer *peer) {
     return (uint16_t)(peer - net->host->peers);
 }
@@ -157,13 +164,13 @@ static void fill_peer(cradle_server_net *net, cradle_server_in *in, const ENetPe
     uint16_t i = peer_index(net, peer);
     in->peer = i;
     in->kind = kind;
-    in->generation = net->generation[i];
+    in->generation = net->peer[i].generation;
     in->rtt_ms = peer->roundTripTime;
     in->lowest_rtt_ms = peer->lowestRoundTripTime;
     in->address = peer->address.host;
     in->port = peer->address.port;
-    in->identified = net->identified[i];
-    in->client_id = net->client_id[i];
+    in->identified = net->peer[i].identified;
+    in->client_id = net->peer[i].client_id;
     in->length = 0;
 }
 
@@ -177,23 +184,23 @@ static void send_to(ENetPeer *peer, const void *data, size_t length, uint32_t fl
 static void announce(cradle_server_net *net, const ENetPeer *peer) {
     fill_peer(net, &net->scratch_in, peer, CRADLE_SERVER_IN_CONNECT);
     push_in(net, &net->scratch_in, true);
-    net->announced[peer_index(net, peer)] = true;
+    net->peer[peer_index(net, peer)].announced = true;
 }
 
 /* The peer is gone (ENet's disconnect, or dropped here): forget its keys and
  * tell the game thread if it knew the peer. */
 static void forget_peer(cradle_server_net *net, const ENetPeer *peer) {
     uint16_t i = peer_index(net, peer);
-    net->admitted[i] = false;
-    net->auth[i] = CRADLE_SERVER_AUTH_NONE;
-    net->connected_ms[i] = 0;
-    net->hello_bytes[i] = 0;
-    net->identified[i] = false;
-    net->client_id[i] = 0;
+    net->peer[i].admitted = false;
+    net->peer[i].auth = CRADLE_SERVER_AUTH_NONE;
+    net->peer[i].connected_ms = 0;
+    net->peer[i].hello_bytes = 0;
+    net->peer[i].identified = false;
+    net->peer[i].client_id = 0;
     if (net->stream.peers) cradle_stream_stop(&net->stream, i);
-    cradle_secure_wipe(&net->session[i]);
-    if (net->announced[i]) {
-        net->announced[i] = false;
+    cradle_secure_wipe(&net->peer[i].session);
+    if (net->peer[i].announced) {
+        net->peer[i].announced = false;
         fill_peer(net, &net->scratch_in, peer, CRADLE_SERVER_IN_DISCONNECT);
         push_in(net, &net->scratch_in, true);
     }
@@ -213,10 +220,10 @@ static void send_message_to(cradle_server_net *net, ENetPeer *peer, const void *
         return;
     }
     uint16_t i = peer_index(net, peer);
-    if (net->auth[i] == CRADLE_SERVER_AUTH_NONE) return; /* no keys: nothing may leave */
+    if (net->peer[i].auth == CRADLE_SERVER_AUTH_NONE) return; /* no keys: nothing may leave */
     size_t n = 0;
     cradle_secure_lane_id lane = (flags & ENET_PACKET_FLAG_RELIABLE) ? CRADLE_SECURE_ORDERED : CRADLE_SECURE_UNORDERED;
-    int rc = cradle_secure_seal_lane(&net->session[i], lane, net->sealed, sizeof net->sealed, &n, data, length);
+    int rc = cradle_secure_seal_lane(&net->peer[i].session, lane, net->sealed, sizeof net->sealed, &n, data, length);
     if (rc == CRADLE_ESECURE_EXHAUSTED) {
         drop_peer(net, peer); /* never reuse a nonce: the client reconnects */
         return;
@@ -248,13 +255,13 @@ static void refuse_here(cradle_server_net *net, ENetPeer *peer, uint8_t reason, 
     m.as.refuse.reason = reason;
     cradle_wire_set_text(m.as.refuse.text, sizeof m.as.refuse.text, text);
     if (cradle_wire_encode(buf, sizeof buf, &n, &m) == 0) {
-        n = fit_refuse(buf, n, sealed ? CRADLE_SECURE_OVERHEAD : 0, net->hello_bytes[i]);
+        n = fit_refuse(buf, n, sealed ? CRADLE_SECURE_OVERHEAD : 0, net->peer[i].hello_bytes);
         if (sealed)
             send_message_to(net, peer, buf, n, ENET_PACKET_FLAG_RELIABLE);
         else
             send_to(peer, buf, n, ENET_PACKET_FLAG_RELIABLE);
     }
-    net->auth[i] = CRADLE_SERVER_AUTH_CLOSING;
+    net->peer[i].auth = CRADLE_SERVER_AUTH_CLOSING;
     enet_peer_disconnect_later(peer, 0);
 }
 
@@ -303,11 +310,11 @@ static void on_first_packet(cradle_server_net *net, ENetPeer *peer, const uint8_
         .max_bytes = CRADLE_SERVER_IN_BYTES,
     };
     cradle_handshake_result r;
-    cradle_handshake_action action = cradle_handshake_first_packet(&r, &net->session[i], &config, data, size);
-    if (r.hello) net->hello_bytes[i] = (uint16_t)size; /* caps the REFUSE */
+    cradle_handshake_action action = cradle_handshake_first_packet(&r, &net->peer[i].session, &config, data, size);
+    if (r.hello) net->peer[i].hello_bytes = (uint16_t)size; /* caps the REFUSE */
     if (r.bad_credential) atomic_fetch_add(&net->stats.bad_credential, 1);
     if (r.sealed) {
-        net->auth[i] = CRADLE_SERVER_AUTH_OK; /* keys exist: replies are sealed */
+        net->peer[i].auth = CRADLE_SERVER_AUTH_OK; /* keys exist: replies are sealed */
         sync_token_stats(net);
     }
     switch (action) {
@@ -326,8 +333,8 @@ static void on_first_packet(cradle_server_net *net, ENetPeer *peer, const uint8_
     /* A valid, unused token is its own proof: its connect does not count
      * against its address (a LAN party behind one address gets in). */
     cradle_ratelimit_refund(&net->ratelimit, &peer->address.host, sizeof peer->address.host, mono_ms());
-    net->identified[i] = true;
-    net->client_id[i] = r.token.client_id;
+    net->peer[i].identified = true;
+    net->peer[i].client_id = r.token.client_id;
     announce(net, peer);
     cradle_server_in *in = &net->scratch_in;
     fill_peer(net, in, peer, CRADLE_SERVER_IN_MESSAGE);
@@ -343,15 +350,15 @@ static void on_receive(cradle_server_net *net, ENetEvent *event) {
     size_t size = packet->dataLength;
     if (net->secure) {
         uint16_t i = peer_index(net, event->peer);
-        if (net->auth[i] == CRADLE_SERVER_AUTH_CLOSING) return;
-        if (net->auth[i] == CRADLE_SERVER_AUTH_NONE) {
-            net->heard[i] = true;
+        if (net->peer[i].auth == CRADLE_SERVER_AUTH_CLOSING) return;
+        if (net->peer[i].auth == CRADLE_SERVER_AUTH_NONE) {
+            net->peer[i].heard = true;
             on_first_packet(net, event->peer, data, size);
             return;
         }
         size_t plain = 0;
         int rc = size <= CRADLE_SERVER_IN_BYTES + CRADLE_SECURE_OVERHEAD
-                     ? cradle_secure_open(&net->session[i], net->opened, sizeof net->opened, &plain, data, size)
+                     ? cradle_secure_open(&net->peer[i].session, net->opened, sizeof net->opened, &plain, data, size)
                      : CRADLE_ESECURE_LONG;
         if (rc != 0) {
             /* Dropped, never decoded: replays are counted once authentic. */
@@ -380,11 +387,11 @@ static void on_receive(cradle_server_net *net, ENetEvent *event) {
     }
     if (rc == 0 && m.type == CRADLE_WIRE_INPUT) {
         uint16_t i = peer_index(net, event->peer);
-        if (net->admitted[i]) cradle_stream_ack(&net->stream, i, m.as.input.ack, cradle_mono_ns());
+        if (net->peer[i].admitted) cradle_stream_ack(&net->stream, i, m.as.input.ack, cradle_mono_ns());
         if (m.as.input.count == 0) return; /* only an ack: nothing for the game thread */
     }
     if (!net->secure && m.type == CRADLE_WIRE_HELLO)
-        net->hello_bytes[peer_index(net, event->peer)] = (uint16_t)size; /* caps the REFUSE */
+        net->peer[peer_index(net, event->peer)].hello_bytes = (uint16_t)size; /* caps the REFUSE */
     fill_peer(net, in, event->peer, CRADLE_SERVER_IN_MESSAGE);
     in->length = (uint16_t)size;
     memcpy(in->bytes, data, size);
@@ -404,8 +411,8 @@ static void make_room(cradle_server_net *net, const ENetPeer *arrived) {
             free_slots++;
             continue;
         }
-        if (p == arrived || net->connected_ms[i] == 0 || net->auth[i] != CRADLE_SERVER_AUTH_NONE) continue;
-        if (oldest == SIZE_MAX || net->connected_ms[i] < net->connected_ms[oldest]) oldest = i;
+        if (p == arrived || net->peer[i].connected_ms == 0 || net->peer[i].auth != CRADLE_SERVER_AUTH_NONE) continue;
+        if (oldest == SIZE_MAX || net->peer[i].connected_ms < net->peer[oldest].connected_ms) oldest = i;
     }
     if (free_slots >= CRADLE_SERVER_FREE_SLOTS || oldest == SIZE_MAX) return;
     atomic_fetch_add(&net->stats.evicted_unauthenticated, 1);
@@ -428,13 +435,13 @@ static void handle_event(cradle_server_net *net, ENetEvent *event) {
             break;
         }
         if (net->secure) make_room(net, event->peer);
-        net->generation[i]++;
-        net->admitted[i] = false;
-        net->heard[i] = false;
-        net->auth[i] = CRADLE_SERVER_AUTH_NONE;
-        net->announced[i] = false;
-        net->connected_ms[i] = now;
-        net->hello_bytes[i] = 0;
+        net->peer[i].generation++;
+        net->peer[i].admitted = false;
+        net->peer[i].heard = false;
+        net->peer[i].auth = CRADLE_SERVER_AUTH_NONE;
+        net->peer[i].announced = false;
+        net->peer[i].connected_ms = now;
+        net->peer[i].hello_bytes = 0;
         enet_peer_timeout(event->peer, 0, net->timeout_ms, net->timeout_ms);
         /* No throttle deceleration: ENet's default shrinks the reliable window to
          * one MTU per round trip under sustained loss or jitter, and the step
@@ -476,8 +483,8 @@ static void start_stream(cradle_server_net *net, const cradle_server_out *out) {
     int rc = cradle_wire_decode(&m, out->bytes, out->length);
     assert(rc == 0 && m.type == CRADLE_WIRE_WELCOME);
     (void)rc;
-    net->admitted[out->peer] = true;
-    net->bye_sent[out->peer] = false;
+    net->peer[out->peer].admitted = true;
+    net->peer[out->peer].bye_sent = false;
     if (!net->secure) { /* plaintext: admission is all the proof there is (loopback development) */
         ENetPeer *peer = &net->host->peers[out->peer];
         cradle_ratelimit_refund(&net->ratelimit, &peer->address.host, sizeof peer->address.host, mono_ms());
@@ -519,7 +526,7 @@ static void pump_steps(cradle_server_net *net) {
                                  "fell too far behind the step stream; join again");
             if (cradle_wire_encode(bye, sizeof bye, &n, &m) == 0)
                 send_message_to(net, peer, bye, n, ENET_PACKET_FLAG_RELIABLE);
-            net->admitted[i] = false;
+            net->peer[i].admitted = false;
             enet_peer_disconnect_later(peer, 0);
         }
     }
@@ -534,12 +541,12 @@ static void pump_steps(cradle_server_net *net) {
 static void release_byes(cradle_server_net *net, bool force) {
     for (uint16_t i = 0; i < net->host->peerCount; i++) {
         ENetPeer *peer = &net->host->peers[i];
-        if (peer->state != ENET_PEER_STATE_CONNECTED || net->bye_sent[i]) continue;
-        if (net->admitted[i] && !force && !cradle_stream_done(&net->stream, i)) continue;
-        if (net->admitted[i] && net->bye_length > 0)
+        if (peer->state != ENET_PEER_STATE_CONNECTED || net->peer[i].bye_sent) continue;
+        if (net->peer[i].admitted && !force && !cradle_stream_done(&net->stream, i)) continue;
+        if (net->peer[i].admitted && net->bye_length > 0)
             send_message_to(net, peer, net->bye, net->bye_length, ENET_PACKET_FLAG_RELIABLE);
-        net->bye_sent[i] = true;
-        net->admitted[i] = false;
+        net->peer[i].bye_sent = true;
+        net->peer[i].admitted = false;
         enet_peer_disconnect_later(peer, 0);
     }
 }
@@ -569,7 +576,7 @@ static bool drain_out(cradle_server_net *net) {
                 /* Each peer's own keys: one sealed packet per peer. */
                 for (size_t i = 0; i < net->host->peerCount; i++) {
                     ENetPeer *peer = &net->host->peers[i];
-                    if (net->admitted[i] && peer->state == ENET_PEER_STATE_CONNECTED)
+                    if (net->peer[i].admitted && peer->state == ENET_PEER_STATE_CONNECTED)
                         send_message_to(net, peer, out->bytes, out->length, flags);
                 }
                 continue;
@@ -579,13 +586,13 @@ static bool drain_out(cradle_server_net *net) {
             if (!packet) continue;
             for (size_t i = 0; i < net->host->peerCount; i++) {
                 ENetPeer *peer = &net->host->peers[i];
-                if (net->admitted[i] && peer->state == ENET_PEER_STATE_CONNECTED)
+                if (net->peer[i].admitted && peer->state == ENET_PEER_STATE_CONNECTED)
                     (void)enet_peer_send(peer, 0, packet);
             }
             if (packet->referenceCount == 0) enet_packet_destroy(packet);
             continue;
         }
-        if (out->peer >= net->host->peerCount || net->generation[out->peer] != out->generation ||
+        if (out->peer >= net->host->peerCount || net->peer[out->peer].generation != out->generation ||
             net->host->peers[out->peer].state != ENET_PEER_STATE_CONNECTED) {
             atomic_fetch_add(&net->stats.dropped_stale, 1);
             continue;
@@ -596,11 +603,11 @@ static bool drain_out(cradle_server_net *net) {
             if (out->bytes[0] == CRADLE_WIRE_REFUSE)
                 out->length = (uint32_t)fit_refuse(out->bytes, out->length,
                                                    net->secure ? CRADLE_SECURE_OVERHEAD : 0,
-                                                   net->hello_bytes[out->peer]);
+                                                   net->peer[out->peer].hello_bytes);
             send_message_to(net, peer, out->bytes, out->length, flags);
         }
         if (out->flags & CRADLE_SERVER_OUT_DISCONNECT) {
-            net->admitted[out->peer] = false;
+            net->peer[out->peer].admitted = false;
             enet_peer_disconnect_later(peer, 0);
         }
     }
@@ -614,13 +621,13 @@ static void expire_unauthenticated(cradle_server_net *net) {
     uint64_t now = mono_ms();
     uint64_t silent = net->auth_timeout_ms < CRADLE_SERVER_SILENT_MS ? net->auth_timeout_ms : CRADLE_SERVER_SILENT_MS;
     for (size_t i = 0; i < net->host->peerCount; i++) {
-        if (net->connected_ms[i] == 0 || net->auth[i] == CRADLE_SERVER_AUTH_OK) continue;
-        uint64_t limit = net->auth_timeout_ms + (net->auth[i] == CRADLE_SERVER_AUTH_CLOSING ? 1000u : 0u);
+        if (net->peer[i].connected_ms == 0 || net->peer[i].auth == CRADLE_SERVER_AUTH_OK) continue;
+        uint64_t limit = net->auth_timeout_ms + (net->peer[i].auth == CRADLE_SERVER_AUTH_CLOSING ? 1000u : 0u);
         /* a peer that sent nothing at all since its CONNECT has far less time:
          * a client sends its HELLO the moment it is connected */
-        if (net->auth[i] == CRADLE_SERVER_AUTH_NONE && !net->heard[i]) limit = silent;
-        if (now - net->connected_ms[i] < limit) continue;
-        if (net->auth[i] == CRADLE_SERVER_AUTH_NONE) atomic_fetch_add(&net->stats.auth_timeouts, 1);
+        if (net->peer[i].auth == CRADLE_SERVER_AUTH_NONE && !net->peer[i].heard) limit = silent;
+        if (now - net->peer[i].connected_ms < limit) continue;
+        if (net->peer[i].auth == CRADLE_SERVER_AUTH_NONE) atomic_fetch_add(&net->stats.auth_timeouts, 1);
         drop_peer(net, &net->host->peers[i]);
     }
 }
@@ -714,7 +721,7 @@ void cradle_server_net_stop(cradle_server_net *net, uint32_t linger_ms) {
     drain_out(net);
     uint32_t slowest = 0;
     for (size_t i = 0; i < net->host->peerCount; i++)
-        if (net->admitted[i] && net->host->peers[i].roundTripTime > slowest)
+        if (net->peer[i].admitted && net->host->peers[i].roundTripTime > slowest)
             slowest = net->host->peers[i].roundTripTime;
     uint64_t extra = 2u * (uint64_t)slowest;
     uint64_t limit = (uint64_t)linger_ms + (extra > 4500u ? 4500u : extra);
@@ -750,7 +757,9 @@ void cradle_server_net_close(cradle_server_net *net) {
     cradle_enet_pool_deinit(&net->pool); /* after the host: it returned every block */
     cradle_stream_deinit(&net->stream);
     cradle_keys_wipe(&net->keys);
-    for (size_t i = 0; i < CRADLE_SERVER_MAX_PEERS; i++) cradle_secure_wipe(&net->session[i]);
+    for (size_t i = 0; net->peer && i < net->max_peers; i++) cradle_secure_wipe(&net->peer[i].session);
+    free(net->peer);
+    net->peer = NULL;
     free(net->seen);
     free(net->rate_entries);
     net->seen = NULL;

@@ -63,7 +63,7 @@
 #define CRADLE_SERVER_OUT_BYTES 8192u /* largest outbound message */
 #define CRADLE_SERVER_IN_SLOTS 1024u
 #define CRADLE_SERVER_OUT_SLOTS 256u
-#define CRADLE_SERVER_MAX_PEERS 128u
+#define CRADLE_SERVER_MAX_PEERS 4095u /* ENet's limit (ENET_PROTOCOL_MAXIMUM_PEER_ID) */
 #define CRADLE_SERVER_HALF_OPEN_ROOM 32u /* peer slots beyond players and spectators, for handshakes */
 #define CRADLE_SERVER_FREE_SLOTS 4u /* fewer free: the oldest unauthenticated connection makes room */
 #define CRADLE_SERVER_SILENT_MS 500u /* a connection that sent nothing is dropped this soon */
@@ -116,7 +116,7 @@ typedef struct cradle_server_out {
 typedef struct cradle_server_net_config {
     const char *bind_address; /* NULL or "" = any */
     uint16_t port;
-    uint32_t max_peers; /* 1..CRADLE_SERVER_MAX_PEERS */
+    uint32_t max_peers; /* 1..CRADLE_SERVER_MAX_PEERS: cradle_server_peer_table_size */
     uint32_t timeout_ms; /* peer timeout; 0 = 5000 */
     /* Security (see "Security" below). keys NULL = insecure: plaintext, no
      * tokens (the caller allows it on loopback only). */
@@ -159,6 +159,21 @@ typedef enum cradle_server_auth {
     CRADLE_SERVER_AUTH_CLOSING,  /* refused: packets ignored until it leaves */
 } cradle_server_auth;
 
+/* What the net thread keeps of one peer slot (ENet's peer index). */
+typedef struct cradle_server_net_peer {
+    uint32_t generation;
+    bool admitted;
+    bool bye_sent;
+    uint8_t auth;          /* cradle_server_auth */
+    bool announced;        /* the game thread saw its CONNECT */
+    bool identified;       /* its token verified: client_id holds */
+    bool heard;            /* it sent a packet since its CONNECT */
+    uint16_t hello_bytes;  /* size of its HELLO packet: replies' cap */
+    uint64_t client_id;
+    uint64_t connected_ms;
+    cradle_secure session;
+} cradle_server_net_peer;
+
 typedef struct cradle_server_net {
     cradle_ring in; /* net produces, game consumes */
     cradle_ring out; /* game produces, net consumes */
@@ -172,14 +187,13 @@ typedef struct cradle_server_net {
                             should not wait for its next step to read the inbound ring */
     uint32_t timeout_ms;
     /* net thread only */
-    uint32_t generation[CRADLE_SERVER_MAX_PEERS];
-    bool admitted[CRADLE_SERVER_MAX_PEERS];
+    uint32_t max_peers;
+    cradle_server_net_peer *peer; /* max_peers of them, allocated at open */
     cradle_stream stream; /* the step history and each peer's place in it */
     uint8_t stream_message[CRADLE_WIRE_MESSAGE_MAX];
     /* The shutdown BYE waits until each peer confirmed the last steps. */
     uint8_t bye[CRADLE_WIRE_TEXT_MAX + 16];
     uint32_t bye_length;
-    bool bye_sent[CRADLE_SERVER_MAX_PEERS];
     /* Security. Secure mode: a peer is announced to the game thread (CONNECT
      * then its HELLO) only once its token verified; until then it holds no
      * slot and receives nothing but ENet's own handshake. The verifier and
@@ -192,14 +206,6 @@ typedef struct cradle_server_net {
     cradle_token_seen *seen;                /* CRADLE_SERVER_SEEN_TOKENS, allocated */
     cradle_ratelimit ratelimit;
     cradle_ratelimit_entry *rate_entries;   /* CRADLE_SERVER_RATE_ENTRIES, allocated */
-    uint8_t auth[CRADLE_SERVER_MAX_PEERS];  /* cradle_server_auth */
-    bool announced[CRADLE_SERVER_MAX_PEERS]; /* the game thread saw its CONNECT */
-    bool identified[CRADLE_SERVER_MAX_PEERS]; /* its token verified: client_id holds */
-    uint64_t client_id[CRADLE_SERVER_MAX_PEERS];
-    uint64_t connected_ms[CRADLE_SERVER_MAX_PEERS];
-    bool heard[CRADLE_SERVER_MAX_PEERS];    /* it sent a packet since its CONNECT */
-    uint16_t hello_bytes[CRADLE_SERVER_MAX_PEERS]; /* size of its HELLO packet: replies' cap */
-    cradle_secure session[CRADLE_SERVER_MAX_PEERS];
     pthread_mutex_t build_lock;
     bool build_lock_ready;
     atomic_bool build_changed;
@@ -211,6 +217,11 @@ typedef struct cradle_server_net {
     cradle_server_net_stats stats;
     cradle_enet_pool pool; /* ENet's memory on the net thread (enet_pool.h), sized for max_peers */
 } cradle_server_net;
+
+/* The peer slots a session needs: its players and spectators, room to
+ * refuse politely and for handshakes under a flood of half-open
+ * connections; at most CRADLE_SERVER_MAX_PEERS. */
+uint32_t cradle_server_peer_table_size(uint32_t players, uint32_t spectators);
 
 /* Zeroes net and allocates its two rings, without any socket (a test drives
  * the rings itself). Returns 0 or CRADLE_ENOMEM. */

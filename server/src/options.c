@@ -70,7 +70,7 @@ static const option_row rows[] = {
     {"config", 'c', "FILE", "JSON object of these options (keys: the long names);\ncommand-line flags override it", true, OWN},
     {"log-format", 'F', "text|json", "stderr log lines (default text)", false, OWN},
     {"hash-interval", 'k', "K", "send the state hash every K steps, 1..65535 (default 30)", false, UINT(hash_interval, 1, 65535)},
-    {"spectators", 'S', "N", "spectators at once, 0..64 (default 8)", false, UINT(spectators, 0, 64)},
+    {"spectators", 'S', "N", "spectators at once, 0..4000 (default 8; ENet allows 4,095 peers\nin all)", false, UINT(spectators, 0, 4000)},
     {"timeout", 'T', "MS", "drop a silent peer after MS, 100..600000 (default 5000)", false, UINT(timeout_ms, 100, 600000)},
     {"stop-timeout", 'W', "MS", "after SIGTERM/SIGINT, the most the session may take to stop,\n100..600000 (default 3000); then the log is kept up to the\nlast complete step and the server exits 1", false, UINT(stop_timeout_ms, 100, 600000)},
     {"exit-when-empty", 'E', "S", "end the session S seconds after its last player left\n(once one joined, or Agones allocated it), 1..86400\n(default: never)", false, UINT(exit_when_empty_s, 1, 86400)},
