@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # bench.sh [NAME...]: builds the benchmark programs in Release and runs them
 # (all, or only those named: core world game log reload trial idle data dev events
-# server secure client broadcast). Each prints its own figures; the README's performance table comes
-# from these runs. bench_server runs 64 bots for BENCH_SERVER_SECONDS (60).
+# server secure client broadcast; server-curve on request). Each prints its own figures; the README's
+# performance table comes from these runs. bench_server runs 64 bots for BENCH_SERVER_SECONDS (60);
+# server-curve runs it at BENCH_CURVE_CLIENTS (8 64 256 1024) for BENCH_CURVE_SECONDS (20) each.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh redis-server
@@ -24,6 +25,9 @@ for name in "${names[@]}"; do
     broadcast) bash tools/bench/bench_broadcast.sh build/release ;;
     log) "$b/bench_log" "$vanguard" ;;
     server) "$b/bench_server" "${BENCH_SERVER_SECONDS:-60}" ;;
+    server-curve) for n in ${BENCH_CURVE_CLIENTS:-8 64 256 1024}; do
+                    "$b/bench_server" "${BENCH_CURVE_SECONDS:-20}" "$n" || exit 1
+                  done ;;
     *) [ -x "$b/bench_$name" ] || { echo "bench.sh: no benchmark '$name'" >&2; exit 2; }
        "$b/bench_$name" ;;
   esac

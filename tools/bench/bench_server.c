@@ -42,6 +42,11 @@
  *     printed alongside).
  *
  *   bench_server [SECONDS]    (default 60; each of the three runs)
+ *   bench_server SECONDS CLIENTS   one point of the cost curve: CLIENTS bots
+ *                             (8..1024: 8 players, the rest spectators),
+ *                             plaintext, raw ENet and secure, then a
+ *                             "curve:" summary line (tools/bench.sh
+ *                             server-curve runs 8, 64, 256 and 1024)
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -77,7 +82,8 @@
 #include "net.h"
 #include "netclient.h"
 
-#define BOTS 64u
+#define BOTS_MAX 1024u /* the largest client count a run takes */
+static uint32_t clients = 64; /* this run's: 8 players and the rest spectators */
 #define PLAYERS 8u
 #define LAT_SAMPLES (1u << 22)
 #define SENT_RING (1u << 16)
@@ -213,7 +219,7 @@ static int server_open(server *s, cradle_server_mode mode) {
     snprintf(s->options.game, sizeof s->options.game, "%s", BENCH_SERVER_COUNTER);
     snprintf(s->options.bind, sizeof s->options.bind, "127.0.0.1");
     s->options.players = PLAYERS;
-    s->options.spectators = BOTS - PLAYERS;
+    s->options.spectators = clients - PLAYERS;
     s->options.input_delay = 2;
     s->options.hash_interval = 30;
     s->options.timeout_ms = 5000;
@@ -231,7 +237,7 @@ static int server_open(server *s, cradle_server_mode mode) {
             (uint16_t)(20000 + (unsigned)(now_ns() / 1000u + (uint64_t)attempt * 7919u) % 40000u);
         cradle_server_net_config nc = {.bind_address = "127.0.0.1",
                                        .port = s->options.port,
-                                       .max_peers = BOTS + 8u,
+                                       .max_peers = cradle_server_peer_table_size(PLAYERS, clients - PLAYERS),
                                        .keys = bench_secure ? &server_keys : NULL,
                                        .issuers = (const uint8_t(*)[CRADLE_TOKEN_KEY_BYTES])issuer_keys.sign_public,
                                        .issuer_count = 1,
@@ -272,7 +278,7 @@ typedef struct bot {
     uint64_t read_ns;    /* ... and when ENet read it from the socket */
 } bot;
 
-static bot bots[BOTS];
+static bot bots[BOTS_MAX];
 static uint32_t bot_count;
 static char bench_dir[64];  /* the bots' library copies and the issuer key file */
 static char issuer_path[96];
@@ -342,7 +348,7 @@ static void bot_receive(bot *b) {
 /* Waits up to timeout_ms for a datagram on any bot's socket and has every
  * bot with one read it. Returns the number of bots that read. */
 static uint32_t bots_receive(uint32_t timeout_ms) {
-    struct pollfd fds[BOTS];
+    struct pollfd fds[BOTS_MAX];
     for (uint32_t i = 0; i < bot_count; i++)
         fds[i] = (struct pollfd){.fd = bots[i].net.enet ? (int)bots[i].net.enet->socket : -1, .events = POLLIN};
     if (poll(fds, bot_count, (int)timeout_ms) <= 0) return 0;
@@ -380,14 +386,14 @@ static void bots_close(void) {
     malloc_trim(0); /* the next phase's RSS "before the bots" is the server's */
 }
 
-/* Opens count bots against port (the first PLAYERS as players when
- * first_players): each loads the game and starts connecting. Returns false
- * (said why) when one could not; bots_close() in either case. */
-static bool bots_open(uint16_t port, uint32_t count, bool first_players) {
+/* Opens bots first..first+count-1 against port (the first PLAYERS as
+ * players when first_players): each loads the game and starts connecting.
+ * Returns false (said why) when one could not; bots_close() in either case. */
+static bool bots_open_range(uint16_t port, uint32_t first, uint32_t count, bool first_players) {
     char server_key[CRADLE_KEYS_HEX_SIZE];
     cradle_keys_to_hex(server_key, server_keys.kx_public);
     uint64_t now = now_ns();
-    for (uint32_t i = 0; i < count; i++) {
+    for (uint32_t i = first; i < first + count; i++) {
         bot *b = &bots[i];
         memset(b, 0, sizeof *b);
         b->index = i;
@@ -419,17 +425,37 @@ static bool bots_open(uint16_t port, uint32_t count, bool first_players) {
     return true;
 }
 
-/* Services the open bots until all are playing, at most 5 s. Returns true
- * when they all are. */
-static bool bots_join(void) {
+static bool bots_open(uint16_t port, uint32_t count, bool first_players) {
+    return bots_open_range(port, 0, count, first_players);
+}
+
+/* Services the open bots until all are playing, at most 5 s: those from
+ * `from` on (joining) every pass, the others (playing already) every 8th.
+ * Returns true when they all are. */
+static bool bots_join_from(uint32_t from) {
     uint64_t deadline = now_ns() + 5000000000ull;
-    while (bots_playing() < bot_count && now_ns() < deadline) {
-        for (uint32_t i = 0; i < bot_count; i++) (void)cradle_netclient_service(&bots[i].net, now_ns(), 0);
+    for (uint32_t pass = 0; bots_playing() < bot_count && now_ns() < deadline; pass++) {
+        for (uint32_t i = pass % 8u == 0 ? 0 : from; i < bot_count; i++)
+            (void)cradle_netclient_service(&bots[i].net, now_ns(), 0);
         (void)bots_receive(1);
     }
     for (uint32_t i = 0; i < bot_count; i++)
         if (bots[i].net.error) fprintf(stderr, "bench_server: bot %u: %s\n", i, bots[i].net.message);
     return bots_playing() == bot_count;
+}
+
+static bool bots_join(void) { return bots_join_from(0); }
+
+/* Opens and joins count bots, JOIN_BATCH at a time: a steady state is
+ * measured, not a thousand clients' handshakes served by one thread at once
+ * (whose connections the server drops when they stay silent too long). */
+#define JOIN_BATCH 64u
+static bool bots_open_join(uint16_t port, uint32_t count) {
+    for (uint32_t first = 0; first < count; first += JOIN_BATCH) {
+        uint32_t n = count - first < JOIN_BATCH ? count - first : JOIN_BATCH;
+        if (!bots_open_range(port, first, n, true) || !bots_join_from(first)) return false;
+    }
+    return true;
 }
 
 /* The server's counters a measured window reports the change of. */
@@ -510,7 +536,7 @@ static uint64_t play_window(uint16_t port, uint64_t end, bool garbage) {
 
 /* The bots' hash checks, desyncs and sessions ended early (each said on stderr). */
 static void bots_tally(phase_result *r) {
-    for (uint32_t i = 0; i < BOTS; i++) {
+    for (uint32_t i = 0; i < clients; i++) {
         r->checked += bots[i].net.hashes_checked;
         r->mismatches += bots[i].net.desync; /* a bot reports its first mismatch */
         r->ended += bots[i].net.error != 0;
@@ -537,8 +563,8 @@ static void print_phase(server *s, const phase_result *r) {
     double secs = (double)d->t / 1e9;
     printf("bench_server: counter game, %s%s, %u bots (%u players, %u spectators), %u ready, %.1f s, %" PRIu64
            " steps (%.1f steps/s)\n",
-           r->secure ? "SECURE (sealed packets, tokens)" : "plaintext", r->garbage ? " + garbage spray" : "", BOTS,
-           PLAYERS, BOTS - PLAYERS, r->ready, secs, d->step, (double)d->step / secs);
+           r->secure ? "SECURE (sealed packets, tokens)" : "plaintext", r->garbage ? " + garbage spray" : "", clients,
+           PLAYERS, clients - PLAYERS, r->ready, secs, d->step, (double)d->step / secs);
     if (r->garbage)
         printf("  garbage absorbed: %.0f random UDP datagrams/s (1..256 B) sent to the server port during play\n",
                (double)r->sprayed / secs);
@@ -550,14 +576,18 @@ static void print_phase(server *s, const phase_result *r) {
                100.0 * r->idle_share);
     printf("  step delivery latency, from the game thread queueing a step to\n");
     latency_print(&arrived, "the bot's socket holding it (kernel receive timestamp)");
-    latency_print(&read_at, "the bots' thread reading it (one thread reads for all 64)");
-    latency_print(&handled, "the bot running it (the bots read their sockets in turn, one thread for all 64)");
+    char what[128];
+    snprintf(what, sizeof what, "the bots' thread reading it (one thread reads for all %u)", clients);
+    latency_print(&read_at, what);
+    snprintf(what, sizeof what, "the bot running it (the bots read their sockets in turn, one thread for all %u)",
+             clients);
+    latency_print(&handled, what);
     printf("  wire per client, incl. 28 B IPv4+UDP per datagram: down %.0f B/s (%.1f datagrams/s), up %.0f "
            "B/s\n",
-           (double)(d->bytes_out + 28u * d->packets_out) / secs / BOTS, (double)d->packets_out / secs / BOTS,
-           (double)(d->bytes_in + 28u * d->packets_in) / secs / BOTS);
+           (double)(d->bytes_out + 28u * d->packets_out) / secs / clients, (double)d->packets_out / secs / clients,
+           (double)(d->bytes_in + 28u * d->packets_in) / secs / clients);
     printf("  RSS: %ld KiB before the bots connected (server), %ld KiB with %u bots in the same process\n",
-           r->rss_server, r->rss_all, BOTS);
+           r->rss_server, r->rss_all, clients);
     printf("  heap allocations per step: game thread %.3f, network thread %.3f (ENet's memory comes from "
            "the thread's pool)\n",
            d->step ? (double)d->game_allocs / (double)d->step : 0.0,
@@ -581,7 +611,7 @@ static uint64_t run_phase(double seconds, bool secure, bool garbage, double *cpu
     server_start_loop(&s);
     if (!secure && !garbage) r.idle_share = idle_cpu_share(&s);
 
-    if (!bots_open(s.options.port, BOTS, true) || !bots_join()) {
+    if (!bots_open_join(s.options.port, clients)) {
         fprintf(stderr, "bench_server: bots could not join\n");
         bots_close();
         server_close(&s);
@@ -606,7 +636,7 @@ static uint64_t run_phase(double seconds, bool secure, bool garbage, double *cpu
     atomic_store(&stamping, false);
     bots_close();
     server_close(&s);
-    return r.ready == BOTS && r.ended == 0 ? r.mismatches : UINT64_MAX;
+    return r.ready == clients && r.ended == 0 ? r.mismatches : UINT64_MAX;
 }
 
 /* ---- the raw ENet reference ----
@@ -664,7 +694,7 @@ static void *raw_main(void *arg) {
     uint64_t period = 1000000000ull / k->steps_per_second, next_tick = now_ns() + period;
     while (!atomic_load(&r->stop)) {
         uint64_t now = now_ns();
-        if (now >= next_tick && r->joined < BOTS) {
+        if (now >= next_tick && r->joined < clients) {
             next_tick += period; /* stepping starts with every bot in */
             continue;
         }
@@ -723,7 +753,7 @@ static double run_raw_reference(double seconds) {
     for (int attempt = 0; attempt < 20 && !r.host; attempt++) {
         ENetAddress a = {.port = (uint16_t)(20000 + (unsigned)(now_ns() / 1000u + (uint64_t)attempt * 7919u) % 40000u)};
         enet_address_set_host_ip(&a, "127.0.0.1");
-        r.host = enet_host_create(&a, BOTS + 8u, 1, 0, 0);
+        r.host = enet_host_create(&a, clients + 8u, 1, 0, 0);
         r.port = a.port;
     }
     if (!r.host || pthread_create(&r.thread, NULL, raw_main, &r) != 0) {
@@ -732,7 +762,7 @@ static double run_raw_reference(double seconds) {
         return -1;
     }
     double share = -1;
-    if (bots_open(r.port, BOTS, true) && bots_join()) {
+    if (bots_open_join(r.port, clients)) {
         uint64_t settle_until = now_ns() + 1000000000ull;
         while (now_ns() < settle_until) bots_turn();
         uint32_t ready = bots_playing();
@@ -749,20 +779,20 @@ static double run_raw_reference(double seconds) {
         share = (double)cpu / (double)wall;
         printf("bench_server: raw ENet reference (one thread, enet_host_service until each tick, one STEPS "
                "datagram per peer per step; no game, log, acks or redundancy), %u bots, %u ready, %.1f s\n",
-               BOTS, ready, secs);
+               clients, ready, secs);
         printf("  CPU: %.2f%% of one core\n", 100.0 * share);
         printf("  step delivery latency, from the tick's send to\n");
         latency_print(&arrived, "the bot's socket holding it (kernel receive timestamp)");
         printf("  wire per client, incl. 28 B IPv4+UDP per datagram: down %.0f B/s (%.1f datagrams/s), up %.0f "
                "B/s\n",
-               ((double)out + 28.0 * outp) / secs / BOTS, (double)outp / secs / BOTS,
-               ((double)in + 28.0 * inp) / secs / BOTS);
+               ((double)out + 28.0 * outp) / secs / clients, (double)outp / secs / clients,
+               ((double)in + 28.0 * inp) / secs / clients);
         /* The reference never resends: a bot that lost a step waits for it
          * from then on, and its samples stop. */
         uint32_t stalled = 0;
-        for (uint32_t i = 0; i < BOTS; i++) stalled += bots[i].net.steps_early > 0;
+        for (uint32_t i = 0; i < clients; i++) stalled += bots[i].net.steps_early > 0;
         if (stalled) printf("  %u bots lost a step (never resent here): their samples stop there\n", stalled);
-        if (ready != BOTS) share = -1;
+        if (ready != clients) share = -1;
     } else {
         fprintf(stderr, "bench_server: bots could not join the raw ENet reference\n");
     }
@@ -778,6 +808,17 @@ int main(int argc, char **argv) {
     thread_kind = KIND_BOTS;
     double seconds = argc > 1 ? atof(argv[1]) : 60.0;
     if (!(seconds > 0)) seconds = 60.0;
+    /* A point of the cost curve (tools/bench.sh server-curve): that many
+       clients, plaintext, raw ENet and secure, and a summary line. */
+    bool curve = argc > 2;
+    if (curve) {
+        long n = atol(argv[2]);
+        if (n < (long)PLAYERS || n > (long)BOTS_MAX) {
+            fprintf(stderr, "bench_server: CLIENTS must be %u..%u, got '%s'\n", PLAYERS, BOTS_MAX, argv[2]);
+            return 2;
+        }
+        clients = (uint32_t)n;
+    }
     if (cradle_enet_pool_initialize() != 0 || cradle_keys_generate(&server_keys) != 0 ||
         cradle_keys_generate(&issuer_keys) != 0)
         return 1;
@@ -814,6 +855,20 @@ int main(int argc, char **argv) {
     else
         mismatches = UINT64_MAX;
     uint64_t m2 = run_phase(seconds, true, false, &secure_cpu);
+    if (curve) {
+        if (m2 != 0) mismatches = m2;
+        double client_steps = 60.0 * clients; /* a second's */
+        printf("curve: %u clients: server CPU plaintext %.2f%%, raw ENet %.2f%% (%.2fx), secure %.2f%% (%.2fx); "
+               "%.2f / %.2f / %.2f us of CPU per client-step\n",
+               clients, 100.0 * plain_cpu, 100.0 * raw_cpu, raw_cpu > 0 ? plain_cpu / raw_cpu : 0.0,
+               100.0 * secure_cpu, raw_cpu > 0 ? secure_cpu / raw_cpu : 0.0, 1e6 * plain_cpu / client_steps,
+               1e6 * raw_cpu / client_steps, 1e6 * secure_cpu / client_steps);
+        for (size_t i = 0; i < 3; i++) free(all[i]->us);
+        (void)remove(issuer_path);
+        (void)rmdir(bench_dir);
+        enet_deinitialize();
+        return mismatches == 0 ? 0 : 1;
+    }
     uint64_t m3 = run_phase(seconds, true, true, &spray_cpu);
     if (m2 != 0 || m3 != 0) mismatches = m2 ? m2 : m3;
     printf("  encryption cost: server CPU %.2f%% plaintext -> %.2f%% secure (%+.1f%%); %.2f%% while absorbing "
