@@ -19,6 +19,7 @@ const char *cradle_wire_type_name(int type) {
     case CRADLE_WIRE_BYE: return "bye";
     case CRADLE_WIRE_DESYNC: return "desync";
     case CRADLE_WIRE_DATA: return "data";
+    case CRADLE_WIRE_DELAY: return "delay";
     default: return "unknown";
     }
 }
@@ -184,6 +185,10 @@ static const char *check_fields(const cradle_wire_message *m) {
     case CRADLE_WIRE_DATA:
         if (m->as.data.length && !m->as.data.bytes) return "data: no bytes";
         return check_data(&m->as.data);
+    case CRADLE_WIRE_DELAY:
+        if (m->as.delay.input_delay < 1 || m->as.delay.input_delay > CRADLE_WIRE_INPUT_DELAY_MAX)
+            return "delay: input delay is outside 1..1000";
+        return NULL;
     case CRADLE_WIRE_PING:
     case CRADLE_WIRE_PONG:
     case CRADLE_WIRE_DESYNC: return NULL;
@@ -285,6 +290,7 @@ int cradle_wire_encode(void *out, size_t capacity, size_t *written, const cradle
         break;
     case CRADLE_WIRE_PING:
     case CRADLE_WIRE_PONG: cradle_cursor_put_u64(&c, m->as.ping.echo); break;
+    case CRADLE_WIRE_DELAY: cradle_cursor_put_u16(&c, m->as.delay.input_delay); break;
     case CRADLE_WIRE_BYE:
         cradle_cursor_put_u8(&c, m->as.bye.reason);
         put_text(&c, m->as.bye.text, CRADLE_WIRE_TEXT_MAX);
@@ -503,6 +509,7 @@ static int decode_body(cradle_wire_message *m, cradle_cursor *c) {
     case CRADLE_WIRE_BYE: return decode_bye(m, c);
     case CRADLE_WIRE_DESYNC: return decode_desync(m, c);
     case CRADLE_WIRE_DATA: return decode_data(m, c);
+    case CRADLE_WIRE_DELAY: m->as.delay.input_delay = cradle_cursor_get_u16(c); return 0;
     default: return refuse(m, "unknown message type"); /* unreachable: range checked above */
     }
 }

@@ -90,6 +90,7 @@ static cradle_wire_message sample(int type) {
         strcpy(m.as.bye.text, "kicked by operator");
         break;
     case CRADLE_WIRE_DESYNC: m.as.desync = (cradle_wire_desync){.step = 90, .hash = 1, .expected = 2}; break;
+    case CRADLE_WIRE_DELAY: m.as.delay.input_delay = 7; break;
     default: fail();
     }
     return m;
@@ -382,6 +383,25 @@ static void test_bad_fields_are_refused(void **state) {
         assert_int_equal(cradle_wire_decode(&d, buffer, n), 0);
         assert_int_equal(d.as.data.total, 0);
         assert_null(d.as.data.bytes);
+    }
+    {
+        /* DELAY: 1..1000 steps, exactly two bytes after the header */
+        cradle_wire_message m = sample(CRADLE_WIRE_DELAY), d;
+        size_t n = encode_ok(&m, buffer);
+        assert_int_equal(n, 2 + 2);
+        assert_int_equal(cradle_wire_decode(&d, buffer, n), 0);
+        assert_int_equal(d.as.delay.input_delay, 7);
+        static const uint16_t bad[] = {0, CRADLE_WIRE_INPUT_DELAY_MAX + 1u, 0xffff};
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+            cradle_cursor_store_u16(buffer + 2, bad[i]);
+            assert_int_equal(cradle_wire_decode(&d, buffer, n), CRADLE_ENET_MESSAGE);
+            assert_string_equal(d.problem, "delay: input delay is outside 1..1000");
+            m.as.delay.input_delay = bad[i];
+            assert_int_equal(cradle_wire_encode(buffer, sizeof buffer, &n, &m), CRADLE_EINVAL);
+            n = 4;
+        }
+        cradle_cursor_store_u16(buffer + 2, CRADLE_WIRE_INPUT_DELAY_MAX);
+        assert_int_equal(cradle_wire_decode(&d, buffer, 4), 0);
     }
 }
 

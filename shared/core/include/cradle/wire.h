@@ -58,6 +58,10 @@
  *                 length, bytes: one chunk of the file; offset + length <=
  *                 total, length 1..DATA_CHUNK_MAX (0 only for an empty file),
  *                 chunks sent in order from offset 0
+ *   DELAY   s->c  u16 input_delay (1..INPUT_DELAY_MAX): a player's input delay
+ *                 from now on (the server adapts it to how early its inputs
+ *                 arrive); the client keeps sending one input a step, each
+ *                 step's once, for (last step received) + the new delay
  *
  * str8 is a u8 length then that many bytes of printable ASCII (0x20..0x7e),
  * no NUL. A message is exactly as long as its fields: trailing bytes are an
@@ -80,7 +84,7 @@
 #include "cradle/game_abi.h"
 #include "cradle/input.h"
 
-#define CRADLE_WIRE_VERSION 3u
+#define CRADLE_WIRE_VERSION 4u
 #define CRADLE_WIRE_HEADER_BYTES 2u
 
 #define CRADLE_WIRE_ANY_SLOT 0xFFu      /* HELLO: any free slot */
@@ -94,6 +98,7 @@
 #define CRADLE_WIRE_STATE_MAX (256u * 1024u * 1024u) /* largest state block accepted */
 #define CRADLE_WIRE_DATA_CHUNK_MAX 1024u  /* bytes of a data file per DATA */
 #define CRADLE_WIRE_DATA_HASH_BYTES 32u   /* BLAKE2b-256 of a data file */
+#define CRADLE_WIRE_INPUT_DELAY_MAX 1000u /* steps of a DELAY */
 
 /* The largest encoded message: a full STEPS with a hash for every step.
  * Receivers drop anything longer before decoding. */
@@ -116,10 +121,11 @@ typedef enum cradle_wire_type {
     CRADLE_WIRE_BYE = 10,
     CRADLE_WIRE_DESYNC = 11,
     CRADLE_WIRE_DATA = 12,
+    CRADLE_WIRE_DELAY = 13,
 } cradle_wire_type;
 
 #define CRADLE_WIRE_TYPE_FIRST CRADLE_WIRE_HELLO
-#define CRADLE_WIRE_TYPE_LAST CRADLE_WIRE_DATA
+#define CRADLE_WIRE_TYPE_LAST CRADLE_WIRE_DELAY
 
 typedef enum cradle_wire_refusal {
     CRADLE_WIRE_REFUSE_FULL = 1,     /* no free slot (or the requested one is taken) */
@@ -252,6 +258,10 @@ typedef struct cradle_wire_desync {
     uint64_t expected;
 } cradle_wire_desync;
 
+typedef struct cradle_wire_delay {
+    uint16_t input_delay; /* 1..CRADLE_WIRE_INPUT_DELAY_MAX */
+} cradle_wire_delay;
+
 typedef struct cradle_wire_message {
     uint8_t type;    /* cradle_wire_type */
     uint8_t version; /* set by decode; encode always writes CRADLE_WIRE_VERSION */
@@ -268,6 +278,7 @@ typedef struct cradle_wire_message {
         cradle_wire_bye_msg bye;
         cradle_wire_desync desync;
         cradle_wire_data data;
+        cradle_wire_delay delay;
     } as;
 } cradle_wire_message;
 
