@@ -48,8 +48,18 @@ typedef struct flow {
     uint64_t last_us;
 } flow;
 
+/* --latency-at S:MS: from S seconds after start, a one-way latency of MS. */
+#define LATENCY_CHANGES_MAX 8u
+typedef struct latency_change {
+    uint64_t at_s;
+    uint32_t latency_ms;
+} latency_change;
+
 typedef struct proxy {
     struct sockaddr_in listen_addr, server_addr;
+    latency_change changes[LATENCY_CHANGES_MAX]; /* in time order */
+    uint32_t change_count, changes_done;
+    uint64_t started_us;
     int listen_fd;
     flow flows[MAX_FLOWS];
     cradle_proxy_sched sched;
@@ -82,6 +92,9 @@ static void usage(FILE *to) {
             "  --loss PCT           packets dropped, 0..100\n"
             "  --duplicate PCT      packets sent twice (the copy with its own delay), 0..100\n"
             "  --reorder PCT        packets held back 1..100 ms so later ones overtake, 0..100\n"
+            "  --latency-at S:MS    from S seconds after start on, a one-way delay of MS\n"
+            "                       (0..86400 s, 0..60000 ms; up to 8, in time order;\n"
+            "                       packets in flight keep theirs): a link that changes\n"
             "  --seed N             PRNG seed, 0..2^64-1 (default: from the clock, printed)\n"
             "  --capacity N         packets in flight at most, 1..1048576 (default 8192);\n"
             "                       beyond it packets are dropped and counted\n"
@@ -237,14 +250,15 @@ typedef struct settings {
     uint64_t seed, capacity;
 } settings;
 
-enum { O_LISTEN = 1, O_SERVER, O_PROFILE, O_LATENCY, O_JITTER, O_LOSS, O_DUP, O_REORDER, O_SEED, O_CAP, O_HELP,
-       O_VERSION };
+enum { O_LISTEN = 1, O_SERVER, O_PROFILE, O_LATENCY, O_JITTER, O_LOSS, O_DUP, O_REORDER, O_SEED, O_CAP,
+       O_LATENCY_AT, O_HELP, O_VERSION };
 static const struct option long_options[] = {
     {"listen", required_argument, NULL, O_LISTEN},   {"server", required_argument, NULL, O_SERVER},
     {"profile", required_argument, NULL, O_PROFILE}, {"latency", required_argument, NULL, O_LATENCY},
     {"jitter", required_argument, NULL, O_JITTER},   {"loss", required_argument, NULL, O_LOSS},
     {"duplicate", required_argument, NULL, O_DUP},   {"reorder", required_argument, NULL, O_REORDER},
     {"seed", required_argument, NULL, O_SEED},       {"capacity", required_argument, NULL, O_CAP},
+    {"latency-at", required_argument, NULL, O_LATENCY_AT},
     {"help", no_argument, NULL, O_HELP},             {"version", no_argument, NULL, O_VERSION},
     {NULL, 0, NULL, 0},
 };
@@ -305,6 +319,30 @@ static int take_option(proxy *p, settings *st, int opt, const char *value) {
             return 2;
         }
         return -1;
+    case O_LATENCY_AT: {
+        const char *colon = strchr(value, ':');
+        char secs[24];
+        uint64_t at = 0, ms = 0;
+        bool ok = colon && (size_t)(colon - value) < sizeof secs;
+        if (ok) {
+            memcpy(secs, value, (size_t)(colon - value));
+            secs[colon - value] = '\0';
+            ok = cradle_parse_u64(secs, 0, 86400, &at) && cradle_parse_u64(colon + 1, 0, CRADLE_PROXY_DELAY_MAX_MS, &ms);
+        }
+        if (!ok) {
+            fprintf(stderr, "cradle-proxy: --latency-at must be SECONDS:MS (0..86400 s, 0..%u ms), got '%s'\n",
+                    CRADLE_PROXY_DELAY_MAX_MS, value);
+            return 2;
+        }
+        if (p->change_count == LATENCY_CHANGES_MAX ||
+            (p->change_count && at < p->changes[p->change_count - 1].at_s)) {
+            fprintf(stderr, "cradle-proxy: --latency-at: at most %u, in time order, got '%s'\n", LATENCY_CHANGES_MAX,
+                    value);
+            return 2;
+        }
+        p->changes[p->change_count++] = (latency_change){.at_s = at, .latency_ms = (uint32_t)ms};
+        return -1;
+    }
     case O_HELP: usage(stdout); return 0;
     case O_VERSION: {
         char version[CRADLE_VERSION_TEXT_MAX];
@@ -402,6 +440,18 @@ static void print_settings(const proxy *p, const char *profile, const cradle_pro
             config->reorder_pct, config->seed, config->seed);
 }
 
+/* The --latency-at changes that are due: the latency of packets from now on. */
+static void apply_latency_changes(proxy *p, uint64_t now) {
+    while (p->changes_done < p->change_count &&
+           now >= p->started_us + p->changes[p->changes_done].at_s * 1000000u) {
+        const latency_change *c = &p->changes[p->changes_done++];
+        p->sched.config.latency_ms = c->latency_ms;
+        printf("{\"event\":\"latency\",\"after_s\":%" PRIu64 ",\"latency_ms\":%u}\n", c->at_s, c->latency_ms);
+        fflush(stdout);
+        fprintf(stderr, "cradle-proxy: %" PRIu64 " s: latency now %u ms each way\n", c->at_s, c->latency_ms);
+    }
+}
+
 /* Forwards until SIGINT or SIGTERM: one poll over the listening socket and
  * every flow's upstream socket, woken for the next scheduled release.
  * Returns false when poll fails. */
@@ -423,9 +473,15 @@ static bool forward(proxy *p) {
         }
         int timeout = 1000;
         uint64_t next = 0, now = now_us();
+        apply_latency_changes(p, now);
         if (cradle_proxy_sched_next_release(&p->sched, &next)) {
             /* Round up: waking early would only spin. */
             uint64_t wait = next > now ? (next - now + 999u) / 1000u : 0;
+            if (wait < (uint64_t)timeout) timeout = (int)wait;
+        }
+        if (p->changes_done < p->change_count) {
+            uint64_t due = p->started_us + p->changes[p->changes_done].at_s * 1000000u;
+            uint64_t wait = due > now ? (due - now + 999u) / 1000u : 0;
             if (wait < (uint64_t)timeout) timeout = (int)wait;
         }
         int ready = poll(fds, n, timeout);
@@ -461,6 +517,7 @@ int main(int argc, char **argv) {
     if (!open_listen(&p)) goto out_close;
     install_signals();
     print_settings(&p, st.profile, &config);
+    p.started_us = now_us();
     status = forward(&p) ? 0 : 1;
 out_close:
     for (uint32_t i = 0; i < MAX_FLOWS; i++)

@@ -429,6 +429,15 @@ static int on_packet(cradle_netclient *net, const uint8_t *data, size_t size, ui
     case CRADLE_WIRE_PONG:
         if (m.as.ping.echo <= now_ns) net->rtt_ns = now_ns - m.as.ping.echo;
         return 0;
+    case CRADLE_WIRE_DELAY:
+        /* the server adapts a player's delay (its input_delay.h); inputs go on
+           one a step, in order, up to (last step received) + the new delay */
+        if (net->welcome.slot == CRADLE_WIRE_SPECTATOR ||
+            (net->phase != CRADLE_NETCLIENT_JOINING && net->phase != CRADLE_NETCLIENT_PLAYING))
+            return 0;
+        net->welcome.input_delay = m.as.delay.input_delay;
+        net->delay_changes++;
+        return 0;
     case CRADLE_WIRE_BYE:
         return fail(net, CRADLE_ENET_INIT, "the server closed the session (%s)%s%s",
                     cradle_wire_bye_name(m.as.bye.reason), m.as.bye.text[0] ? ": " : "", m.as.bye.text);

@@ -195,6 +195,7 @@ typedef struct cradle_netclient {
     uint64_t dropped_unopened;          /* packets that failed to open */
     cradle_secure session;
     uint64_t rtt_ns;                    /* last measured round trip; 0 = none yet */
+    uint64_t delay_changes;             /* DELAY messages taken: the server adapted the input delay */
 
     cradle_wire_welcome welcome;
     uint32_t snapshot_size;

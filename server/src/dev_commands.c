@@ -22,6 +22,16 @@ static void write_hash_field(cradle_writer *reply, const char *key, uint64_t has
     cradle_dev_field_string(reply, key, hex);
 }
 
+/* The rest of a player's entry: how early its inputs arrived over the last
+ * second (input_delay.h; null before a second of them, or with a fixed
+ * --input-delay), and whether its delay adapts. */
+static void write_slack(cradle_writer *reply, const cradle_server_slot *slot) {
+    if (slot->adaptive && slot->delay.last_window_min != INT64_MAX)
+        cradle_writer_format(reply, ",\"input_slack\":%" PRId64 ",\"input_delay_auto\":true}", slot->delay.last_window_min);
+    else
+        cradle_writer_format(reply, ",\"input_slack\":null,\"input_delay_auto\":%s}", slot->adaptive ? "true" : "false");
+}
+
 static void dev_status(cradle_server_host *host, const cradle_dev_request *req, cradle_writer *reply) {
     cradle_dev_reply_begin(reply, req);
     cradle_dev_field_u64(reply, "step", host->sim.next_step);
@@ -36,10 +46,11 @@ static void dev_status(cradle_server_host *host, const cradle_dev_request *req, 
         const cradle_server_peer *peer = &host->peers[slot->peer];
         cradle_writer_format(reply,
                              "%s{\"slot\":%u,\"peer\":%u,\"rtt_ms\":%u,\"late\":%" PRIu64
-                             ",\"on_time\":%" PRIu64 ",\"desyncs\":%" PRIu64 ",\"joined\":%s}",
+                             ",\"on_time\":%" PRIu64 ",\"desyncs\":%" PRIu64 ",\"joined\":%s,\"input_delay\":%u",
                              first ? "" : ",", s, (unsigned)slot->peer, peer->rtt_ms, slot->late,
                              slot->on_time, peer->desyncs,
-                             slot->joined_step == UINT64_MAX ? "false" : "true");
+                             slot->joined_step == UINT64_MAX ? "false" : "true", (unsigned)slot->input_delay);
+        write_slack(reply, slot);
         first = false;
     }
     cradle_writer_text(reply, "]");
@@ -158,10 +169,12 @@ static bool dev_players(void *context, cradle_dev_request *req, cradle_writer *r
         if (!slot->occupied) continue;
         const cradle_server_peer *peer = &host->peers[slot->peer];
         cradle_writer_format(
-            reply, "%s{\"slot\":%u,\"address\":\"%u.%u.%u.%u:%u\",\"rtt_ms\":%u,\"late\":%" PRIu64 "}",
+            reply, "%s{\"slot\":%u,\"address\":\"%u.%u.%u.%u:%u\",\"rtt_ms\":%u,\"late\":%" PRIu64
+                   ",\"input_delay\":%u",
             first ? "" : ",", s, peer->address & 0xffu, (peer->address >> 8) & 0xffu,
             (peer->address >> 16) & 0xffu, peer->address >> 24, (unsigned)peer->port, peer->rtt_ms,
-            slot->late);
+            slot->late, (unsigned)slot->input_delay);
+        write_slack(reply, slot);
         first = false;
     }
     cradle_writer_text(reply, "]");

@@ -228,9 +228,35 @@ static void write_kept_state(cradle_server_host *host, uint64_t step) {
                       " (only the last %u hash steps)", step, (unsigned)CRADLE_SERVER_KEPT_STATES);
 }
 
+/* A player's new input delay (adaptive: input_delay.h): the client is told
+ * and sends for (last step received) + delay from now on. */
+static void set_input_delay(cradle_server_host *host, uint32_t s, uint16_t to) {
+    cradle_server_slot *slot = &host->slots[s];
+    cradle_wire_message m = {.type = CRADLE_WIRE_DELAY, .as.delay.input_delay = to};
+    cradle__server_send_to_peer(host, slot->peer, &m, CRADLE_SERVER_OUT_RELIABLE);
+    cradle_server_say(host, "info", "delay",
+                      "slot %u: input delay %u -> %u steps (its inputs arrived %" PRId64 " steps %s)", (unsigned)s,
+                      (unsigned)slot->input_delay, (unsigned)to,
+                      slot->delay.last_slack < 0 ? -slot->delay.last_slack : slot->delay.last_window_min,
+                      slot->delay.last_slack < 0 ? "late" : "early at least");
+    slot->input_delay = to;
+}
+
+/* Each adaptive player's delay, as step `step` is about to run. */
+static void tick_input_delays(cradle_server_host *host, uint64_t step) {
+    for (uint32_t s = 0; s < host->players; s++) {
+        cradle_server_slot *slot = &host->slots[s];
+        if (!slot->occupied || !slot->adaptive || host->peers[slot->peer].state != CRADLE_SERVER_PEER_PLAYER)
+            continue;
+        uint16_t to = cradle_input_delay_tick(&slot->delay, step);
+        if (to) set_input_delay(host, s, to);
+    }
+}
+
 static void run_step(cradle_server_host *host) {
     uint64_t s = host->sim.next_step;
     uint64_t started = host->step_watchers ? cradle_mono_ns() : 0;
+    tick_input_delays(host, s);
     build_snapshot(host, s);
     if (host->log_open) {
         host->step_mark = cradle_log_writer_mark(&host->log); /* what a rescue keeps if step s never returns */
@@ -318,6 +344,11 @@ static void admit(cradle_server_host *host, uint16_t p) {
         peer->state = CRADLE_SERVER_PEER_PLAYER;
         cradle_server_slot *slot = &host->slots[peer->slot];
         slot->joined_step = start;
+        slot->input_delay = w->input_delay;
+        slot->adaptive = host->options->input_delay == CRADLE_SERVER_INPUT_DELAY_AUTO;
+        if (slot->adaptive)
+            cradle_input_delay_init(&slot->delay, w->input_delay, CRADLE_SERVER_MAX_INPUT_DELAY,
+                                    host->sim.contract->steps_per_second, start);
     }
     host->joins++;
     char as[32];
@@ -474,6 +505,10 @@ static void on_input(cradle_server_host *host, uint16_t p, const cradle_wire_inp
         uint32_t w = (uint32_t)(step % CRADLE_SERVER_INPUT_WINDOW);
         slot->window_step[w] = step;
         memcpy(slot->window[w], in->inputs + (size_t)i * in->input_bytes, in->input_bytes);
+    }
+    if (slot->adaptive && in->count > 0 && slot->joined_step != UINT64_MAX) {
+        uint16_t to = cradle_input_delay_observe(&slot->delay, in->first_step + in->count - 1u, host->sim.next_step);
+        if (to) set_input_delay(host, peer->slot, to);
     }
 }
 

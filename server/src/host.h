@@ -35,6 +35,7 @@
 #include "cradle/clock.h"
 #include "cradle/log.h"
 #include "cradle/data_files.h"
+#include "cradle/input_delay.h"
 #include "cradle/reload.h"
 #include "cradle/sim.h"
 #include "cradle/transport.h"
@@ -81,6 +82,9 @@ typedef struct cradle_server_slot {
     uint8_t last[CRADLE_GAME_MAX_INPUT_BYTES];
     uint64_t late; /* steps run with a repeated input */
     uint64_t on_time; /* steps run with the input sent for them */
+    uint16_t input_delay; /* the player's, now */
+    bool adaptive;        /* --input-delay auto: it follows how early the inputs arrive */
+    cradle_input_delay delay;
     uint64_t window_step[CRADLE_SERVER_INPUT_WINDOW];
     uint8_t window[CRADLE_SERVER_INPUT_WINDOW][CRADLE_GAME_MAX_INPUT_BYTES];
 } cradle_server_slot;

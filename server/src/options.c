@@ -65,7 +65,7 @@ static const option_row rows[] = {
     {"data", 'j', "DIR", "the folder the game's data files are under (default: the\ngame library's folder); edits to them apply live", false, PATH(data)},
     {"seed", 's', "N", "session seed, 0..2^64-1 (default 1)", false, UINT(seed, 0, UINT64_MAX)},
     {"players", 'n', "N", "player slots, 1..the game's maximum (default: its maximum)", false, OWN},
-    {"input-delay", 'D', "N|auto", "steps of input delay, 0..180, or auto from round-trip time\n(default 3)", false, OWN},
+    {"input-delay", 'D', "N|auto", "steps of input delay, 0..180, or auto (the default): each\nplayer's follows how early its inputs arrive", false, OWN},
     {"mode", 'm', "paced|commanded", "real time (default), or only the dev protocol's step", false, OWN},
     {"config", 'c', "FILE", "JSON object of these options (keys: the long names);\ncommand-line flags override it", true, OWN},
     {"log-format", 'F', "text|json", "stderr log lines (default text)", false, OWN},
@@ -445,7 +445,7 @@ void cradle_server_options_defaults(cradle_server_options *o) {
     memset(o, 0, sizeof *o);
     o->port = CRADLE_SERVER_DEFAULT_PORT;
     o->seed = 1;
-    o->input_delay = CRADLE_SERVER_DEFAULT_INPUT_DELAY;
+    o->input_delay = CRADLE_SERVER_INPUT_DELAY_AUTO;
     o->hash_interval = CRADLE_SERVER_DEFAULT_HASH_INTERVAL;
     o->spectators = CRADLE_SERVER_DEFAULT_SPECTATORS;
     o->timeout_ms = 5000;

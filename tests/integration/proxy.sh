@@ -26,6 +26,8 @@ expect_usage --latency --listen 127.0.0.1:0 --server 127.0.0.1:9 --latency -5
 expect_usage --profile --listen 127.0.0.1:0 --server 127.0.0.1:9 --profile lan
 expect_usage --server --listen 127.0.0.1:0 --server localhost
 expect_usage --listen --server 127.0.0.1:9
+expect_usage --latency-at --listen 127.0.0.1:0 --server 127.0.0.1:9 --latency-at 5
+expect_usage --latency-at --listen 127.0.0.1:0 --server 127.0.0.1:9 --latency-at 9:10 --latency-at 3:10
 "$proxy" --help | grep -- "--profile" >/dev/null # all of it: grep -q would close the pipe early (SIGPIPE)
 
 start_server --game "$game" --players 2 --log session.log --hash-interval 30 --timeout 20000
