@@ -23,7 +23,7 @@
 #define RELOAD_POLL_NS 200000000ull
 #define TRIAL_POLL_NS 2000000ull /* how often a running reload trial is looked at */
 #define BROADCAST_FINISH_MS 1000u /* the broadcast's last uploads after the trailer */
-#define IDLE_BATCH 3u /* steps run at once while no peer takes the stream */
+#define IDLE_BATCH 12u /* steps run at once while no peer takes the stream: one wake per reload poll at 60/s */
 #define HELLO_TIMEOUT_NS 5000000000ull
 #define OUT_PUSH_PATIENCE_NS 2000000000ull
 
@@ -942,13 +942,23 @@ int cradle_server_host_run(cradle_server_host *host) {
         cradle__server_data_poll(host, now);
         watch_audience(host, now);
         if (host->options->mode == CRADLE_SERVER_PACED && !host->paused) {
-            cradle_clock_plan plan = cradle_clock_offer_elapsed(&host->clock, now - host->last_offer_ns);
+            /* The clock plans a few steps an offer and drops what a stalled
+             * host owes past that; an empty session's batch (below) is no
+             * stall: its time is offered a cap's worth at a time. */
+            uint64_t left = now - host->last_offer_ns;
+            uint64_t cap = (uint64_t)CRADLE_CLOCK_DEFAULT_MAX_STEPS * cradle_clock_step_ns(&host->clock);
+            bool batch = !has_listeners(host) && left <= (uint64_t)(IDLE_BATCH + 1u) * cradle_clock_step_ns(&host->clock);
             host->last_offer_ns = now;
-            host->dropped_steps += plan.dropped;
-            for (uint32_t i = 0; i < plan.steps; i++) {
-                (void)cradle_clock_next(&host->clock);
-                run_step(host);
-            }
+            do {
+                uint64_t part = batch && left > cap ? cap : left;
+                left -= part;
+                cradle_clock_plan plan = cradle_clock_offer_elapsed(&host->clock, part);
+                host->dropped_steps += plan.dropped;
+                for (uint32_t i = 0; i < plan.steps; i++) {
+                    (void)cradle_clock_next(&host->clock);
+                    run_step(host);
+                }
+            } while (left > 0);
         } else {
             host->last_offer_ns = now;
         }
@@ -960,9 +970,10 @@ int cradle_server_host_run(cradle_server_host *host) {
         uint64_t wait = host->last_reload_poll_ns + RELOAD_POLL_NS - now;
         if (host->options->mode == CRADLE_SERVER_PACED && !host->paused) {
             uint64_t until = cradle_clock_ns_until_next(&host->clock);
-            /* With nobody to send steps to, they run IDLE_BATCH at a time (the
-             * clock plans up to 4 per offer, so none is dropped): an empty
-             * session wakes 20 times a second instead of 60. */
+            /* With nobody to send steps to, they run IDLE_BATCH at a time
+             * (offered to the clock in parts, so none is dropped): an empty
+             * session wakes 5 times a second instead of 60, as often as it
+             * looks for a new build anyway. */
             if (!has_listeners(host)) until += (IDLE_BATCH - 1u) * cradle_clock_step_ns(&host->clock);
             if (until < wait) wait = until;
         }
