@@ -13,6 +13,9 @@
 #      the origin per fragment, the edge's CPU per viewer, bytes per viewer
 #      per second, and how much later than its delay the real viewer showed
 #      each step.
+# The server is secure, as in production: it signs every log block and
+# keyframe, and every viewer pins its key (--verify-key), so the figures
+# include signing and checking the signatures.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$root/build/release}" && pwd)
@@ -28,6 +31,7 @@ for f in "$server" "$client" "$viewers" "$ctl" "$game"; do
   [ -f "$f" ] || { echo "bench_broadcast: $f is not built (tools/bench.sh builds it)" >&2; exit 1; }
 done
 source "$root/tests/integration/broadcast_nginx.sh"
+source "$root/tools/session_keys.sh"
 broadcast_need_nginx
 work=$(mktemp -d /tmp/cradle-bench-broadcast-XXXXXX)
 pids=()
@@ -39,6 +43,8 @@ cleanup() {
 }
 trap cleanup EXIT
 cd "$work"
+session_keys "$build/tools/cradle-keys" "$work" # ISSUER_PUB, SERVER_ID
+signer=$("$build/tools/cradle-keys" pub "$work/server.key" --sign)
 ticks=$(getconf CLK_TCK)
 # cpu_s PID...: user + system seconds of the processes
 cpu_s() { for p in "$@"; do cut -d' ' -f14,15 /proc/"$p"/stat; done | awk -v t="$ticks" '{ s += $1 + $2 } END { printf "%.3f", s / t }'; }
@@ -55,12 +61,14 @@ run_session() {
   local port=$((20000 + RANDOM % 40000)) extra=()
   rm -f "$work/dev.sock"
   [ "$2" = 1 ] && extra=(--broadcast "$ORIGIN_URL/live/run$run" --broadcast-auth "$ORIGIN_SECRET_FILE")
-  "$server" --game "$game" --insecure --bind 127.0.0.1 --port "$port" --players 8 --dev-socket "$work/dev.sock" \
+  "$server" --game "$game" --key "$work/server.key" --trust "$ISSUER_PUB" --connect-rate 1000 --connect-burst 1000 \
+    --bind 127.0.0.1 --port "$port" --players 8 --dev-socket "$work/dev.sock" \
     --log "$work/run$run.log" "${extra[@]}" >"$work/server$run.out" 2>"$work/server$run.err" &
   local spid=$!
   pids+=("$spid")
   for _ in $(seq 200); do grep -q '"event":"serving"' "$work/server$run.out" 2>/dev/null && break; sleep 0.05; done
-  "$client" --headless --insecure --port "$port" --game "$game" --bots 8 --bot >"$work/bots$run.out" 2>&1 &
+  "$client" --headless --server-key "$SERVER_ID" --issuer-key "$work/issuer.key" --port "$port" --game "$game" \
+    --bots 8 --bot >"$work/bots$run.out" 2>&1 &
   local bots=$!
   pids+=("$bots")
   for _ in $(seq 200); do [ "$(field "$(status)" joins)" -ge 8 ] 2>/dev/null && break; sleep 0.05; done
@@ -81,12 +89,14 @@ run_session() {
 # audience RUN: the simulated viewers and one real viewer on the edge for SECONDS.
 audience() {
   local url="$EDGE_URL/live/run$1" e0 e1 f0 f1 o0 o1 w
-  "$client" --headless --watch "$url" --game "$game" --delay 6 --steps 1000000000 >"$work/watch.out" 2>"$work/watch.err" &
+  "$client" --headless --watch "$url" --game "$game" --delay 6 --verify-key "$signer" --steps 1000000000 \
+    >"$work/watch.out" 2>"$work/watch.err" &
   w=$!
   pids+=("$w")
   e0=$(cpu_s $(edge_workers)); o0=$(origin_requests '/live/run'"$1"'/frag/[0-9]+' GET)
   f0=$(field "$(status)" broadcast_fragments)
-  "$viewers" --url "$url" --viewers "$viewer_count" --seconds "$seconds" --json >"$work/viewers.json" 2>"$work/viewers.err" || true
+  "$viewers" --url "$url" --viewers "$viewer_count" --seconds "$seconds" --verify-key "$signer" --json \
+    >"$work/viewers.json" 2>"$work/viewers.err" || true
   e1=$(cpu_s $(edge_workers)); o1=$(origin_requests '/live/run'"$1"'/frag/[0-9]+' GET)
   f1=$(field "$(status)" broadcast_fragments)
   kill -TERM "$w" 2>/dev/null || true # the viewer prints its summary
@@ -102,7 +112,7 @@ audience() {
   echo "  a real viewer (--delay 6): shown $(field "$line" steps) steps, later than its delay by p50 $(field "$line" over_delay_ms_p50) ms, p99 $(field "$line" over_delay_ms_p99) ms, max $(field "$line" over_delay_ms_max) ms; hashes checked $(field "$line" hashes_checked), mismatches $(field "$line" hash_mismatches)"
 }
 
-echo "a paced 8-player vanguard session (8 bots in their own process), $seconds s a run:"
+echo "a paced 8-player vanguard session (secure: blocks and keyframes signed; 8 bots in their own process), $seconds s a run:"
 for r in $(seq "$rounds"); do
   run_session off 0
   off=$SERVER_CPU
