@@ -17,6 +17,8 @@ void cradle_input_delay_init(cradle_input_delay *d, uint16_t initial, uint16_t m
     *d = (cradle_input_delay){.max = max,
                               .window_steps = steps_per_second,
                               .window_end = now + steps_per_second,
+                              /* a joining client's first inputs come while it catches up */
+                              .raise_hold = now + steps_per_second,
                               .window_min = INT64_MAX,
                               .calm_min = INT64_MAX,
                               .last_slack = INT64_MAX,
@@ -67,6 +69,10 @@ uint16_t cradle_input_delay_tick(cradle_input_delay *d, uint64_t now) {
     d->calm++;
     if (min < d->calm_min) d->calm_min = min;
     if (d->calm < CRADLE_INPUT_DELAY_CALM_WINDOWS || now < d->lower_hold || d->delay == 1) return 0;
-    uint16_t to = clamp((int64_t)d->delay - d->calm_min, d->max);
+    int64_t to_steps = (int64_t)d->delay - d->calm_min;
+    /* the round trip plus a quarter step, in whole steps (rounded up) */
+    int64_t floor = ((int64_t)d->rtt_us * d->window_steps + 250000 + 999999) / 1000000;
+    if (to_steps < floor) to_steps = floor;
+    uint16_t to = clamp(to_steps, d->max);
     return to == d->delay ? 0 : change(d, to, now);
 }

@@ -103,6 +103,22 @@ static void test_lowered_with_hysteresis(void **state) {
     assert_true(l.d.lowered >= 1);
 }
 
+/* Lowering stops at the link's round trip plus a quarter step: a 7.9-step
+ * round trip (whose inputs arrive a tenth of a step before their step at
+ * slack 0) keeps a step of slack; a 7.2-step one goes down to slack 0. */
+static void test_lowering_respects_the_round_trip(void **state) {
+    (void)state;
+    link l = {.now = 0};
+    cradle_input_delay_init(&l.d, 12, MAX, RATE, 0);
+    l.d.rtt_us = 131667; /* 7.9 steps at 60/s */
+    run(&l, 7, 20 * RATE);
+    assert_int_equal(l.d.delay, 9); /* ceil(7.9 + 0.25) */
+    cradle_input_delay_init(&l.d, 12, MAX, RATE, l.now);
+    l.d.rtt_us = 120000; /* 7.2 steps */
+    run(&l, 7, 20 * RATE);
+    assert_int_equal(l.d.delay, 8);
+}
+
 /* A jittery round trip between 2 and 4 steps: one raise, then it stays. */
 static void test_no_flapping_on_jitter(void **state) {
     (void)state;
@@ -133,6 +149,7 @@ int main(void) {
         cmocka_unit_test(test_lan_settles_at_one),
         cmocka_unit_test(test_raised_when_inputs_come_late),
         cmocka_unit_test(test_lowered_with_hysteresis),
+        cmocka_unit_test(test_lowering_respects_the_round_trip),
         cmocka_unit_test(test_no_flapping_on_jitter),
         cmocka_unit_test(test_bounds_and_silence),
     };

@@ -21,8 +21,13 @@
  *   - lower only after CRADLE_INPUT_DELAY_CALM_WINDOWS windows of a second
  *     in which every input was at least one step early, by the smallest
  *     slack seen in them (the inputs then arrive just in time), and not
- *     within CRADLE_INPUT_DELAY_LOWER_HOLD_WINDOWS windows of a raise;
- *   - never below 1, never above the configured maximum.
+ *     within CRADLE_INPUT_DELAY_LOWER_HOLD_WINDOWS windows of a raise; but
+ *     not below the link's round trip (rtt_us, when the caller knows it)
+ *     plus a quarter step, in whole steps: a whole slack hides the fraction
+ *     of a step the inputs arrive before their step;
+ *   - never below 1, never above the configured maximum;
+ *   - no raise in the first second: a client that just joined sends its
+ *     first inputs while it catches up with the steps run meanwhile.
  * A change is the new delay from now on; the client keeps sending one input
  * for every step in order (netclient.c), so a raise leaves no step without
  * the player's input and a lowering sends none twice: the client just waits
@@ -45,10 +50,11 @@ typedef struct cradle_input_delay {
     uint64_t lower_hold;     /* no lowering before this step */
     int64_t last_slack;      /* of the newest input seen (status) */
     int64_t last_window_min; /* of the last window closed with inputs (status) */
+    uint32_t rtt_us;         /* the link's round trip, set by the caller; 0: not known */
     uint64_t raised, lowered;
 } cradle_input_delay;
 
-/* Starts at `initial` (clamped to 1..max) at step now. */
+/* Starts at `initial` (clamped to 1..max) at step now, the player's first. */
 void cradle_input_delay_init(cradle_input_delay *d, uint16_t initial, uint16_t max, uint32_t steps_per_second,
                              uint64_t now);
 
