@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <linux/sockios.h>
 #include <sodium.h>
+#include <sys/ioctl.h>
 #include <time.h>
 
 #include "cradle/ackpace.h"
@@ -19,7 +21,7 @@
 #include "cradle/token.h"
 
 #define NS_PER_MS 1000000ull
-#define PING_INTERVAL_NS 1000000000ull
+#define PING_INTERVAL_NS 500000000ull /* the link's round trip is measured twice a second */
 #define RELOAD_RETRY_NS (100ull * NS_PER_MS)
 
 static int fail(cradle_netclient *net, int error, const char *format, ...)
@@ -123,6 +125,7 @@ int cradle_netclient_open(cradle_netclient *net, const cradle_netclient_config *
         return fail(net, CRADLE_EINVAL, "cannot resolve the server address '%s'", net->config.host);
     net->enet = enet_host_create(NULL, 1, 1, 0, 0);
     if (!net->enet) return fail(net, CRADLE_ENET_INIT, "cannot create an ENet host");
+    net->enet->intercept = cradle_netclient_intercept;
     return start_connect(net);
 }
 
@@ -131,6 +134,7 @@ static int start_connect(cradle_netclient *net) {
     net->peer = enet_host_connect(net->enet, &net->address, 1, 0);
     if (!net->peer) return fail(net, CRADLE_ENET_INIT, "cannot start connecting to %s:%u",
                                 net->config.host, (unsigned)net->config.port);
+    net->peer->data = net; /* cradle_netclient_intercept finds the session by it */
     /* ENet's own limit on unacknowledged reliable packets follows the silence
      * timeout: its default (5 to 30 s of retransmissions with doubling waits)
      * drops a connection on a lossy, slow link long before the server is
@@ -426,9 +430,7 @@ static int on_packet(cradle_netclient *net, const uint8_t *data, size_t size, ui
         send_message(net, &pong, 0);
         return 0;
     }
-    case CRADLE_WIRE_PONG:
-        if (m.as.ping.echo <= now_ns) net->rtt_ns = now_ns - m.as.ping.echo;
-        return 0;
+    case CRADLE_WIRE_PONG: return 0; /* the link's round trip is measured outside ENet */
     case CRADLE_WIRE_DELAY:
         /* the server adapts a player's delay (its input_delay.h); inputs go on
            one a step, in order, up to (last step received) + the new delay */
@@ -443,6 +445,75 @@ static int on_packet(cradle_netclient *net, const uint8_t *data, size_t size, ui
                     cradle_wire_bye_name(m.as.bye.reason), m.as.bye.text[0] ? ": " : "", m.as.bye.text);
     default: return 0; /* HELLO, INPUT, DESYNC are client-to-server: ignore */
     }
+}
+
+/* ---- the link's round trip: raw PING and PONG (wire.h) ---------------------- */
+
+/* CLOCK_REALTIME, as the kernel's socket timestamps are. */
+static uint64_t realtime_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* When the datagram ENet just read arrived at the socket (its kernel
+ * timestamp); now when the kernel has none. */
+static uint64_t arrival_ns(ENetSocket socket) {
+    struct timespec ts;
+    if (ioctl(socket, SIOCGSTAMPNS, &ts) != 0) return realtime_ns();
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* A PING outside ENet: sent now, not at the next flush, and its PONG is
+ * taken the moment ENet reads it (cradle_netclient_intercept). */
+static void send_raw_ping(cradle_netclient *net) {
+    if (!net->peer) return;
+    cradle_wire_message m = {.type = CRADLE_WIRE_PING};
+    m.as.ping.rtt_us = (uint32_t)(net->rtt_ns / 1000u > UINT32_MAX ? UINT32_MAX : net->rtt_ns / 1000u);
+    uint8_t plain[32], datagram[CRADLE_WIRE_RAW_PING_MAGIC_BYTES + 32 + CRADLE_SECURE_OVERHEAD];
+    memcpy(datagram, CRADLE_WIRE_RAW_PING_MAGIC, CRADLE_WIRE_RAW_PING_MAGIC_BYTES);
+    size_t n = 0;
+    m.as.ping.echo = realtime_ns();
+    if (cradle_wire_encode(plain, sizeof plain, &n, &m) != 0) return;
+    uint8_t *body = datagram + CRADLE_WIRE_RAW_PING_MAGIC_BYTES;
+    if (net->secure) {
+        if (cradle_secure_seal(&net->session, body, sizeof datagram - CRADLE_WIRE_RAW_PING_MAGIC_BYTES, &n, plain,
+                               n) != 0)
+            return;
+    } else {
+        memcpy(body, plain, n);
+    }
+    ENetBuffer buffer = {.data = datagram, .dataLength = CRADLE_WIRE_RAW_PING_MAGIC_BYTES + n};
+    if (enet_socket_send(net->enet->socket, &net->peer->address, &buffer, 1) > 0) net->bytes_out += buffer.dataLength;
+}
+
+int cradle_netclient_intercept(ENetHost *host, ENetEvent *event) {
+    (void)event;
+    if (host->receivedDataLength < CRADLE_WIRE_RAW_PING_MAGIC_BYTES ||
+        memcmp(host->receivedData, CRADLE_WIRE_RAW_PING_MAGIC, CRADLE_WIRE_RAW_PING_MAGIC_BYTES) != 0)
+        return 0; /* ENet's */
+    uint64_t arrived = arrival_ns(host->socket);
+    cradle_netclient *net = host->peerCount ? host->peers[0].data : NULL;
+    if (!net || !net->peer || net->phase != CRADLE_NETCLIENT_PLAYING ||
+        host->receivedAddress.host != net->peer->address.host || host->receivedAddress.port != net->peer->address.port)
+        return 1; /* not the server's, or not now: dropped */
+    const uint8_t *body = host->receivedData + CRADLE_WIRE_RAW_PING_MAGIC_BYTES;
+    size_t size = host->receivedDataLength - CRADLE_WIRE_RAW_PING_MAGIC_BYTES;
+    uint8_t opened[64];
+    if (net->secure) {
+        size_t plain = 0;
+        if (size > sizeof opened || cradle_secure_open(&net->session, opened, sizeof opened, &plain, body, size) != 0) {
+            net->dropped_unopened++;
+            return 1;
+        }
+        body = opened;
+        size = plain;
+    }
+    cradle_wire_message m;
+    if (cradle_wire_decode(&m, body, size) != 0 || m.type != CRADLE_WIRE_PONG) return 1;
+    uint64_t hold = (uint64_t)m.as.ping.hold_us * 1000u;
+    if (m.as.ping.echo < arrived && arrived - m.as.ping.echo > hold) net->rtt_ns = arrived - m.as.ping.echo - hold;
+    return 1;
 }
 
 int cradle_netclient_service(cradle_netclient *net, uint64_t now_ns, uint32_t wait_ms) {
@@ -528,8 +599,7 @@ int cradle_netclient_send(cradle_netclient *net, uint64_t now_ns) {
                     (unsigned)net->config.silence_timeout_ms, net->sim.next_step);
     if (net->phase == CRADLE_NETCLIENT_PLAYING && now_ns - net->last_ping_ns >= PING_INTERVAL_NS) {
         net->last_ping_ns = now_ns;
-        cradle_wire_message ping = {.type = CRADLE_WIRE_PING, .as.ping.echo = now_ns};
-        send_message(net, &ping, 0);
+        send_raw_ping(net);
     }
     enet_host_flush(net->enet);
     return 0;

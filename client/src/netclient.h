@@ -194,7 +194,7 @@ typedef struct cradle_netclient {
     uint64_t hello_ns;
     uint64_t dropped_unopened;          /* packets that failed to open */
     cradle_secure session;
-    uint64_t rtt_ns;                    /* last measured round trip; 0 = none yet */
+    uint64_t rtt_ns;                    /* the link's last measured round trip (raw PING); 0 = none yet */
     uint64_t delay_changes;             /* DELAY messages taken: the server adapted the input delay */
 
     cradle_wire_welcome welcome;
@@ -267,6 +267,12 @@ CRADLE_MUST_CHECK int cradle_netclient_open(cradle_netclient *net,
 /* Services the connection without blocking longer than wait_ms: receive,
  * then send. Returns 0, or the session's error once it failed. */
 int cradle_netclient_service(cradle_netclient *net, uint64_t now_ns, uint32_t wait_ms);
+
+/* ENet's intercept hook on the client's host (set at open; a program that
+ * sets its own calls this from it): takes the server's raw PONGs (wire.h)
+ * with their kernel receive timestamp, for rtt_ns. Returns 1 for a datagram
+ * it took, 0 for ENet's. */
+int cradle_netclient_intercept(ENetHost *host, ENetEvent *event);
 
 /* The two halves of service, for a program that runs many sessions on one
  * thread: it can receive on every session first and send after, so one

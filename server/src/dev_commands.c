@@ -45,9 +45,9 @@ static void dev_status(cradle_server_host *host, const cradle_dev_request *req, 
         if (!slot->occupied) continue;
         const cradle_server_peer *peer = &host->peers[slot->peer];
         cradle_writer_format(reply,
-                             "%s{\"slot\":%u,\"peer\":%u,\"rtt_ms\":%u,\"late\":%" PRIu64
+                             "%s{\"slot\":%u,\"peer\":%u,\"rtt_ms\":%u,\"rtt_us\":%u,\"late\":%" PRIu64
                              ",\"on_time\":%" PRIu64 ",\"desyncs\":%" PRIu64 ",\"joined\":%s,\"input_delay\":%u",
-                             first ? "" : ",", s, (unsigned)slot->peer, peer->rtt_ms, slot->late,
+                             first ? "" : ",", s, (unsigned)slot->peer, peer->rtt_ms, peer->rtt_us, slot->late,
                              slot->on_time, peer->desyncs,
                              slot->joined_step == UINT64_MAX ? "false" : "true", (unsigned)slot->input_delay);
         write_slack(reply, slot);
@@ -147,6 +147,8 @@ static void dev_status(cradle_server_host *host, const cradle_dev_request *req, 
      * outbound messages for a connection that had gone before they were sent. */
     cradle_dev_field_u64(reply, "dropped_in_full", atomic_load(&host->net->stats.dropped_in_full));
     cradle_dev_field_u64(reply, "dropped_stale", atomic_load(&host->net->stats.dropped_stale));
+    cradle_dev_field_u64(reply, "raw_pings", atomic_load(&host->net->stats.raw_pings));
+    cradle_dev_field_u64(reply, "raw_dropped", atomic_load(&host->net->stats.raw_dropped));
     /* Steps on disk after an fdatasync: a crash from now on keeps at least these. */
     cradle_dev_field_u64(reply, "durable_steps", host->log_open ? cradle_log_writer_durable_steps(&host->log) : 0);
     /* The dev protocol itself: connections now, refused (all --dev-clients
@@ -169,10 +171,10 @@ static bool dev_players(void *context, cradle_dev_request *req, cradle_writer *r
         if (!slot->occupied) continue;
         const cradle_server_peer *peer = &host->peers[slot->peer];
         cradle_writer_format(
-            reply, "%s{\"slot\":%u,\"address\":\"%u.%u.%u.%u:%u\",\"rtt_ms\":%u,\"late\":%" PRIu64
+            reply, "%s{\"slot\":%u,\"address\":\"%u.%u.%u.%u:%u\",\"rtt_ms\":%u,\"rtt_us\":%u,\"late\":%" PRIu64
                    ",\"input_delay\":%u",
             first ? "" : ",", s, peer->address & 0xffu, (peer->address >> 8) & 0xffu,
-            (peer->address >> 16) & 0xffu, peer->address >> 24, (unsigned)peer->port, peer->rtt_ms,
+            (peer->address >> 16) & 0xffu, peer->address >> 24, (unsigned)peer->port, peer->rtt_ms, peer->rtt_us,
             slot->late, (unsigned)slot->input_delay);
         write_slack(reply, slot);
         first = false;

@@ -248,6 +248,7 @@ static void tick_input_delays(cradle_server_host *host, uint64_t step) {
         cradle_server_slot *slot = &host->slots[s];
         if (!slot->occupied || !slot->adaptive || host->peers[slot->peer].state != CRADLE_SERVER_PEER_PLAYER)
             continue;
+        slot->delay.rtt_us = host->peers[slot->peer].rtt_us;
         uint16_t to = cradle_input_delay_tick(&slot->delay, step);
         if (to) set_input_delay(host, s, to);
     }
@@ -523,6 +524,7 @@ static void on_event(cradle_server_host *host, const cradle_server_in *in) {
         peer->port = in->port;
         peer->rtt_ms = in->rtt_ms;
         peer->lowest_rtt_ms = in->lowest_rtt_ms;
+        peer->rtt_us = in->rtt_us;
         peer->connected_ns = cradle_mono_ns();
         peer->identified = in->identified;
         peer->client_id = in->client_id;
@@ -531,6 +533,7 @@ static void on_event(cradle_server_host *host, const cradle_server_in *in) {
     if (peer->state == CRADLE_SERVER_PEER_FREE || peer->generation != in->generation) return;
     peer->rtt_ms = in->rtt_ms;
     peer->lowest_rtt_ms = in->lowest_rtt_ms;
+    peer->rtt_us = in->rtt_us;
     if (in->kind == CRADLE_SERVER_IN_DISCONNECT) {
         cradle__server_release_peer(host, in->peer, "disconnected");
         peer->state = CRADLE_SERVER_PEER_FREE;

@@ -63,6 +63,7 @@ typedef struct cradle_server_peer {
     cradle_server_peer_state state;
     uint32_t generation;
     uint32_t rtt_ms, lowest_rtt_ms;
+    uint32_t rtt_us; /* the link's round trip the client measured (raw PING); 0: none yet */
     uint32_t address;
     uint16_t port;
     uint8_t slot; /* PLAYER (and WAITING for a player): its slot */

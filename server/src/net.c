@@ -2,11 +2,14 @@
 
 #include <assert.h>
 #include <fcntl.h>
+#include <linux/sockios.h>
 #include <poll.h>
 #include <signal.h>
 #include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cradle/ackpace.h"
@@ -165,7 +168,8 @@ static void fill_peer(cradle_server_net *net, cradle_server_in *in, const ENetPe
     in->peer = i;
     in->kind = kind;
     in->generation = net->peer[i].generation;
-    in->rtt_ms = peer->roundTripTime;
+    in->rtt_us = net->peer[i].rtt_us;
+    in->rtt_ms = in->rtt_us ? (in->rtt_us + 500u) / 1000u : peer->roundTripTime;
     in->lowest_rtt_ms = peer->lowestRoundTripTime;
     in->address = peer->address.host;
     in->port = peer->address.port;
@@ -197,6 +201,7 @@ static void forget_peer(cradle_server_net *net, const ENetPeer *peer) {
     net->peer[i].hello_bytes = 0;
     net->peer[i].identified = false;
     net->peer[i].client_id = 0;
+    net->peer[i].rtt_us = 0;
     if (net->stream.peers) cradle_stream_stop(&net->stream, i);
     cradle_secure_wipe(&net->peer[i].session);
     if (net->peer[i].announced) {
@@ -421,6 +426,82 @@ static void make_room(cradle_server_net *net, const ENetPeer *arrived) {
     forget_peer(net, victim);
 }
 
+/* ---- the link's round trip: raw PING and PONG (wire.h) ------------------ */
+
+/* ENet's intercept hook has no context of its own: the net thread's. */
+static _Thread_local cradle_server_net *intercepting;
+
+static uint64_t realtime_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* A client's raw PING, answered at once with a PONG of the same length
+ * whose hold is the time the PING waited in the socket (its kernel receive
+ * timestamp to now): the client's round trip is then the link's, whatever
+ * this thread's batching. Only a connected peer's (in secure mode, one that
+ * authenticated and whose keys open it) is answered; everything with the
+ * magic is taken from ENet. */
+static int intercept_raw(ENetHost *host, ENetEvent *event) {
+    (void)event;
+    if (host->receivedDataLength < CRADLE_WIRE_RAW_PING_MAGIC_BYTES ||
+        memcmp(host->receivedData, CRADLE_WIRE_RAW_PING_MAGIC, CRADLE_WIRE_RAW_PING_MAGIC_BYTES) != 0)
+        return 0;
+    cradle_server_net *net = intercepting;
+    struct timespec ts;
+    uint64_t arrived = ioctl(host->socket, SIOCGSTAMPNS, &ts) == 0
+                           ? (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec
+                           : realtime_ns();
+    size_t i = 0;
+    while (i < host->peerCount && !(host->peers[i].state == ENET_PEER_STATE_CONNECTED &&
+                                    host->peers[i].address.host == host->receivedAddress.host &&
+                                    host->peers[i].address.port == host->receivedAddress.port))
+        i++;
+    if (!net || i == host->peerCount || (net->secure && net->peer[i].auth != CRADLE_SERVER_AUTH_OK)) {
+        if (net) atomic_fetch_add(&net->stats.raw_dropped, 1);
+        return 1;
+    }
+    const uint8_t *body = host->receivedData + CRADLE_WIRE_RAW_PING_MAGIC_BYTES;
+    size_t size = host->receivedDataLength - CRADLE_WIRE_RAW_PING_MAGIC_BYTES, plain = size;
+    uint8_t opened[64];
+    if (net->secure) {
+        if (size > sizeof opened ||
+            cradle_secure_open(&net->peer[i].session, opened, sizeof opened, &plain, body, size) != 0) {
+            atomic_fetch_add(&net->stats.raw_dropped, 1);
+            return 1;
+        }
+        body = opened;
+    }
+    cradle_wire_message m;
+    if (cradle_wire_decode(&m, body, plain) != 0 || m.type != CRADLE_WIRE_PING) {
+        atomic_fetch_add(&net->stats.raw_dropped, 1);
+        return 1;
+    }
+    if (m.as.ping.rtt_us) net->peer[i].rtt_us = m.as.ping.rtt_us;
+    uint64_t now = realtime_ns();
+    uint64_t hold = now > arrived ? (now - arrived) / 1000u : 0;
+    cradle_wire_message pong = {.type = CRADLE_WIRE_PONG,
+                                .as.ping = {.echo = m.as.ping.echo, .hold_us = hold > UINT32_MAX ? UINT32_MAX : (uint32_t)hold}};
+    uint8_t reply[32], datagram[CRADLE_WIRE_RAW_PING_MAGIC_BYTES + 32 + CRADLE_SECURE_OVERHEAD];
+    size_t n = 0;
+    if (cradle_wire_encode(reply, sizeof reply, &n, &pong) != 0) return 1;
+    memcpy(datagram, CRADLE_WIRE_RAW_PING_MAGIC, CRADLE_WIRE_RAW_PING_MAGIC_BYTES);
+    if (net->secure) {
+        if (cradle_secure_seal(&net->peer[i].session, datagram + CRADLE_WIRE_RAW_PING_MAGIC_BYTES,
+                               sizeof datagram - CRADLE_WIRE_RAW_PING_MAGIC_BYTES, &n, reply, n) != 0)
+            return 1;
+    } else {
+        memcpy(datagram + CRADLE_WIRE_RAW_PING_MAGIC_BYTES, reply, n);
+    }
+    /* as long as the PING: a PONG is never larger than what it answers */
+    if (CRADLE_WIRE_RAW_PING_MAGIC_BYTES + n > host->receivedDataLength) return 1;
+    ENetBuffer buffer = {.data = datagram, .dataLength = CRADLE_WIRE_RAW_PING_MAGIC_BYTES + n};
+    if (enet_socket_send(host->socket, &host->receivedAddress, &buffer, 1) > 0)
+        atomic_fetch_add(&net->stats.raw_pings, 1);
+    return 1;
+}
+
 static void handle_event(cradle_server_net *net, ENetEvent *event) {
     switch (event->type) {
     case ENET_EVENT_TYPE_CONNECT: {
@@ -442,6 +523,7 @@ static void handle_event(cradle_server_net *net, ENetEvent *event) {
         net->peer[i].announced = false;
         net->peer[i].connected_ms = now;
         net->peer[i].hello_bytes = 0;
+        net->peer[i].rtt_us = 0;
         enet_peer_timeout(event->peer, 0, net->timeout_ms, net->timeout_ms);
         /* No throttle deceleration: ENet's default shrinks the reliable window to
          * one MTU per round trip under sustained loss or jitter, and the step
@@ -658,6 +740,8 @@ static bool any_peer(const cradle_server_net *net) {
 static void *net_main(void *arg) {
     cradle_server_net *net = arg;
     cradle_enet_pool_bind(&net->pool); /* unbound again when this thread exits */
+    intercepting = net;
+    net->host->intercept = intercept_raw;
     ENetEvent event;
     struct pollfd fds[2] = {{.fd = net->wake_fd[0], .events = POLLIN}, {.fd = net->host->socket, .events = POLLIN}};
     while (!atomic_load(&net->stop)) {

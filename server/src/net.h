@@ -88,8 +88,9 @@ typedef struct cradle_server_in {
     uint8_t kind;
     uint8_t reserved;
     uint32_t generation;
-    uint32_t rtt_ms; /* ENet's smoothed round-trip time of the peer now */
-    uint32_t lowest_rtt_ms; /* the lowest it measured */
+    uint32_t rtt_ms; /* the link's round trip (rtt_us, rounded), or ENet's smoothed one before it */
+    uint32_t lowest_rtt_ms; /* the lowest ENet measured */
+    uint32_t rtt_us; /* the link's round trip, from the client's raw PINGs (wire.h); 0: none yet */
     uint32_t address; /* IPv4, network order (CONNECT) */
     uint16_t port; /* host order (CONNECT) */
     bool identified;    /* CONNECT: a verified token named the client (secure mode) */
@@ -135,6 +136,8 @@ typedef struct cradle_server_net_stats {
     atomic_uint_fast64_t dropped_malformed; /* messages that failed to decode */
     atomic_uint_fast64_t dropped_in_full; /* the inbound ring was full */
     atomic_uint_fast64_t dropped_stale; /* queued for a peer that had left */
+    atomic_uint_fast64_t raw_pings;     /* raw PINGs answered (wire.h) */
+    atomic_uint_fast64_t raw_dropped;   /* raw datagrams not from a peer, or that did not open */
     /* the step stream (stream.h) */
     atomic_uint_fast64_t steps_repeated; /* steps sent again: redundancy and repairs */
     atomic_uint_fast64_t repairs;        /* repairs begun because a peer's ack stalled */
@@ -171,6 +174,7 @@ typedef struct cradle_server_net_peer {
     uint16_t hello_bytes;  /* size of its HELLO packet: replies' cap */
     uint64_t client_id;
     uint64_t connected_ms;
+    uint32_t rtt_us;       /* the link's round trip the client measured and sent in its raw PING */
     cradle_secure session;
 } cradle_server_net_peer;
 

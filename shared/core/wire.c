@@ -289,7 +289,13 @@ int cradle_wire_encode(void *out, size_t capacity, size_t *written, const cradle
         put_text(&c, m->as.reload.build_id, CRADLE_GAME_BUILD_ID_MAX);
         break;
     case CRADLE_WIRE_PING:
-    case CRADLE_WIRE_PONG: cradle_cursor_put_u64(&c, m->as.ping.echo); break;
+        cradle_cursor_put_u64(&c, m->as.ping.echo);
+        cradle_cursor_put_u32(&c, m->as.ping.rtt_us);
+        break;
+    case CRADLE_WIRE_PONG:
+        cradle_cursor_put_u64(&c, m->as.ping.echo);
+        cradle_cursor_put_u32(&c, m->as.ping.hold_us);
+        break;
     case CRADLE_WIRE_DELAY: cradle_cursor_put_u16(&c, m->as.delay.input_delay); break;
     case CRADLE_WIRE_BYE:
         cradle_cursor_put_u8(&c, m->as.bye.reason);
@@ -505,7 +511,13 @@ static int decode_body(cradle_wire_message *m, cradle_cursor *c) {
     case CRADLE_WIRE_STATE: return decode_state(m, c);
     case CRADLE_WIRE_RELOAD: return decode_reload(m, c);
     case CRADLE_WIRE_PING:
-    case CRADLE_WIRE_PONG: m->as.ping.echo = cradle_cursor_get_u64(c); return 0;
+        m->as.ping.echo = cradle_cursor_get_u64(c);
+        m->as.ping.rtt_us = cradle_cursor_get_u32(c);
+        return 0;
+    case CRADLE_WIRE_PONG:
+        m->as.ping.echo = cradle_cursor_get_u64(c);
+        m->as.ping.hold_us = cradle_cursor_get_u32(c);
+        return 0;
     case CRADLE_WIRE_BYE: return decode_bye(m, c);
     case CRADLE_WIRE_DESYNC: return decode_desync(m, c);
     case CRADLE_WIRE_DATA: return decode_data(m, c);

@@ -10,6 +10,7 @@
 #    dropped after --auth-timeout; a client without a token, with a token
 #    from an untrusted issuer, or with a reused token is refused and counted;
 #  - a client pinning another server key reports "server identity not proven";
+#  - raw PING datagrams from an address that is no peer are dropped, counted;
 #  - a garbage UDP flood and a connect flood (bounded, loopback) leave two
 #    players playing to the end with matching hashes.
 #   server_security.sh SERVER TEST_CLIENT COUNTER_SO CRADLECTL
@@ -86,6 +87,15 @@ rc=0; "$client" --port "$PORT" --game "$game" --server-key "$("$KEYS_BIN" pub ot
   --timeout-ms 20000 >w.out 2>w.err || rc=$?
 [ "$rc" -eq 1 ] && grep -q "server identity not proven" w.err || fail "wrong pin: exit $rc $(cat w.err)"
 [ "$(stat_of token_server)" -ge 1 ] || fail "token_server not counted"
+
+# Raw PINGs (wire.h) from an address that is no peer, one too short to be
+# one and one with garbage after the magic: taken from ENet, never answered,
+# counted.
+raw_before=$(stat_of raw_dropped)
+printf '\x0f\xffCRPG0123456789abcdef' >/dev/udp/127.0.0.1/"$PORT"
+printf '\x0f\xffCRPG' >/dev/udp/127.0.0.1/"$PORT"
+raw_counted() { [ "$(stat_of raw_dropped)" -ge $((raw_before + 2)) ]; }
+wait_until 10 "the raw datagrams of no peer to be counted" raw_counted
 
 # ---- floods while two players play ------------------------------------------
 target=$(( $(stat_of step) + 400 ))

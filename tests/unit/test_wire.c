@@ -83,8 +83,8 @@ static cradle_wire_message sample(int type) {
             .at_step = 4321, .epoch = 10, .file = 1, .total = 3000, .offset = 2048, .length = 952, .bytes = state_bytes};
         fill(m.as.data.hash, sizeof m.as.data.hash, 11);
         break;
-    case CRADLE_WIRE_PING:
-    case CRADLE_WIRE_PONG: m.as.ping.echo = 0x0102030405060708ull; break;
+    case CRADLE_WIRE_PING: m.as.ping = (cradle_wire_ping){.echo = 0x0102030405060708ull, .rtt_us = 1234}; break;
+    case CRADLE_WIRE_PONG: m.as.ping = (cradle_wire_ping){.echo = 0x0102030405060708ull, .hold_us = 16000}; break;
     case CRADLE_WIRE_BYE:
         m.as.bye.reason = CRADLE_WIRE_BYE_KICKED;
         strcpy(m.as.bye.text, "kicked by operator");
@@ -199,7 +199,7 @@ static void test_layout_is_little_endian(void **state) {
     (void)state;
     cradle_wire_message m = sample(CRADLE_WIRE_PING);
     size_t n = encode_ok(&m, buffer);
-    const uint8_t expect[] = {CRADLE_WIRE_PING, CRADLE_WIRE_VERSION, 8, 7, 6, 5, 4, 3, 2, 1};
+    const uint8_t expect[] = {CRADLE_WIRE_PING, CRADLE_WIRE_VERSION, 8, 7, 6, 5, 4, 3, 2, 1, 0xd2, 0x04, 0, 0};
     assert_int_equal(n, sizeof expect);
     assert_memory_equal(buffer, expect, sizeof expect);
 }

@@ -49,6 +49,7 @@
  *                             server-curve runs 8, 64, 256 and 1024)
  */
 #include <errno.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -315,14 +316,15 @@ static void bot_input(void *context, uint64_t step, uint8_t *out, uint32_t input
 /* ENet calls this for every datagram a bot's socket gives it: the socket's
  * timestamp of the datagram just read is the moment it arrived. */
 static int bots_intercept(ENetHost *h, ENetEvent *event) {
-    (void)event;
     struct timespec ts;
+    /* the peer's data is its netclient, the bot's first member */
     bot *b = h->peers[0].data;
-    if (!b || ioctl(h->socket, SIOCGSTAMPNS, &ts) != 0) return 0;
-    /* the latest: a later ping in the same read only makes it later */
-    b->read_ns = now_ns();
-    b->arrived_ns = (uint64_t)((int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec - realtime_minus_mono);
-    return 0;
+    if (b && ioctl(h->socket, SIOCGSTAMPNS, &ts) == 0) {
+        /* the latest: a later ping in the same read only makes it later */
+        b->read_ns = now_ns();
+        b->arrived_ns = (uint64_t)((int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec - realtime_minus_mono);
+    }
+    return cradle_netclient_intercept(h, event); /* the raw PONGs are the client's */
 }
 
 /* Reads what arrived for b, then runs its steps. Latency is taken for the
@@ -419,8 +421,8 @@ static bool bots_open_range(uint16_t port, uint32_t first, uint32_t count, bool 
             fprintf(stderr, "bench_server: bot %u: %s\n", i, b->net.message);
             return false;
         }
+        _Static_assert(offsetof(bot, net) == 0, "the peer's data (the netclient) is the bot");
         b->net.enet->intercept = bots_intercept;
-        b->net.peer->data = b;
     }
     return true;
 }

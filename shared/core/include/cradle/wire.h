@@ -47,8 +47,11 @@
  *                 offset + length <= total, length >= 1, total <= STATE_MAX
  *   RELOAD  s->c  u64 at_step, u8 epoch (of the steps from at_step on, as in
  *                 STEPS), str8 build id
- *   PING    both  u64 echo
- *   PONG    both  u64 echo (the PING's value, returned unchanged)
+ *   PING    both  u64 echo, u32 rtt_us (the sender's last measure of the
+ *                 round trip to the receiver, microseconds; 0: none yet)
+ *   PONG    both  u64 echo (the PING's value, returned unchanged), u32
+ *                 hold_us (how long the replier held the PING: from its
+ *                 arrival at the replier's socket to the reply, us)
  *   BYE     both  u8 reason (cradle_wire_bye), str8 text
  *   DESYNC  c->s  u64 step, u64 hash (the client's), u64 expected (the server's)
  *   DATA    s->c  u64 at_step (applied before it), u8 epoch (as RELOAD's),
@@ -62,6 +65,19 @@
  *                 from now on (the server adapts it to how early its inputs
  *                 arrive); the client keeps sending one input a step, each
  *                 step's once, for (last step received) + the new delay
+ *
+ * A client's PING and the server's PONG travel outside ENet, as raw
+ * datagrams on ENet's sockets: CRADLE_WIRE_RAW_PING_MAGIC, then the message
+ * (sealed, in secure mode, on the unordered lane). Each side takes them in
+ * ENet's intercept hook the moment it reads the datagram, with the kernel's
+ * receive timestamp: the server answers at once, its hold_us the time the
+ * PING waited in its socket, and the client subtracts it, so the round trip
+ * it measures is the link's, not either side's sleep. Its PINGs carry the
+ * last measure (rtt_us) to the server, for status and the input delay.
+ * Only a connected peer's datagrams are taken so (the server looks the
+ * source up among its peers; in secure mode the datagram must open with
+ * that peer's keys), and a PONG is exactly as long as its PING: nothing to
+ * amplify.
  *
  * str8 is a u8 length then that many bytes of printable ASCII (0x20..0x7e),
  * no NUL. A message is exactly as long as its fields: trailing bytes are an
@@ -99,6 +115,11 @@
 #define CRADLE_WIRE_DATA_CHUNK_MAX 1024u  /* bytes of a data file per DATA */
 #define CRADLE_WIRE_DATA_HASH_BYTES 32u   /* BLAKE2b-256 of a data file */
 #define CRADLE_WIRE_INPUT_DELAY_MAX 1000u /* steps of a DELAY */
+/* A raw PING datagram's first bytes. ENet would read the first two as a
+ * header naming peer 0xFFF, which only a CONNECT does: no datagram a server
+ * sends a client over ENet begins so. */
+#define CRADLE_WIRE_RAW_PING_MAGIC "\x0f\xff" "CRPG"
+#define CRADLE_WIRE_RAW_PING_MAGIC_BYTES 6u
 
 /* The largest encoded message: a full STEPS with a hash for every step.
  * Receivers drop anything longer before decoding. */
@@ -245,6 +266,8 @@ typedef struct cradle_wire_data {
 
 typedef struct cradle_wire_ping {
     uint64_t echo;
+    uint32_t rtt_us;  /* PING */
+    uint32_t hold_us; /* PONG */
 } cradle_wire_ping;
 
 typedef struct cradle_wire_bye_msg {
