@@ -247,9 +247,19 @@ static int watch_headless(cradle_watch *w) {
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    const char *shown = ""; /* the HUD's banner last said on stderr */
     while (!stop_signal) {
         uint64_t now = cradle_wall_ns() / 1000000u;
-        if (cradle_watch_advance(w, now, 4096u) < 0) break;
+        int ran = cradle_watch_advance(w, now, 4096u);
+        /* what the window's HUD would say, each time its banner changes */
+        char mode[64], detail[128];
+        const char *banner;
+        cradle_watch_hud(w, mode, sizeof mode, &banner, detail, sizeof detail);
+        if (strcmp(banner ? banner : "PLAYING", shown) != 0) {
+            shown = banner ? banner : "PLAYING";
+            fprintf(stderr, "cradle-client: --watch: %s: %s%s%s\n", mode, shown, detail[0] ? ": " : "", detail);
+        }
+        if (ran < 0) break;
         if (w->ended) break;
         if (o->steps && w->replay_open && w->replay.sim.next_step >= o->steps) break;
         if (!w->replay_open && cradle_mono_ns() - started > (uint64_t)FIRST_SEGMENT_TIMEOUT_MS * 1000000u) {

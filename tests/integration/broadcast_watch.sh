@@ -90,6 +90,11 @@ for name in early late; do
   [ "$(json_field "$line" hash_mismatches)" -eq 0 ]
   [ "$(json_field "$line" hashes_checked)" -ge 10 ]
 done
+# What the HUD says, as the headless viewers tell each change of it: a
+# broadcast and how far behind live, waiting through the outage, the end.
+grep -q -- '--watch: BROADCAST [0-9.]* S BEHIND: PLAYING' early.err || { cat early.err; exit 1; }
+grep -q -- '--watch: BROADCAST [0-9.]* S BEHIND: BUFFERING' early.err || { cat early.err; exit 1; }
+grep -q -- '--watch: BROADCAST [0-9.]* S BEHIND: BROADCAST ENDED: [0-9]* STEPS SHOWN' late.err || { cat late.err; exit 1; }
 # The early viewer lived through the outage; the late one joined at a keyframe.
 [ "$(json_field "$(grep watched late.out)" first_step)" -gt 0 ]
 [ "$(json_field "$(grep watched early.out)" over_delay_ms_max)" -gt 2000 ] # it waited for the origin
