@@ -170,7 +170,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             in_range(o.input_delay, 0, CRADLE_SERVER_MAX_INPUT_DELAY);
         if (o.mode != CRADLE_SERVER_PACED && o.mode != CRADLE_SERVER_COMMANDED) abort();
         in_range(o.hash_interval, 1, 65535);
-        in_range(o.spectators, 0, 64);
+        in_range(o.spectators, 0, 4000);
         in_range(o.timeout_ms, 100, 600000);
         if (o.auth_timeout_ms != 0) in_range(o.auth_timeout_ms, 100, 60000);
         if (o.connect_rate != 0) in_range(o.connect_rate, 1, 100000);
