@@ -346,7 +346,10 @@ static void admit(cradle_server_host *host, uint16_t p) {
         cradle_server_slot *slot = &host->slots[peer->slot];
         slot->joined_step = start;
         slot->input_delay = w->input_delay;
-        slot->adaptive = host->options->input_delay == CRADLE_SERVER_INPUT_DELAY_AUTO;
+        /* paced only: in commanded mode steps follow commands, not time, so
+           how early an input arrives says nothing of the link */
+        slot->adaptive = host->options->input_delay == CRADLE_SERVER_INPUT_DELAY_AUTO &&
+                         host->options->mode == CRADLE_SERVER_PACED;
         if (slot->adaptive)
             cradle_input_delay_init(&slot->delay, w->input_delay, CRADLE_SERVER_MAX_INPUT_DELAY,
                                     host->sim.contract->steps_per_second, start);
