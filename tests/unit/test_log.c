@@ -63,12 +63,16 @@ static void snapshot_for(uint64_t step, uint8_t out[SNAP]) {
 static uint64_t hash_for(uint64_t step) { return step * 0x9E3779B97F4A7C15ull + 1; }
 
 /* Writes `steps` steps (a hash every 10), flushing every `flush_every`
- * steps (0 = never) so blocks stay small; closes when `close_it`. */
-static void write_log(const char *path, uint64_t steps, uint32_t flush_every, bool close_it) {
+ * steps (0 = never) so blocks stay small; closes when `close_it` (signed
+ * when sign_secret is not NULL, whose key then also signs every block). The
+ * header's seed is `seed`. */
+static void write_log_as(const char *path, uint64_t steps, uint32_t flush_every, bool close_it,
+                         const uint8_t *sign_secret, uint64_t seed) {
     cradle_log_writer w;
     cradle_log_header h = test_header();
+    h.seed = seed;
     char msg[256];
-    cradle_log_writer_config cfg = {.block_size = 512, .sync_inline = true, .overwrite = true};
+    cradle_log_writer_config cfg = {.block_size = 512, .sync_inline = true, .overwrite = true, .sign_secret = sign_secret};
     assert_int_equal(cradle_log_writer_open(&w, path, &h, &cfg, NULL, msg, sizeof msg), 0);
     uint8_t snap[SNAP];
     for (uint64_t s = 0; s < steps; s++) {
@@ -79,11 +83,17 @@ static void write_log(const char *path, uint64_t steps, uint32_t flush_every, bo
             assert_int_equal(cradle_log_writer_flush(&w, 0), 0);
     }
     if (close_it) {
-        assert_int_equal(cradle_log_writer_close(&w, 777), 0);
+        assert_int_equal(sign_secret ? cradle_log_writer_close_signed(&w, 777, sign_secret)
+                                     : cradle_log_writer_close(&w, 777),
+                         0);
     } else {
         assert_int_equal(cradle_log_writer_flush(&w, 0), 0);
         cradle_log_writer_abandon(&w);
     }
+}
+
+static void write_log(const char *path, uint64_t steps, uint32_t flush_every, bool close_it) {
+    write_log_as(path, steps, flush_every, close_it, NULL, test_header().seed);
 }
 
 static uint8_t *read_file(const char *path, size_t *size) {
@@ -1030,31 +1040,6 @@ static void test_grow_reads_on_after_an_unclosed_end(void **state) {
 
 /* ---- signed blocks ------------------------------------------------------------ */
 
-/* write_log's session with every block signed by sign_secret, header seed
- * `seed`. */
-static void write_signed_log(const char *path, uint64_t steps, uint32_t flush_every, bool close_it,
-                             const uint8_t *sign_secret, uint64_t seed) {
-    cradle_log_writer w;
-    cradle_log_header h = test_header();
-    h.seed = seed;
-    char msg[256];
-    cradle_log_writer_config cfg = {.block_size = 512, .sync_inline = true, .overwrite = true, .sign_secret = sign_secret};
-    assert_int_equal(cradle_log_writer_open(&w, path, &h, &cfg, NULL, msg, sizeof msg), 0);
-    uint8_t snap[SNAP];
-    for (uint64_t s = 0; s < steps; s++) {
-        snapshot_for(s, snap);
-        assert_int_equal(cradle_log_writer_append_step(&w, s, snap), 0);
-        if ((s + 1) % 10 == 0) assert_int_equal(cradle_log_writer_append_hash(&w, s, hash_for(s)), 0);
-        if (flush_every && (s + 1) % flush_every == 0) assert_int_equal(cradle_log_writer_flush(&w, 0), 0);
-    }
-    if (close_it) {
-        assert_int_equal(cradle_log_writer_close_signed(&w, 777, sign_secret), 0);
-    } else {
-        assert_int_equal(cradle_log_writer_flush(&w, 0), 0);
-        cradle_log_writer_abandon(&w);
-    }
-}
-
 /* Recomputes a block's checksum (log_format.c: BLAKE2b-128 of header bytes
  * 0..31 and the payload) after a test changed its payload, so that only a
  * signature can tell. */
@@ -1098,7 +1083,7 @@ static void test_signed_blocks_read_back_and_verify(void **state) {
     signer_keys k = make_keys();
     char path[300];
     path_of(path, sizeof path, "signed.log");
-    write_signed_log(path, 200, 10, true, k.server.sign_secret, 42);
+    write_log_as(path, 200, 10, true, k.server.sign_secret, 42);
     size_t n;
     uint8_t *data = read_file(path, &n);
     layout l = layout_of(data, n);
@@ -1163,7 +1148,7 @@ static void test_unsigned_forged_or_moved_blocks_are_refused(void **state) {
     /* A step changed in block 2 and its checksum made to match: the
      * checksum cannot tell, the signature can; blocks 0 and 1 are kept. */
     path_of(path, sizeof path, "forged.log");
-    write_signed_log(path, 100, 10, true, k.server.sign_secret, 42);
+    write_log_as(path, 100, 10, true, k.server.sign_secret, 42);
     uint8_t *data = read_file(path, &n);
     layout l = layout_of(data, n);
     uint8_t *block = data + block_start(&l, 2);
@@ -1188,10 +1173,10 @@ static void test_unsigned_forged_or_moved_blocks_are_refused(void **state) {
     /* Blocks of another session by the same key (another seed, so another
      * header checksum) under this session's header. */
     path_of(path, sizeof path, "one.log");
-    write_signed_log(path, 100, 10, true, k.server.sign_secret, 42);
+    write_log_as(path, 100, 10, true, k.server.sign_secret, 42);
     uint8_t *one = read_file(path, &n);
     path_of(path, sizeof path, "two.log");
-    write_signed_log(path, 100, 10, true, k.server.sign_secret, 43);
+    write_log_as(path, 100, 10, true, k.server.sign_secret, 43);
     size_t n2;
     uint8_t *two = read_file(path, &n2);
     assert_int_equal(n, n2);
@@ -1209,7 +1194,7 @@ static void test_unsigned_forged_or_moved_blocks_are_refused(void **state) {
     /* A SIGN record in the middle of a block is corrupt even unpinned:
      * turn block 0's first STEP into a SIGN kind byte. */
     path_of(path, sizeof path, "misplaced.log");
-    write_signed_log(path, 30, 10, true, k.server.sign_secret, 42);
+    write_log_as(path, 30, 10, true, k.server.sign_secret, 42);
     data = read_file(path, &n);
     data[CRADLE_LOG_HEADER_BYTES + CRADLE_LOG_BLOCK_HEADER_BYTES] = CRADLE_LOG_RECORD_SIGN;
     reseal_checksum(data + CRADLE_LOG_HEADER_BYTES);
