@@ -9,15 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <linux/sockios.h>
 #include <sodium.h>
-#include <sys/ioctl.h>
 #include <time.h>
 
 #include "cradle/ackpace.h"
 #include "cradle/contract.h"
 #include "cradle/hash.h"
 #include "cradle/keys.h"
+#include "cradle/raw_ping.h"
+#include "cradle/systime.h"
 #include "cradle/token.h"
 
 #define NS_PER_MS 1000000ull
@@ -126,6 +126,7 @@ int cradle_netclient_open(cradle_netclient *net, const cradle_netclient_config *
     net->enet = enet_host_create(NULL, 1, 1, 0, 0);
     if (!net->enet) return fail(net, CRADLE_ENET_INIT, "cannot create an ENet host");
     net->enet->intercept = cradle_netclient_intercept;
+    cradle_raw_ping_stamp_arrivals(net->enet->socket);
     return start_connect(net);
 }
 
@@ -447,22 +448,7 @@ static int on_packet(cradle_netclient *net, const uint8_t *data, size_t size, ui
     }
 }
 
-/* ---- the link's round trip: raw PING and PONG (wire.h) ---------------------- */
-
-/* CLOCK_REALTIME, as the kernel's socket timestamps are. */
-static uint64_t realtime_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* When the datagram ENet just read arrived at the socket (its kernel
- * timestamp); now when the kernel has none. */
-static uint64_t arrival_ns(ENetSocket socket) {
-    struct timespec ts;
-    if (ioctl(socket, SIOCGSTAMPNS, &ts) != 0) return realtime_ns();
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
+/* ---- the link's round trip: raw PING and PONG (wire.h, raw_ping.h) ------------ */
 
 /* A PING outside ENet: sent now, not at the next flush, and its PONG is
  * taken the moment ENet reads it (cradle_netclient_intercept). */
@@ -470,47 +456,28 @@ static void send_raw_ping(cradle_netclient *net) {
     if (!net->peer) return;
     cradle_wire_message m = {.type = CRADLE_WIRE_PING};
     m.as.ping.rtt_us = (uint32_t)(net->rtt_ns / 1000u > UINT32_MAX ? UINT32_MAX : net->rtt_ns / 1000u);
-    uint8_t plain[32], datagram[CRADLE_WIRE_RAW_PING_MAGIC_BYTES + 32 + CRADLE_SECURE_OVERHEAD];
-    memcpy(datagram, CRADLE_WIRE_RAW_PING_MAGIC, CRADLE_WIRE_RAW_PING_MAGIC_BYTES);
+    m.as.ping.echo = cradle_wall_ns(); /* the clock of the kernel's receive timestamps */
+    uint8_t datagram[CRADLE_RAW_PING_MAX];
     size_t n = 0;
-    m.as.ping.echo = realtime_ns();
-    if (cradle_wire_encode(plain, sizeof plain, &n, &m) != 0) return;
-    uint8_t *body = datagram + CRADLE_WIRE_RAW_PING_MAGIC_BYTES;
-    if (net->secure) {
-        if (cradle_secure_seal(&net->session, body, sizeof datagram - CRADLE_WIRE_RAW_PING_MAGIC_BYTES, &n, plain,
-                               n) != 0)
-            return;
-    } else {
-        memcpy(body, plain, n);
-    }
-    ENetBuffer buffer = {.data = datagram, .dataLength = CRADLE_WIRE_RAW_PING_MAGIC_BYTES + n};
-    if (enet_socket_send(net->enet->socket, &net->peer->address, &buffer, 1) > 0) net->bytes_out += buffer.dataLength;
+    if (cradle_raw_ping_encode(net->secure ? &net->session : NULL, &m, datagram, sizeof datagram, &n) != 0) return;
+    ENetBuffer buffer = {.data = datagram, .dataLength = n};
+    if (enet_socket_send(net->enet->socket, &net->peer->address, &buffer, 1) > 0) net->bytes_out += n;
 }
 
 int cradle_netclient_intercept(ENetHost *host, ENetEvent *event) {
     (void)event;
-    if (host->receivedDataLength < CRADLE_WIRE_RAW_PING_MAGIC_BYTES ||
-        memcmp(host->receivedData, CRADLE_WIRE_RAW_PING_MAGIC, CRADLE_WIRE_RAW_PING_MAGIC_BYTES) != 0)
-        return 0; /* ENet's */
-    uint64_t arrived = arrival_ns(host->socket);
+    if (!cradle_raw_ping_is(host->receivedData, host->receivedDataLength)) return 0; /* ENet's */
+    uint64_t arrived = cradle_raw_ping_arrival_ns(host->socket);
     cradle_netclient *net = host->peerCount ? host->peers[0].data : NULL;
     if (!net || !net->peer || net->phase != CRADLE_NETCLIENT_PLAYING ||
         host->receivedAddress.host != net->peer->address.host || host->receivedAddress.port != net->peer->address.port)
         return 1; /* not the server's, or not now: dropped */
-    const uint8_t *body = host->receivedData + CRADLE_WIRE_RAW_PING_MAGIC_BYTES;
-    size_t size = host->receivedDataLength - CRADLE_WIRE_RAW_PING_MAGIC_BYTES;
-    uint8_t opened[64];
-    if (net->secure) {
-        size_t plain = 0;
-        if (size > sizeof opened || cradle_secure_open(&net->session, opened, sizeof opened, &plain, body, size) != 0) {
-            net->dropped_unopened++;
-            return 1;
-        }
-        body = opened;
-        size = plain;
-    }
     cradle_wire_message m;
-    if (cradle_wire_decode(&m, body, size) != 0 || m.type != CRADLE_WIRE_PONG) return 1;
+    int rc = cradle_raw_ping_decode(net->secure ? &net->session : NULL, host->receivedData, host->receivedDataLength, &m);
+    if (rc != 0 || m.type != CRADLE_WIRE_PONG) {
+        if (rc != 0 && rc != CRADLE_ENET_MESSAGE) net->dropped_unopened++;
+        return 1;
+    }
     uint64_t hold = (uint64_t)m.as.ping.hold_us * 1000u;
     if (m.as.ping.echo < arrived && arrived - m.as.ping.echo > hold) net->rtt_ns = arrived - m.as.ping.echo - hold;
     return 1;

@@ -2,17 +2,15 @@
 
 #include <assert.h>
 #include <fcntl.h>
-#include <linux/sockios.h>
 #include <poll.h>
 #include <signal.h>
 #include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cradle/ackpace.h"
+#include "cradle/raw_ping.h"
 #include "cradle/systime.h"
 #include "handshake.h"
 
@@ -426,16 +424,10 @@ static void make_room(cradle_server_net *net, const ENetPeer *arrived) {
     forget_peer(net, victim);
 }
 
-/* ---- the link's round trip: raw PING and PONG (wire.h) ------------------ */
+/* ---- the link's round trip: raw PING and PONG (wire.h, raw_ping.h) ------ */
 
 /* ENet's intercept hook has no context of its own: the net thread's. */
 static _Thread_local cradle_server_net *intercepting;
-
-static uint64_t realtime_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* A client's raw PING, answered at once with a PONG of the same length
  * whose hold is the time the PING waited in the socket (its kernel receive
@@ -445,58 +437,34 @@ static uint64_t realtime_ns(void) {
  * magic is taken from ENet. */
 static int intercept_raw(ENetHost *host, ENetEvent *event) {
     (void)event;
-    if (host->receivedDataLength < CRADLE_WIRE_RAW_PING_MAGIC_BYTES ||
-        memcmp(host->receivedData, CRADLE_WIRE_RAW_PING_MAGIC, CRADLE_WIRE_RAW_PING_MAGIC_BYTES) != 0)
-        return 0;
+    if (!cradle_raw_ping_is(host->receivedData, host->receivedDataLength)) return 0;
     cradle_server_net *net = intercepting;
-    struct timespec ts;
-    uint64_t arrived = ioctl(host->socket, SIOCGSTAMPNS, &ts) == 0
-                           ? (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec
-                           : realtime_ns();
+    if (!net) return 1; /* the linger after the thread ended: nobody to answer */
+    uint64_t arrived = cradle_raw_ping_arrival_ns(host->socket);
     size_t i = 0;
     while (i < host->peerCount && !(host->peers[i].state == ENET_PEER_STATE_CONNECTED &&
                                     host->peers[i].address.host == host->receivedAddress.host &&
                                     host->peers[i].address.port == host->receivedAddress.port))
         i++;
-    if (!net || i == host->peerCount || (net->secure && net->peer[i].auth != CRADLE_SERVER_AUTH_OK)) {
-        if (net) atomic_fetch_add(&net->stats.raw_dropped, 1);
-        return 1;
-    }
-    const uint8_t *body = host->receivedData + CRADLE_WIRE_RAW_PING_MAGIC_BYTES;
-    size_t size = host->receivedDataLength - CRADLE_WIRE_RAW_PING_MAGIC_BYTES, plain = size;
-    uint8_t opened[64];
-    if (net->secure) {
-        if (size > sizeof opened ||
-            cradle_secure_open(&net->peer[i].session, opened, sizeof opened, &plain, body, size) != 0) {
-            atomic_fetch_add(&net->stats.raw_dropped, 1);
-            return 1;
-        }
-        body = opened;
-    }
+    bool known = i < host->peerCount && (!net->secure || net->peer[i].auth == CRADLE_SERVER_AUTH_OK);
+    cradle_secure *session = known && net->secure ? &net->peer[i].session : NULL;
     cradle_wire_message m;
-    if (cradle_wire_decode(&m, body, plain) != 0 || m.type != CRADLE_WIRE_PING) {
+    if (!known || cradle_raw_ping_decode(session, host->receivedData, host->receivedDataLength, &m) != 0 ||
+        m.type != CRADLE_WIRE_PING) {
         atomic_fetch_add(&net->stats.raw_dropped, 1);
         return 1;
     }
     if (m.as.ping.rtt_us) net->peer[i].rtt_us = m.as.ping.rtt_us;
-    uint64_t now = realtime_ns();
+    uint64_t now = cradle_wall_ns();
     uint64_t hold = now > arrived ? (now - arrived) / 1000u : 0;
     cradle_wire_message pong = {.type = CRADLE_WIRE_PONG,
                                 .as.ping = {.echo = m.as.ping.echo, .hold_us = hold > UINT32_MAX ? UINT32_MAX : (uint32_t)hold}};
-    uint8_t reply[32], datagram[CRADLE_WIRE_RAW_PING_MAGIC_BYTES + 32 + CRADLE_SECURE_OVERHEAD];
+    uint8_t datagram[CRADLE_RAW_PING_MAX];
     size_t n = 0;
-    if (cradle_wire_encode(reply, sizeof reply, &n, &pong) != 0) return 1;
-    memcpy(datagram, CRADLE_WIRE_RAW_PING_MAGIC, CRADLE_WIRE_RAW_PING_MAGIC_BYTES);
-    if (net->secure) {
-        if (cradle_secure_seal(&net->peer[i].session, datagram + CRADLE_WIRE_RAW_PING_MAGIC_BYTES,
-                               sizeof datagram - CRADLE_WIRE_RAW_PING_MAGIC_BYTES, &n, reply, n) != 0)
-            return 1;
-    } else {
-        memcpy(datagram + CRADLE_WIRE_RAW_PING_MAGIC_BYTES, reply, n);
-    }
     /* as long as the PING: a PONG is never larger than what it answers */
-    if (CRADLE_WIRE_RAW_PING_MAGIC_BYTES + n > host->receivedDataLength) return 1;
-    ENetBuffer buffer = {.data = datagram, .dataLength = CRADLE_WIRE_RAW_PING_MAGIC_BYTES + n};
+    if (cradle_raw_ping_encode(session, &pong, datagram, sizeof datagram, &n) != 0 || n > host->receivedDataLength)
+        return 1;
+    ENetBuffer buffer = {.data = datagram, .dataLength = n};
     if (enet_socket_send(host->socket, &host->receivedAddress, &buffer, 1) > 0)
         atomic_fetch_add(&net->stats.raw_pings, 1);
     return 1;
@@ -742,6 +710,7 @@ static void *net_main(void *arg) {
     cradle_enet_pool_bind(&net->pool); /* unbound again when this thread exits */
     intercepting = net;
     net->host->intercept = intercept_raw;
+    cradle_raw_ping_stamp_arrivals(net->host->socket);
     ENetEvent event;
     struct pollfd fds[2] = {{.fd = net->wake_fd[0], .events = POLLIN}, {.fd = net->host->socket, .events = POLLIN}};
     while (!atomic_load(&net->stop)) {

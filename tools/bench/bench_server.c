@@ -64,8 +64,6 @@
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
-#include <linux/sockios.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <malloc.h>
 #include <poll.h>
@@ -75,6 +73,7 @@
 #include "cradle/enet_pool.h"
 #include "cradle/hash.h"
 #include "cradle/keys.h"
+#include "cradle/raw_ping.h"
 #include "cradle/reload.h"
 #include "cradle/secure.h"
 #include "cradle/token.h"
@@ -316,13 +315,12 @@ static void bot_input(void *context, uint64_t step, uint8_t *out, uint32_t input
 /* ENet calls this for every datagram a bot's socket gives it: the socket's
  * timestamp of the datagram just read is the moment it arrived. */
 static int bots_intercept(ENetHost *h, ENetEvent *event) {
-    struct timespec ts;
     /* the peer's data is its netclient, the bot's first member */
     bot *b = h->peers[0].data;
-    if (b && ioctl(h->socket, SIOCGSTAMPNS, &ts) == 0) {
+    if (b) {
         /* the latest: a later ping in the same read only makes it later */
         b->read_ns = now_ns();
-        b->arrived_ns = (uint64_t)((int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec - realtime_minus_mono);
+        b->arrived_ns = (uint64_t)((int64_t)cradle_raw_ping_arrival_ns(h->socket) - realtime_minus_mono);
     }
     return cradle_netclient_intercept(h, event); /* the raw PONGs are the client's */
 }
