@@ -16,7 +16,7 @@
 #include "cradle/contract.h"
 #include "cradle/hash.h"
 #include "cradle/keys.h"
-#include "cradle/raw_ping.h"
+#include "cradle/raw_datagram.h"
 #include "cradle/systime.h"
 #include "cradle/token.h"
 
@@ -126,7 +126,7 @@ int cradle_netclient_open(cradle_netclient *net, const cradle_netclient_config *
     net->enet = enet_host_create(NULL, 1, 1, 0, 0);
     if (!net->enet) return fail(net, CRADLE_ENET_INIT, "cannot create an ENet host");
     net->enet->intercept = cradle_netclient_intercept;
-    cradle_raw_ping_stamp_arrivals(net->enet->socket);
+    cradle_raw_stamp_arrivals(net->enet->socket);
     return start_connect(net);
 }
 
@@ -448,7 +448,7 @@ static int on_packet(cradle_netclient *net, const uint8_t *data, size_t size, ui
     }
 }
 
-/* ---- the link's round trip: raw PING and PONG (wire.h, raw_ping.h) ------------ */
+/* ---- raw datagrams: the step stream, PING and PONG (wire.h, raw_datagram.h) -- */
 
 /* A PING outside ENet: sent now, not at the next flush, and its PONG is
  * taken the moment ENet reads it (cradle_netclient_intercept). */
@@ -457,27 +457,48 @@ static void send_raw_ping(cradle_netclient *net) {
     cradle_wire_message m = {.type = CRADLE_WIRE_PING};
     m.as.ping.rtt_us = (uint32_t)(net->rtt_ns / 1000u > UINT32_MAX ? UINT32_MAX : net->rtt_ns / 1000u);
     m.as.ping.echo = cradle_wall_ns(); /* the clock of the kernel's receive timestamps */
-    uint8_t datagram[CRADLE_RAW_PING_MAX];
+    uint8_t datagram[CRADLE_RAW_DATAGRAM_MAX];
     size_t n = 0;
-    if (cradle_raw_ping_encode(net->secure ? &net->session : NULL, &m, datagram, sizeof datagram, &n) != 0) return;
+    if (cradle_raw_encode(net->secure ? &net->session : NULL, &m, datagram, sizeof datagram, &n) != 0) return;
     ENetBuffer buffer = {.data = datagram, .dataLength = n};
     if (enet_socket_send(net->enet->socket, &net->peer->address, &buffer, 1) > 0) net->bytes_out += n;
 }
 
 int cradle_netclient_intercept(ENetHost *host, ENetEvent *event) {
     (void)event;
-    if (!cradle_raw_ping_is(host->receivedData, host->receivedDataLength)) return 0; /* ENet's */
-    uint64_t arrived = cradle_raw_ping_arrival_ns(host->socket);
+    if (!cradle_raw_is(host->receivedData, host->receivedDataLength)) return 0; /* ENet's */
     cradle_netclient *net = host->peerCount ? host->peers[0].data : NULL;
-    if (!net || !net->peer || net->phase != CRADLE_NETCLIENT_PLAYING ||
-        host->receivedAddress.host != net->peer->address.host || host->receivedAddress.port != net->peer->address.port)
+    if (!net || !net->peer || net->error ||
+        (net->phase != CRADLE_NETCLIENT_JOINING && net->phase != CRADLE_NETCLIENT_PLAYING) ||
+        host->receivedAddress.host != net->peer->address.host || host->receivedAddress.port != net->peer->address.port) {
+        if (net) net->raw_dropped++;
         return 1; /* not the server's, or not now: dropped */
+    }
+    static _Thread_local uint8_t scratch[CRADLE_RAW_MESSAGE_MAX];
     cradle_wire_message m;
-    int rc = cradle_raw_ping_decode(net->secure ? &net->session : NULL, host->receivedData, host->receivedDataLength, &m);
-    if (rc != 0 || m.type != CRADLE_WIRE_PONG) {
-        if (rc != 0 && rc != CRADLE_ENET_MESSAGE) net->dropped_unopened++;
+    int rc = cradle_raw_decode(net->secure ? &net->session : NULL, host->receivedData, host->receivedDataLength,
+                               scratch, &m);
+    if (rc != 0) {
+        /* forged, replayed or not one of ours: dropped, never an error (anyone can send a datagram) */
+        if (rc == CRADLE_ENET_MESSAGE || rc == CRADLE_ENET_VERSION)
+            net->raw_dropped++;
+        else
+            net->dropped_unopened++;
         return 1;
     }
+    if (m.type == CRADLE_WIRE_STEPS) {
+        /* authentic (sealed with the session's keys) or, insecure, from the server's address */
+        net->bytes_in += host->receivedDataLength;
+        net->raw_steps++;
+        net->last_heard_ns = net->service_ns;
+        (void)on_steps(net, &m.as.steps, net->service_ns);
+        return 1;
+    }
+    if (m.type != CRADLE_WIRE_PONG || net->phase != CRADLE_NETCLIENT_PLAYING) {
+        net->raw_dropped++;
+        return 1;
+    }
+    uint64_t arrived = cradle_raw_arrival_ns(host->socket); /* still this datagram's */
     uint64_t hold = (uint64_t)m.as.ping.hold_us * 1000u;
     if (m.as.ping.echo < arrived && arrived - m.as.ping.echo > hold) net->rtt_ns = arrived - m.as.ping.echo - hold;
     return 1;
@@ -491,6 +512,7 @@ int cradle_netclient_service(cradle_netclient *net, uint64_t now_ns, uint32_t wa
 int cradle_netclient_receive(cradle_netclient *net, uint64_t now_ns, uint32_t wait_ms) {
     if (net->error) return net->error;
     ENetEvent event;
+    net->service_ns = now_ns; /* raw STEPS arrive within (cradle_netclient_intercept) */
     int rc = enet_host_service(net->enet, &event, wait_ms);
     while (rc > 0 && !net->error) {
         switch (event.type) {

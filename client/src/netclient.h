@@ -193,6 +193,9 @@ typedef struct cradle_netclient {
     uint8_t server_key[32];
     uint64_t hello_ns;
     uint64_t dropped_unopened;          /* packets that failed to open */
+    uint64_t raw_steps;                 /* STEPS that came as raw datagrams (wire.h) */
+    uint64_t raw_dropped;               /* raw datagrams not the server's, not now, or not a message */
+    uint64_t service_ns;                /* now, for what arrives in ENet's intercept hook */
     cradle_secure session;
     uint64_t rtt_ns;                    /* the link's last measured round trip (raw PING); 0 = none yet */
     uint64_t delay_changes;             /* DELAY messages taken: the server adapted the input delay */
@@ -269,9 +272,11 @@ CRADLE_MUST_CHECK int cradle_netclient_open(cradle_netclient *net,
 int cradle_netclient_service(cradle_netclient *net, uint64_t now_ns, uint32_t wait_ms);
 
 /* ENet's intercept hook on the client's host (set at open; a program that
- * sets its own calls this from it): takes the server's raw PONGs (wire.h)
- * with their kernel receive timestamp, for rtt_ns. Returns 1 for a datagram
- * it took, 0 for ENet's. */
+ * sets its own calls this from it): takes the server's raw datagrams
+ * (wire.h "Raw datagrams"): STEPS into the stream as if ENet had delivered
+ * them, PONGs with their kernel receive timestamp, for rtt_ns. Returns 1
+ * for a datagram it took (or dropped: anything else with the magic), 0 for
+ * ENet's. */
 int cradle_netclient_intercept(ENetHost *host, ENetEvent *event);
 
 /* The two halves of service, for a program that runs many sessions on one

@@ -149,6 +149,10 @@ static void dev_status(cradle_server_host *host, const cradle_dev_request *req, 
     cradle_dev_field_u64(reply, "dropped_stale", atomic_load(&host->net->stats.dropped_stale));
     cradle_dev_field_u64(reply, "raw_pings", atomic_load(&host->net->stats.raw_pings));
     cradle_dev_field_u64(reply, "raw_dropped", atomic_load(&host->net->stats.raw_dropped));
+    /* The step stream's raw datagrams (fanout.h): sent, in how many batches, refused by the kernel. */
+    cradle_dev_field_u64(reply, "raw_steps", atomic_load(&host->net->stats.raw_steps));
+    cradle_dev_field_u64(reply, "raw_batches", atomic_load(&host->net->stats.raw_batches));
+    cradle_dev_field_u64(reply, "raw_refused", atomic_load(&host->net->stats.raw_refused));
     /* Steps on disk after an fdatasync: a crash from now on keeps at least these. */
     cradle_dev_field_u64(reply, "durable_steps", host->log_open ? cradle_log_writer_durable_steps(&host->log) : 0);
     /* The dev protocol itself: connections now, refused (all --dev-clients

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "cradle/ackpace.h"
-#include "cradle/raw_ping.h"
+#include "cradle/raw_datagram.h"
 #include "cradle/systime.h"
 #include "handshake.h"
 
@@ -126,6 +126,7 @@ int cradle_server_net_open(cradle_server_net *net, const cradle_server_net_confi
         cradle_server_net_close(net);
         return CRADLE_ENET_INIT;
     }
+    cradle_fanout_init(&net->fanout, net->host->socket);
     return 0;
 }
 
@@ -197,6 +198,7 @@ static void forget_peer(cradle_server_net *net, const ENetPeer *peer) {
     net->peer[i].auth = CRADLE_SERVER_AUTH_NONE;
     net->peer[i].connected_ms = 0;
     net->peer[i].hello_bytes = 0;
+    net->peer[i].raw = false;
     net->peer[i].identified = false;
     net->peer[i].client_id = 0;
     net->peer[i].rtt_us = 0;
@@ -390,7 +392,10 @@ static void on_receive(cradle_server_net *net, ENetEvent *event) {
     }
     if (rc == 0 && m.type == CRADLE_WIRE_INPUT) {
         uint16_t i = peer_index(net, event->peer);
-        if (net->peer[i].admitted) cradle_stream_ack(&net->stream, i, m.as.input.ack, cradle_mono_ns());
+        if (net->peer[i].admitted) {
+            cradle_stream_ack(&net->stream, i, m.as.input.ack, cradle_mono_ns());
+            net->peer[i].raw = true; /* it reads the stream: the rest goes raw */
+        }
         if (m.as.input.count == 0) return; /* only an ack: nothing for the game thread */
     }
     if (!net->secure && m.type == CRADLE_WIRE_HELLO)
@@ -424,7 +429,7 @@ static void make_room(cradle_server_net *net, const ENetPeer *arrived) {
     forget_peer(net, victim);
 }
 
-/* ---- the link's round trip: raw PING and PONG (wire.h, raw_ping.h) ------ */
+/* ---- the link's round trip: raw PING and PONG (wire.h, raw_datagram.h) -- */
 
 /* ENet's intercept hook has no context of its own: the net thread's. */
 static _Thread_local cradle_server_net *intercepting;
@@ -437,10 +442,10 @@ static _Thread_local cradle_server_net *intercepting;
  * magic is taken from ENet. */
 static int intercept_raw(ENetHost *host, ENetEvent *event) {
     (void)event;
-    if (!cradle_raw_ping_is(host->receivedData, host->receivedDataLength)) return 0;
+    if (!cradle_raw_is(host->receivedData, host->receivedDataLength)) return 0;
     cradle_server_net *net = intercepting;
     if (!net) return 1; /* the linger after the thread ended: nobody to answer */
-    uint64_t arrived = cradle_raw_ping_arrival_ns(host->socket);
+    uint64_t arrived = cradle_raw_arrival_ns(host->socket);
     size_t i = 0;
     while (i < host->peerCount && !(host->peers[i].state == ENET_PEER_STATE_CONNECTED &&
                                     host->peers[i].address.host == host->receivedAddress.host &&
@@ -449,7 +454,8 @@ static int intercept_raw(ENetHost *host, ENetEvent *event) {
     bool known = i < host->peerCount && (!net->secure || net->peer[i].auth == CRADLE_SERVER_AUTH_OK);
     cradle_secure *session = known && net->secure ? &net->peer[i].session : NULL;
     cradle_wire_message m;
-    if (!known || cradle_raw_ping_decode(session, host->receivedData, host->receivedDataLength, &m) != 0 ||
+    uint8_t scratch[CRADLE_RAW_MESSAGE_MAX];
+    if (!known || cradle_raw_decode(session, host->receivedData, host->receivedDataLength, scratch, &m) != 0 ||
         m.type != CRADLE_WIRE_PING) {
         atomic_fetch_add(&net->stats.raw_dropped, 1);
         return 1;
@@ -459,10 +465,10 @@ static int intercept_raw(ENetHost *host, ENetEvent *event) {
     uint64_t hold = now > arrived ? (now - arrived) / 1000u : 0;
     cradle_wire_message pong = {.type = CRADLE_WIRE_PONG,
                                 .as.ping = {.echo = m.as.ping.echo, .hold_us = hold > UINT32_MAX ? UINT32_MAX : (uint32_t)hold}};
-    uint8_t datagram[CRADLE_RAW_PING_MAX];
+    uint8_t datagram[CRADLE_RAW_DATAGRAM_MAX];
     size_t n = 0;
     /* as long as the PING: a PONG is never larger than what it answers */
-    if (cradle_raw_ping_encode(session, &pong, datagram, sizeof datagram, &n) != 0 || n > host->receivedDataLength)
+    if (cradle_raw_encode(session, &pong, datagram, sizeof datagram, &n) != 0 || n > host->receivedDataLength)
         return 1;
     ENetBuffer buffer = {.data = datagram, .dataLength = n};
     if (enet_socket_send(host->socket, &host->receivedAddress, &buffer, 1) > 0)
@@ -535,6 +541,7 @@ static void start_stream(cradle_server_net *net, const cradle_server_out *out) {
     (void)rc;
     net->peer[out->peer].admitted = true;
     net->peer[out->peer].bye_sent = false;
+    net->peer[out->peer].raw = false; /* through ENet, behind its WELCOME, until it answers */
     if (!net->secure) { /* plaintext: admission is all the proof there is (loopback development) */
         ENetPeer *peer = &net->host->peers[out->peer];
         cradle_ratelimit_refund(&net->ratelimit, &peer->address.host, sizeof peer->address.host, mono_ms());
@@ -554,7 +561,30 @@ static uint64_t repair_ns(const ENetPeer *peer) {
     return ms * 1000000u;
 }
 
-/* Sends each admitted peer the steps it should get now (stream.h). */
+/* One STEPS (stream_message, n bytes) to the peer: raw into the batch once
+ * it reads the stream (fanout.h), through ENet before that or when too long
+ * for a raw datagram. Returns false when the peer was dropped (its keys
+ * used up every nonce). */
+static bool send_steps(cradle_server_net *net, ENetPeer *peer, size_t n) {
+    uint16_t i = peer_index(net, peer);
+    if (!net->peer[i].raw || n > CRADLE_RAW_MESSAGE_MAX) {
+        send_message_to(net, peer, net->stream_message, n, ENET_PACKET_FLAG_UNSEQUENCED);
+        return peer->state == ENET_PEER_STATE_CONNECTED;
+    }
+    size_t length = 0;
+    int rc = cradle_raw_seal(net->secure ? &net->peer[i].session : NULL, net->stream_message, n,
+                             cradle_fanout_buffer(&net->fanout), CRADLE_RAW_DATAGRAM_MAX, &length);
+    if (rc == CRADLE_ESECURE_EXHAUSTED) {
+        drop_peer(net, peer); /* never reuse a nonce: the client reconnects */
+        return false;
+    }
+    assert(rc == 0); /* the length was checked, the buffer holds any raw datagram */
+    cradle_fanout_queue(&net->fanout, length, peer->address.host, peer->address.port);
+    return true;
+}
+
+/* Sends each admitted peer the steps it should get now (stream.h): the raw
+ * ones in batches, the last batch once every peer had its turn. */
 static void pump_steps(cradle_server_net *net) {
     uint64_t now = cradle_mono_ns();
     for (uint16_t i = 0; i < net->host->peerCount; i++) {
@@ -565,8 +595,8 @@ static void pump_steps(cradle_server_net *net) {
         int rc;
         while ((rc = cradle_stream_next(&net->stream, i, now, repair_ns(peer), net->stream_message,
                                         sizeof net->stream_message, &n)) == 0 &&
-               n > 0)
-            send_message_to(net, peer, net->stream_message, n, ENET_PACKET_FLAG_UNSEQUENCED);
+               n > 0 && send_steps(net, peer, n))
+            ;
         if (rc == CRADLE_EFULL) {
             /* Its ack left the history: it cannot catch up from here. */
             uint8_t bye[CRADLE_WIRE_TEXT_MAX + 16];
@@ -580,6 +610,7 @@ static void pump_steps(cradle_server_net *net) {
             enet_peer_disconnect_later(peer, 0);
         }
     }
+    cradle_fanout_flush(&net->fanout);
     const cradle_stream_stats *st = &net->stream.stats;
     atomic_store(&net->stats.steps_repeated, st->steps_repeated);
     atomic_store(&net->stats.repairs, st->repairs);
@@ -690,6 +721,14 @@ static void account(cradle_server_net *net) {
     atomic_fetch_add(&net->stats.packets_out, h->totalSentPackets);
     h->totalReceivedData = h->totalSentData = 0;
     h->totalReceivedPackets = h->totalSentPackets = 0;
+    const cradle_fanout_stats *f = &net->fanout.stats;
+    cradle_fanout_stats *seen = &net->fanout_accounted;
+    atomic_fetch_add(&net->stats.bytes_out, f->bytes - seen->bytes);
+    atomic_fetch_add(&net->stats.packets_out, f->datagrams - seen->datagrams);
+    atomic_store(&net->stats.raw_steps, f->datagrams);
+    atomic_store(&net->stats.raw_batches, f->batches);
+    atomic_store(&net->stats.raw_refused, f->dropped);
+    *seen = *f;
 }
 
 void cradle_server_net_wake(cradle_server_net *net) {
@@ -710,7 +749,7 @@ static void *net_main(void *arg) {
     cradle_enet_pool_bind(&net->pool); /* unbound again when this thread exits */
     intercepting = net;
     net->host->intercept = intercept_raw;
-    cradle_raw_ping_stamp_arrivals(net->host->socket);
+    cradle_raw_stamp_arrivals(net->host->socket);
     ENetEvent event;
     struct pollfd fds[2] = {{.fd = net->wake_fd[0], .events = POLLIN}, {.fd = net->host->socket, .events = POLLIN}};
     while (!atomic_load(&net->stop)) {

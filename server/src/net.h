@@ -18,7 +18,10 @@
  * that follows its WELCOME. STEPS broadcasts are not sent as they are: their
  * steps enter the stream (stream.h), which sends each peer what it has not
  * acknowledged, unreliable, and repeats what went missing; INPUT's ack moves
- * the peer on (an INPUT with no inputs, a spectator's, stops here). RELOAD,
+ * the peer on (an INPUT with no inputs, a spectator's, stops here). Once a
+ * peer has sent an INPUT after its WELCOME its STEPS leave as raw datagrams
+ * beside ENet, every peer's in batches (fanout.h, wire.h "Raw datagrams");
+ * until then, and for a STEPS too long for one, through ENet. RELOAD,
  * WELCOME, STATE, REFUSE and BYE stay reliable. The shutdown BYE broadcast
  * is held per peer until it has confirmed every step (or stop's linger
  * ends), so clients leave with the whole session.
@@ -57,6 +60,7 @@
 #include "cradle/secure.h"
 #include "cradle/token.h"
 #include "cradle/wire.h"
+#include "fanout.h"
 #include "stream.h"
 
 #define CRADLE_SERVER_IN_BYTES 1024u /* largest inbound message accepted */
@@ -138,6 +142,9 @@ typedef struct cradle_server_net_stats {
     atomic_uint_fast64_t dropped_stale; /* queued for a peer that had left */
     atomic_uint_fast64_t raw_pings;     /* raw PINGs answered (wire.h) */
     atomic_uint_fast64_t raw_dropped;   /* raw datagrams not from a peer, or that did not open */
+    atomic_uint_fast64_t raw_steps;     /* STEPS sent as raw datagrams (fanout.h) */
+    atomic_uint_fast64_t raw_batches;   /* ... in this many sendmmsg calls */
+    atomic_uint_fast64_t raw_refused;   /* ... and refused by the kernel (a full socket buffer) */
     /* the step stream (stream.h) */
     atomic_uint_fast64_t steps_repeated; /* steps sent again: redundancy and repairs */
     atomic_uint_fast64_t repairs;        /* repairs begun because a peer's ack stalled */
@@ -171,6 +178,7 @@ typedef struct cradle_server_net_peer {
     bool announced;        /* the game thread saw its CONNECT */
     bool identified;       /* its token verified: client_id holds */
     bool heard;            /* it sent a packet since its CONNECT */
+    bool raw;              /* it sent an INPUT since its WELCOME: its steps go raw (fanout.h) */
     uint16_t hello_bytes;  /* size of its HELLO packet: replies' cap */
     uint64_t client_id;
     uint64_t connected_ms;
@@ -195,6 +203,8 @@ typedef struct cradle_server_net {
     cradle_server_net_peer *peer; /* max_peers of them, allocated at open */
     cradle_stream stream; /* the step history and each peer's place in it */
     uint8_t stream_message[CRADLE_WIRE_MESSAGE_MAX];
+    cradle_fanout fanout; /* the stream's raw datagrams, in batches */
+    cradle_fanout_stats fanout_accounted; /* what account() has added to the stats */
     /* The shutdown BYE waits until each peer confirmed the last steps. */
     uint8_t bye[CRADLE_WIRE_TEXT_MAX + 16];
     uint32_t bye_length;

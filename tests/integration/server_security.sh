@@ -47,7 +47,7 @@ start_server --game "$game" --players 2 --dev-socket dev.sock --log s.log --auth
 
 # Hostile packets from an authenticated player; both players finish.
 "$client" --port "$PORT" --game "$game" --slot 0 --seed 1 --steps 300 --timeout-ms 30000 \
-  --attack forged,replay,truncated,oversized,wrongkey,plaintext --attack-count 5 >a.out 2>a.err & a=$!
+  --attack forged,replay,truncated,oversized,wrongkey,plaintext --attack-count 5 --raw-attack 5 >a.out 2>a.err & a=$!
 "$client" --port "$PORT" --game "$game" --slot 1 --seed 2 --steps 300 --timeout-ms 30000 >b.out 2>b.err & b=$!
 # Meanwhile: a peer that never says HELLO; a client without a token; a token
 # from an untrusted issuer. None takes a slot.
@@ -64,6 +64,13 @@ wait $a || fail "attacker: $(cat a.err)"
 wait $b || fail "player b: $(cat b.err)"
 ha=$(json_field "$(cat a.out)" final_hash) hb=$(json_field "$(cat b.out)" final_hash)
 [ -n "$ha" ] && [ "$ha" = "$hb" ] || fail "final hashes differ: $ha $hb"
+# The step stream came raw (wire.h "Raw datagrams"); at the attacker's own
+# socket, 5 each of a raw STEPS from another address and one too long were
+# dropped, and 5 each replayed, forged, cut and unsealed did not open.
+[ "$(json_field "$(cat a.out)" raw_steps)" -gt 0 ] || fail "no raw STEPS: $(cat a.out)"
+[ "$(json_field "$(cat b.out)" raw_steps)" -gt 0 ] || fail "no raw STEPS: $(cat b.out)"
+[ "$(json_field "$(cat a.out)" raw_dropped)" -ge 10 ] || fail "raw_dropped: $(cat a.out)"
+[ "$(json_field "$(cat a.out)" dropped_unopened)" -ge 20 ] || fail "dropped_unopened: $(cat a.out)"
 status=$(ctl status)
 echo "$status"
 [ "$(json_field "$status" auth_failed)" -ge 30 ] || fail "auth_failed: $status"  # 5 forged, 10 truncated, 5 oversized, 5 wrong key, 5 plaintext
@@ -88,12 +95,12 @@ rc=0; "$client" --port "$PORT" --game "$game" --server-key "$("$KEYS_BIN" pub ot
 [ "$rc" -eq 1 ] && grep -q "server identity not proven" w.err || fail "wrong pin: exit $rc $(cat w.err)"
 [ "$(stat_of token_server)" -ge 1 ] || fail "token_server not counted"
 
-# Raw PINGs (wire.h) from an address that is no peer, one too short to be
+# Raw datagrams (wire.h) from an address that is no peer, one too short to be
 # one and one with garbage after the magic: taken from ENet, never answered,
 # counted.
 raw_before=$(stat_of raw_dropped)
-printf '\x0f\xffCRPG0123456789abcdef' >/dev/udp/127.0.0.1/"$PORT"
-printf '\x0f\xffCRPG' >/dev/udp/127.0.0.1/"$PORT"
+printf '\x0f\xffCRDG0123456789abcdef' >/dev/udp/127.0.0.1/"$PORT"
+printf '\x0f\xffCRDG' >/dev/udp/127.0.0.1/"$PORT"
 raw_counted() { [ "$(stat_of raw_dropped)" -ge $((raw_before + 2)) ]; }
 wait_until 10 "the raw datagrams of no peer to be counted" raw_counted
 

@@ -38,6 +38,15 @@
  *   --attack KIND[,KIND]  after WELCOME, hostile packets over the
  *                     authenticated connection: forged, replay, truncated,
  *                     oversized, wrongkey, plaintext (--attack-count N of each);
+ *   --raw-attack N    once a raw STEPS has arrived (wire.h "Raw datagrams"),
+ *                     N of each hostile raw datagram at this client: the
+ *                     captured one again from another socket (not the
+ *                     server's address) and, handed to the library's
+ *                     intercept hook as if from the server's address, the
+ *                     same replayed, altered (forged), unsealed (secure) or
+ *                     cut, and one too long; the session must drop and count
+ *                     each (the done line's raw_dropped, dropped_unopened)
+ *                     and play on;
  *   --save-token FILE writes the token it uses (minted here, not in the
  *                     library, so that it can be written);
  *   --drop-at STEP    at STEP, closes without BYE (the server sees a drop);
@@ -59,12 +68,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <enet/enet.h>
 #include <sodium.h>
 
 #include "cradle/keys.h"
 #include "cradle/parse.h"
+#include "cradle/raw_datagram.h"
 #include "cradle/reload.h"
 #include "cradle/secure.h"
 #include "cradle/systime.h"
@@ -99,6 +114,7 @@ typedef struct options {
     const char *save_token;
     const char *attack;
     uint64_t attack_count;
+    uint64_t raw_attack;
     uint64_t client_id;
     bool silent;
     uint64_t connect_flood;
@@ -110,7 +126,12 @@ typedef struct client {
     uint32_t connect_wait_ms; /* ENet's handshake and the first opened reply */
     char token[CRADLE_TOKEN_TEXT_SIZE]; /* --save-token: the token minted here */
     cradle_netclient net;
+    /* --raw-attack: the first raw STEPS datagram this client received */
+    uint8_t raw_captured[CRADLE_RAW_DATAGRAM_MAX];
+    size_t raw_captured_size;
 } client;
+
+static client *raw_capturing; /* --raw-attack: ENet's intercept hook has no context */
 
 static uint64_t splitmix(uint64_t x) {
     x += 0x9e3779b97f4a7c15ull;
@@ -222,6 +243,69 @@ static void attack(client *c) {
     enet_host_flush(net->enet);
 }
 
+/* --raw-attack: keeps the first raw datagram that the library took as a
+ * STEPS (its raw_steps counter moved), then lets the library go on. */
+static int capture_intercept(ENetHost *host, ENetEvent *event) {
+    client *c = raw_capturing;
+    uint64_t before = c->net.raw_steps;
+    int taken = cradle_netclient_intercept(host, event);
+    if (c->raw_captured_size == 0 && c->net.raw_steps > before && host->receivedDataLength <= sizeof c->raw_captured) {
+        memcpy(c->raw_captured, host->receivedData, host->receivedDataLength);
+        c->raw_captured_size = host->receivedDataLength;
+    }
+    return taken;
+}
+
+/* One datagram handed to the library's hook as if ENet had just read it from from. */
+static void inject_raw(client *c, const uint8_t *data, size_t size, ENetAddress from) {
+    ENetHost *h = c->net.enet;
+    static uint8_t copy[CRADLE_RAW_DATAGRAM_MAX + 64];
+    memcpy(copy, data, size);
+    h->receivedData = copy;
+    h->receivedDataLength = size;
+    h->receivedAddress = from;
+    ENetEvent event;
+    if (cradle_netclient_intercept(h, &event) != 1) abort(); /* the magic is there: always taken */
+}
+
+static void raw_attack(client *c) {
+    cradle_netclient *net = &c->net;
+    const uint8_t *captured = c->raw_captured;
+    size_t n = c->raw_captured_size;
+    ENetAddress server = net->peer->address;
+    /* from another socket, over loopback, to this client's own */
+    struct sockaddr_in mine;
+    socklen_t len = sizeof mine;
+    int other = socket(AF_INET, SOCK_DGRAM, 0);
+    if (other < 0 || getsockname(net->enet->socket, (struct sockaddr *)&mine, &len) != 0) abort();
+    mine.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    uint8_t buffer[CRADLE_RAW_DATAGRAM_MAX + 64];
+    for (uint64_t k = 0; k < c->o.raw_attack; k++) {
+        if (sendto(other, captured, n, 0, (struct sockaddr *)&mine, sizeof mine) != (ssize_t)n) abort();
+        inject_raw(c, captured, n, server); /* a replay */
+        memcpy(buffer, captured, n);
+        buffer[n - 1] ^= 0x5a; /* forged: the tag altered */
+        inject_raw(c, buffer, n, server);
+        inject_raw(c, captured, CRADLE_WIRE_RAW_MAGIC_BYTES + 10u, server); /* cut */
+        memset(buffer, 0x33, sizeof buffer);
+        memcpy(buffer, CRADLE_WIRE_RAW_MAGIC, CRADLE_WIRE_RAW_MAGIC_BYTES);
+        inject_raw(c, buffer, CRADLE_RAW_DATAGRAM_MAX + 1u, server); /* too long */
+        if (net->secure) {
+            /* unsealed: a STEPS in plaintext, as an insecure server sends it */
+            uint8_t snapshot[CRADLE_SNAPSHOT_MAX] = {0};
+            cradle_wire_message m = {.type = CRADLE_WIRE_STEPS};
+            m.as.steps.first_step = (uint32_t)net->received_next;
+            m.as.steps.count = 1;
+            m.as.steps.snapshot_size = (uint16_t)net->snapshot_size;
+            m.as.steps.snapshots = snapshot;
+            size_t plain = 0;
+            if (cradle_raw_encode(NULL, &m, buffer, sizeof buffer, &plain) != 0) abort();
+            inject_raw(c, buffer, plain, server);
+        }
+    }
+    close(other);
+}
+
 /* --save-token: the token for HELLO, minted here with --issuer-key for the
  * pinned server and the library's build (or --token as given), written to
  * the file. Returns false with the reason printed. */
@@ -298,10 +382,11 @@ static int report(client *c, bool dropped, bool timed_out) {
     hex(final, cradle_netclient_state_hash(net));
     printf("{\"event\":\"done\",\"slot\":%d,\"start_step\":%" PRIu64 ",\"steps\":%" PRIu64
            ",\"hashes_checked\":%" PRIu64 ",\"last_hash_step\":%" PRIu64 ",\"last_hash\":\"%s\","
-           "\"final_hash\":\"%s\",\"build\":\"%s\"}\n",
+           "\"final_hash\":\"%s\",\"build\":\"%s\",\"raw_steps\":%" PRIu64 ",\"raw_dropped\":%" PRIu64
+           ",\"dropped_unopened\":%" PRIu64 "}\n",
            slot, net->welcome.start_step, net->sim.next_step, net->hashes_checked,
            net->last_hash_step == CRADLE_NETCLIENT_NO_STEP ? 0 : net->last_hash_step, last, final,
-           net->sim.contract->build_id);
+           net->sim.contract->build_id, net->raw_steps, net->raw_dropped, net->dropped_unopened);
     return net->hashes_checked > 0 ? 0 : 1;
 }
 
@@ -335,11 +420,15 @@ static int run_session(client *c) {
         cradle_netclient_close(net);
         return 1;
     }
+    if (o->raw_attack) {
+        raw_capturing = c;
+        net->enet->intercept = capture_intercept;
+    }
     uint64_t deadline = now + o->timeout_ms * NS_PER_MS;
     uint64_t steps_target = o->run_steps ? UINT64_MAX : o->steps_target;
     uint64_t stop_at = o->drop_at < steps_target ? o->drop_at : steps_target;
     bool run_fixed = false;
-    bool garbage_sent = o->garbage == 0, attacked = o->attack == NULL;
+    bool garbage_sent = o->garbage == 0, attacked = o->attack == NULL, raw_attacked = o->raw_attack == 0;
     bool dropped = false, timed_out = false, done = false;
     while (!done) {
         now = cradle_mono_ns();
@@ -355,6 +444,10 @@ static int run_session(client *c) {
         if (!attacked && (net->phase == CRADLE_NETCLIENT_JOINING || net->phase == CRADLE_NETCLIENT_PLAYING)) {
             attack(c);
             attacked = true;
+        }
+        if (!raw_attacked && c->raw_captured_size > 0) {
+            raw_attack(c);
+            raw_attacked = true;
         }
         if (o->run_steps && net->phase == CRADLE_NETCLIENT_PLAYING && !run_fixed) {
             /* --run N: N steps from wherever the session was when we joined. */
@@ -536,7 +629,7 @@ static void usage(FILE *to) {
                 "       [--game-name NAME] [--build-id ID] [--protocol N] [--expect-refusal REASON]\n"
                 "       [--garbage N] [--output FILE]\n"
                 "       [--server-key HEX] [--token TEXT | --issuer-key FILE] [--client-id N] [--insecure]\n"
-                "       [--save-token FILE] [--attack KINDS] [--attack-count N] [--silent]\n"
+                "       [--save-token FILE] [--attack KINDS] [--attack-count N] [--raw-attack N] [--silent]\n"
                 "       [--connect-flood N [--flood-from K]]\n");
 }
 
@@ -575,6 +668,7 @@ static int parse_options(options *o, int argc, char **argv) {
         {"save-token", required_argument, NULL, 'w'},
         {"attack", required_argument, NULL, 'a'},
         {"attack-count", required_argument, NULL, 'A'},
+        {"raw-attack", required_argument, NULL, 'R'},
         {"silent", no_argument, NULL, 'z'},
         {"connect-flood", required_argument, NULL, 'F'},
         {"flood-from", required_argument, NULL, 'Y'},
@@ -624,6 +718,7 @@ static int parse_options(options *o, int argc, char **argv) {
         case 'w': o->save_token = optarg; break;
         case 'a': o->attack = optarg; break;
         case 'A': ok = cradle_parse_u64(optarg, 0, 1000, &o->attack_count); break;
+        case 'R': ok = cradle_parse_u64(optarg, 1, 1000, &o->raw_attack); break;
         case 'z': o->silent = true; break;
         case 'F': ok = cradle_parse_u64(optarg, 1, 4000, &o->connect_flood); break;
         case 'Y': ok = cradle_parse_u64(optarg, 1, 250, &o->flood_from); break;

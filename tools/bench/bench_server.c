@@ -73,7 +73,7 @@
 #include "cradle/enet_pool.h"
 #include "cradle/hash.h"
 #include "cradle/keys.h"
-#include "cradle/raw_ping.h"
+#include "cradle/raw_datagram.h"
 #include "cradle/reload.h"
 #include "cradle/secure.h"
 #include "cradle/token.h"
@@ -320,7 +320,7 @@ static int bots_intercept(ENetHost *h, ENetEvent *event) {
     if (b) {
         /* the latest: a later ping in the same read only makes it later */
         b->read_ns = now_ns();
-        b->arrived_ns = (uint64_t)((int64_t)cradle_raw_ping_arrival_ns(h->socket) - realtime_minus_mono);
+        b->arrived_ns = (uint64_t)((int64_t)cradle_raw_arrival_ns(h->socket) - realtime_minus_mono);
     }
     return cradle_netclient_intercept(h, event); /* the raw PONGs are the client's */
 }

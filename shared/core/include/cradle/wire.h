@@ -66,18 +66,32 @@
  *                 arrive); the client keeps sending one input a step, each
  *                 step's once, for (last step received) + the new delay
  *
- * A client's PING and the server's PONG travel outside ENet, as raw
- * datagrams on ENet's sockets: CRADLE_WIRE_RAW_PING_MAGIC, then the message
- * (sealed, in secure mode, on the unordered lane). Each side takes them in
- * ENet's intercept hook the moment it reads the datagram, with the kernel's
- * receive timestamp: the server answers at once, its hold_us the time the
- * PING waited in its socket, and the client subtracts it, so the round trip
- * it measures is the link's, not either side's sleep. Its PINGs carry the
- * last measure (rtt_us) to the server, for status and the input delay.
- * Only a connected peer's datagrams are taken so (the server looks the
- * source up among its peers; in secure mode the datagram must open with
- * that peer's keys), and a PONG is exactly as long as its PING: nothing to
- * amplify.
+ * Raw datagrams. Three messages travel outside ENet, as raw datagrams on
+ * ENet's own sockets: CRADLE_WIRE_RAW_MAGIC, then the message (sealed, in
+ * secure mode, on the unordered lane; cradle/raw_datagram.h), at most 1,232
+ * bytes in all. Each side takes them in ENet's intercept hook the moment it
+ * reads the datagram, before ENet sees it; only the peer's own are taken
+ * (the client checks the server's address, the server looks the source up
+ * among its peers; in secure mode the datagram must open with that peer's
+ * keys and pass its replay window), and everything else with the magic is
+ * dropped and counted.
+ *   STEPS  s->c  the step stream (server/src/stream.h), sent to every
+ *                admitted peer in batches (one sendmmsg for up to 64 peers'
+ *                datagrams) once the peer has sent its first INPUT after
+ *                its WELCOME, which proves it reads the stream; before that
+ *                and for a STEPS too long to travel raw, through ENet
+ *                (unsequenced). A client takes both alike: the stream is
+ *                unordered and repaired by acks either way.
+ *   PING   c->s  and PONG s->c: the link's round trip. The server answers at
+ *                once with the kernel's receive timestamp, its hold_us the
+ *                time the PING waited in its socket, and the client
+ *                subtracts it, so the round trip it measures is the link's,
+ *                not either side's sleep. Its PINGs carry the last measure
+ *                (rtt_us) to the server, for status and the input delay. A
+ *                PONG is exactly as long as its PING: nothing to amplify.
+ * The server sends raw STEPS only to peers admitted through ENet's
+ * handshake (and, in secure mode, a verified token), at the address ENet
+ * holds for them: a forged source address earns nothing.
  *
  * str8 is a u8 length then that many bytes of printable ASCII (0x20..0x7e),
  * no NUL. A message is exactly as long as its fields: trailing bytes are an
@@ -100,7 +114,7 @@
 #include "cradle/game_abi.h"
 #include "cradle/input.h"
 
-#define CRADLE_WIRE_VERSION 4u
+#define CRADLE_WIRE_VERSION 5u
 #define CRADLE_WIRE_HEADER_BYTES 2u
 
 #define CRADLE_WIRE_ANY_SLOT 0xFFu      /* HELLO: any free slot */
@@ -115,11 +129,11 @@
 #define CRADLE_WIRE_DATA_CHUNK_MAX 1024u  /* bytes of a data file per DATA */
 #define CRADLE_WIRE_DATA_HASH_BYTES 32u   /* BLAKE2b-256 of a data file */
 #define CRADLE_WIRE_INPUT_DELAY_MAX 1000u /* steps of a DELAY */
-/* A raw PING datagram's first bytes. ENet would read the first two as a
- * header naming peer 0xFFF, which only a CONNECT does: no datagram a server
- * sends a client over ENet begins so. */
-#define CRADLE_WIRE_RAW_PING_MAGIC "\x0f\xff" "CRPG"
-#define CRADLE_WIRE_RAW_PING_MAGIC_BYTES 6u
+/* A raw datagram's first bytes. ENet would read the first two as a header
+ * naming peer 0xFFF, which only a CONNECT does: no datagram a server sends a
+ * client over ENet begins so. */
+#define CRADLE_WIRE_RAW_MAGIC "\x0f\xff" "CRDG"
+#define CRADLE_WIRE_RAW_MAGIC_BYTES 6u
 
 /* The largest encoded message: a full STEPS with a hash for every step.
  * Receivers drop anything longer before decoding. */
