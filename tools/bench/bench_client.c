@@ -15,28 +15,45 @@
  *     A second softdraw pass splits its frame by phase (clear, the game's
  *     render without its clear, particles, letterbox, HUD); that pass times
  *     each phase separately, so its total is a little above the first pass.
- *  2. Input-to-screen delay in steps at the server's default input delay (auto,
- *     measured once it settled) on
- *     loopback: a real cradle-server (started here) and an in-process
- *     netclient; 40 times, the player's input flips, and the delay is the
- *     step whose snapshot first carries the new input (the first state it can
- *     affect) minus the last step shown when the input was sampled.
+ *  2. Input-to-screen delay in steps at the server's default input delay
+ *     (auto): a real cradle-server (started here, plaintext) and an
+ *     in-process netclient as a player; 40 times, the player's input flips,
+ *     and the delay is the step whose snapshot first carries the new input
+ *     (the first state it can affect) minus the last step shown when the
+ *     input was sampled. Measured on two links, one session each, by one
+ *     function (measure_input_delay) given the port to connect to:
+ *       - loopback, straight to the server (goal <= 2 steps);
+ *       - a 100 ms round trip: through cradle-proxy --latency 50 (50 ms each
+ *         way), started here on a port of the kernel's choice (goal <= the
+ *         round trip in steps, rtt x steps_per_second, + 2).
+ *     The flips start once the adaptive delay settled: no change for as long
+ *     as a lowering could still take (cradle/input_delay.h: 5 calm seconds,
+ *     10 after a raise) plus 2 s, at most 30 s. Waits are for conditions,
+ *     with deadlines: the connect is tried again until the server answers
+ *     (10 s), the proxy's settings line says it listens (5 s), the flips
+ *     end after 30 s. The server and the proxy are stopped and reaped on
+ *     every exit path (SIGTERM, then SIGKILL after 2 s), and get SIGTERM if
+ *     the bench dies.
  *
  * Usage: bench_client [--frames N] [--softdraw-only]
  *   --frames N       timed softdraw frames (default 2000)
  *   --softdraw-only  only the softdraw figures (for profiling under callgrind)
  */
 #include <SDL.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cradle/cradle.h"
+#include "cradle/input_delay.h"
 #include "hud.h"
 #include "netclient.h"
 #include "present.h"
@@ -260,8 +277,23 @@ static void frame_time(int frames, bool softdraw_only) {
 
 /* ---- input-to-screen delay ---- */
 
+#define FLIPS 40
+#define PROXY_LATENCY_MS 50u /* one way, each way: a 100 ms round trip */
+#define CONNECT_MAX_S 10.0   /* for the server (or the proxy) to answer */
+#define CONNECT_TRY_MS 1000u /* one connect attempt; then open again */
+#define START_MAX_S 5.0      /* for the proxy's settings line */
+#define STOP_MAX_S 2.0       /* SIGTERM to exit, then SIGKILL */
+#define CHILD_ARGS_MAX 15u
+/* The adaptive delay (cradle/input_delay.h) is taken as settled once it has
+ * held long enough that no lowering can still be due: CALM_WINDOWS seconds
+ * after the join or a lowering, LOWER_HOLD_WINDOWS after a raise (at 1 step
+ * it cannot go lower), each plus SETTLE_MARGIN_S for the window in progress,
+ * the DELAY message's trip and a raise from late inputs. */
+#define SETTLE_MARGIN_S 2.0
+#define SETTLE_MAX_S 30.0  /* then measure anyway, saying so */
+#define MEASURE_MAX_S 30.0 /* for the flips, about 20 steps + the delay each */
+
 typedef struct probe {
-    cradle_netclient *net;
     uint32_t bits;          /* what the player holds now */
     bool waiting;           /* a flip was sampled, not seen in a snapshot yet */
     uint64_t sampled_shown; /* the last step shown when the flip was sampled */
@@ -274,53 +306,162 @@ static void probe_input(void *context, uint64_t step, uint8_t *out, uint32_t inp
     cradle_pack_bits(out, input_bytes, p->bits);
 }
 
-static void input_delay(void) {
-    int port = 20000 + (int)(getpid() % 30000);
-    char port_text[16];
-    snprintf(port_text, sizeof port_text, "%d", port);
+/* One link's figures: delays in steps from sampling a flip to the first
+ * snapshot carrying it. */
+typedef struct delay_figures {
+    uint64_t n, lo, hi, sum;
+    uint16_t input_delay;   /* the server's, at the end */
+    uint64_t delay_changes; /* DELAY messages over the session */
+    uint64_t rtt_ns;
+    uint32_t steps_per_second;
+    bool settled; /* false: measured after SETTLE_MAX_S with the delay still moving */
+} delay_figures;
+
+/* Forks and execs path with argv; its stdout goes to out_fd (-1: /dev/null),
+ * its stderr to /dev/null, and it gets SIGTERM when this process dies.
+ * Returns the pid, or -1. */
+static pid_t child_start(const char *path, const char *const argv[], int out_fd) {
     fflush(stdout);
-    pid_t server = fork();
-    if (server == 0) {
-        if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr)) _exit(127);
-        /* Plaintext on loopback: the delay in steps does not depend on
-         * the encryption, and the bench needs no keys. */
-        execl(BENCH_CLIENT_SERVER, "cradle-server", "--bind", "127.0.0.1", "--port", port_text, "--game",
-              BENCH_CLIENT_GAME, "--players", "2", "--insecure", (char *)NULL);
+    pid_t pid = fork();
+    if (pid != 0) return pid;
+    (void)prctl(PR_SET_PDEATHSIG, SIGTERM);
+    int null_fd = open("/dev/null", O_WRONLY);
+    if (null_fd < 0 || dup2(out_fd >= 0 ? out_fd : null_fd, STDOUT_FILENO) < 0 ||
+        dup2(null_fd, STDERR_FILENO) < 0)
         _exit(127);
+    /* execv takes char *const[] (for old callers) and changes nothing: the
+     * pointers are copied rather than cast, so -Wcast-qual has nothing to say. */
+    char *args[CHILD_ARGS_MAX + 1];
+    size_t n = 0;
+    while (argv[n] && n < CHILD_ARGS_MAX) n++;
+    memcpy(args, argv, n * sizeof *args);
+    args[n] = NULL;
+    execv(path, args);
+    _exit(127);
+}
+
+/* -1 while pid runs, else its exit status (or signal number); it is not
+ * reaped here. */
+static int child_exit(pid_t pid) {
+    siginfo_t info = {0};
+    if (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOHANG | WNOWAIT) != 0) return 0; /* gone already */
+    return info.si_pid == 0 ? -1 : info.si_status;
+}
+
+/* SIGTERM, then SIGKILL if it has not exited within STOP_MAX_S; reaps it.
+ * Safe on -1. */
+static void child_stop(pid_t pid) {
+    if (pid <= 0) return;
+    kill(pid, SIGTERM);
+    double deadline = now_s() + STOP_MAX_S;
+    while (child_exit(pid) < 0 && now_s() < deadline) {
+        struct timespec tick = {0, 10000000};
+        nanosleep(&tick, NULL);
     }
-    struct timespec settle = {0, 300000000};
-    nanosleep(&settle, NULL);
-    if (enet_initialize() != 0) return;
+    if (child_exit(pid) < 0) kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+}
+
+/* Reads the proxy's settings line (cradle_proxy.c print_settings, printed
+ * once its socket is bound) from fd until deadline. Returns the port it
+ * listens on, or 0. */
+static uint16_t proxy_wait_listening(int fd, double deadline) {
+    char line[1024];
+    size_t len = 0;
+    while (len < sizeof line - 1 && !memchr(line, '\n', len)) {
+        int wait_ms = (int)((deadline - now_s()) * 1e3);
+        struct pollfd pfd = {.fd = fd, .events = POLLIN};
+        if (wait_ms <= 0 || poll(&pfd, 1, wait_ms) <= 0) return 0;
+        ssize_t n = read(fd, line + len, sizeof line - 1 - len);
+        if (n <= 0) return 0; /* it exited */
+        len += (size_t)n;
+    }
+    line[len] = '\0';
+    const char *at = strstr(line, "\"listen\":\"");
+    const char *colon = at ? strchr(at + 10, ':') : NULL;
+    unsigned long port = colon ? strtoul(colon + 1, NULL, 10) : 0;
+    return port <= 65535 ? (uint16_t)port : 0;
+}
+
+/* Opens net and services it until it plays. A server just started may not
+ * answer yet: an attempt that times out is made again until deadline, unless
+ * the server exited. Returns 0, or -1 with the reason printed; net is open
+ * (for close) either way. */
+static int connect_player(cradle_netclient *net, const cradle_netclient_config *config, pid_t server,
+                          double deadline) {
+    for (;;) {
+        if (cradle_netclient_open(net, config, cradle_client_now_ns()) != 0) {
+            fprintf(stderr, "bench_client: %s\n", net->message);
+            return -1;
+        }
+        while (!net->error && !cradle_netclient_playing(net) && now_s() < deadline)
+            (void)cradle_netclient_service(net, cradle_client_now_ns(), 1);
+        if (cradle_netclient_playing(net)) return 0;
+        int status = child_exit(server);
+        if (status >= 0) {
+            fprintf(stderr, "bench_client: cradle-server exited with status %d%s\n", status,
+                    status == 3 ? " (its UDP port is taken)" : "");
+            return -1;
+        }
+        if (net->error != CRADLE_ENET_TIMEOUT || now_s() >= deadline) {
+            fprintf(stderr, "bench_client: %s\n", net->error ? net->message : "no game within the deadline");
+            return -1;
+        }
+        cradle_netclient_close(net);
+    }
+}
+
+/* Joins the server (started as pid server) through port as a player, waits
+ * for the adaptive delay to settle, flips the input FLIPS times and fills
+ * out. Returns 0, or -1 with the reason printed. */
+static int measure_input_delay(uint16_t port, pid_t server, delay_figures *out) {
     static cradle_netclient net;
     static probe p;
-    p.net = &net;
-    cradle_netclient_config config = {.port = (uint16_t)port, .game = BENCH_CLIENT_GAME, .requested_slot = -1,
-                                      .input = probe_input, .input_context = &p, .insecure = true};
-    if (cradle_netclient_open(&net, &config, cradle_client_now_ns()) != 0) {
-        fprintf(stderr, "bench_client: %s\n", net.message);
-        goto out;
-    }
-    uint64_t delays[40], n = 0, next_flip = 0;
-    /* The default delay (auto) settles first: 5 s of early inputs lower it. */
-    double measure_from = now_s() + 8.0, deadline = now_s() + 40.0;
-    while (n < 40 && now_s() < deadline && !net.error) {
+    memset(&p, 0, sizeof p);
+    *out = (delay_figures){.lo = UINT64_MAX};
+    cradle_netclient_config config = {.port = port, .game = BENCH_CLIENT_GAME, .requested_slot = -1,
+                                      .input = probe_input, .input_context = &p, .insecure = true,
+                                      .connect_timeout_ms = CONNECT_TRY_MS};
+    int rc = connect_player(&net, &config, server, now_s() + CONNECT_MAX_S);
+    if (rc != 0) goto out_close;
+    double joined = now_s(), last_change = joined;
+    double settle_deadline = joined + SETTLE_MAX_S, deadline = settle_deadline + MEASURE_MAX_S;
+    uint16_t delay = net.welcome.input_delay;
+    uint64_t changes = net.delay_changes, next_flip = 0;
+    bool raised = false, measuring = false;
+    while (out->n < FLIPS && now_s() < deadline && !net.error) {
         uint64_t now = cradle_client_now_ns();
         (void)cradle_netclient_service(&net, now, 1);
         while (cradle_netclient_step(&net, now) == 1) {
             uint64_t s = net.sim.next_step - 1;
-            if (p.waiting) {
-                const uint8_t *snap = net.history + (s % CRADLE_NETCLIENT_HISTORY) * net.snapshot_size;
-                uint32_t got = cradle_snapshot_input(snap, net.welcome.max_players, net.welcome.input_bytes,
-                                                     net.welcome.slot)[0];
-                if (got == p.expect) {
-                    delays[n++] = s - p.sampled_shown;
-                    p.waiting = false;
-                    next_flip = s + 20;
-                }
-            }
+            if (!p.waiting) continue;
+            const uint8_t *snap = net.history + (s % CRADLE_NETCLIENT_HISTORY) * net.snapshot_size;
+            uint32_t got = cradle_snapshot_input(snap, net.welcome.max_players, net.welcome.input_bytes,
+                                                 net.welcome.slot)[0];
+            if (got != p.expect) continue;
+            uint64_t d = s - p.sampled_shown;
+            out->lo = d < out->lo ? d : out->lo;
+            out->hi = d > out->hi ? d : out->hi;
+            out->sum += d;
+            out->n++;
+            p.waiting = false;
+            next_flip = s + 20;
         }
-        if (cradle_netclient_playing(&net) && !p.waiting && net.sim.next_step >= next_flip && net.sim.next_step > 0 &&
-            now_s() >= measure_from) {
+        if (net.delay_changes != changes) {
+            raised = net.welcome.input_delay > delay;
+            delay = net.welcome.input_delay;
+            changes = net.delay_changes;
+            last_change = now_s();
+        }
+        if (!measuring) {
+            double hold = delay == 1 ? 0.0
+                          : raised   ? (double)CRADLE_INPUT_DELAY_LOWER_HOLD_WINDOWS
+                                     : (double)CRADLE_INPUT_DELAY_CALM_WINDOWS;
+            out->settled = now_s() - last_change >= hold + SETTLE_MARGIN_S;
+            measuring = out->settled || now_s() >= settle_deadline;
+        }
+        if (measuring && cradle_netclient_playing(&net) && !p.waiting && net.sim.next_step >= next_flip &&
+            net.sim.next_step > 0) {
             /* The player flips fire now; the shown state is step next_step - 1. */
             p.bits ^= VANGUARD_FIRE;
             p.expect = p.bits;
@@ -328,26 +469,71 @@ static void input_delay(void) {
             p.sampled_shown = net.sim.next_step - 1;
         }
     }
-    if (n == 0) {
-        fprintf(stderr, "bench_client: no delay measured: %s\n", net.message);
-        goto out;
+    out->input_delay = net.welcome.input_delay;
+    out->delay_changes = net.delay_changes;
+    out->rtt_ns = net.rtt_ns;
+    out->steps_per_second = net.welcome.steps_per_second;
+    if (out->n == 0) {
+        fprintf(stderr, "bench_client: no delay measured: %s\n", net.error ? net.message : "deadline passed");
+        rc = -1;
+    } else if (!out->settled) {
+        fprintf(stderr, "bench_client: the input delay was still changing after %.0f s; measured anyway\n",
+                SETTLE_MAX_S);
     }
-    uint64_t lo = UINT64_MAX, hi = 0, sum = 0;
-    for (uint64_t i = 0; i < n; i++) {
-        lo = delays[i] < lo ? delays[i] : lo;
-        hi = delays[i] > hi ? delays[i] : hi;
-        sum += delays[i];
-    }
-    printf("input-to-screen: server input delay %u steps (auto, %" PRIu64 " changes), loopback, %" PRIu64
-           " flips: mean %.2f steps, min %" PRIu64 ", max %" PRIu64 " (rtt %.2f ms)\n",
-           (unsigned)net.welcome.input_delay, net.delay_changes, n, (double)sum / (double)n, lo, hi,
-           (double)net.rtt_ns / 1e6);
-out:
+out_close:
     cradle_netclient_leave(&net, 200);
     cradle_netclient_close(&net);
+    return rc;
+}
+
+static void input_delay(void) {
+    int port = 20000 + (int)(getpid() % 30000);
+    char port_text[16], server_text[32], latency_text[16];
+    snprintf(port_text, sizeof port_text, "%d", port);
+    snprintf(server_text, sizeof server_text, "127.0.0.1:%d", port);
+    snprintf(latency_text, sizeof latency_text, "%u", PROXY_LATENCY_MS);
+    /* Plaintext on loopback: the delay in steps does not depend on the
+     * encryption, and the bench needs no keys. */
+    const char *server_argv[] = {"cradle-server", "--bind", "127.0.0.1", "--port", port_text, "--game",
+                                 BENCH_CLIENT_GAME, "--players", "2", "--insecure", NULL};
+    const char *proxy_argv[] = {"cradle-proxy", "--listen", "127.0.0.1:0", "--server", server_text,
+                                "--latency", latency_text, NULL};
+    pid_t server = -1, proxy = -1;
+    int proxy_out[2] = {-1, -1};
+    delay_figures f;
+    if (enet_initialize() != 0) return;
+    server = child_start(BENCH_CLIENT_SERVER, server_argv, -1);
+    if (server < 0) goto out_stop;
+    if (measure_input_delay((uint16_t)port, server, &f) != 0) goto out_stop;
+    printf("input-to-screen: server input delay %u steps (auto, %" PRIu64 " changes), loopback, %" PRIu64
+           " flips: mean %.2f steps, min %" PRIu64 ", max %" PRIu64 " (rtt %.2f ms)\n",
+           (unsigned)f.input_delay, f.delay_changes, f.n, (double)f.sum / (double)f.n, f.lo, f.hi,
+           (double)f.rtt_ns / 1e6);
+
+    /* The same through cradle-proxy: its settings line says it is bound,
+     * and on which port (0: the kernel's choice). */
+    if (pipe(proxy_out) != 0) goto out_stop;
+    proxy = child_start(BENCH_CLIENT_PROXY, proxy_argv, proxy_out[1]);
+    close(proxy_out[1]);
+    proxy_out[1] = -1;
+    uint16_t proxy_port = proxy < 0 ? 0 : proxy_wait_listening(proxy_out[0], now_s() + START_MAX_S);
+    if (proxy_port == 0) {
+        fprintf(stderr, "bench_client: cradle-proxy did not start listening\n");
+        goto out_stop;
+    }
+    if (measure_input_delay(proxy_port, server, &f) != 0) goto out_stop;
+    /* The round trip in steps: rtt / step period. */
+    double rtt_steps = (double)f.rtt_ns * f.steps_per_second / 1e9;
+    printf("input-to-screen: server input delay %u steps (auto, %" PRIu64 " changes), %u ms proxy link "
+           "(cradle-proxy --latency %u), %" PRIu64 " flips: mean %.2f steps, min %" PRIu64 ", max %" PRIu64
+           " (rtt %.2f ms); goal <= round trip + 2 = %.2f steps\n",
+           (unsigned)f.input_delay, f.delay_changes, 2u * PROXY_LATENCY_MS, PROXY_LATENCY_MS, f.n,
+           (double)f.sum / (double)f.n, f.lo, f.hi, (double)f.rtt_ns / 1e6, rtt_steps + 2.0);
+out_stop:
+    child_stop(proxy);
+    if (proxy_out[0] >= 0) close(proxy_out[0]);
+    child_stop(server);
     enet_deinitialize();
-    kill(server, SIGTERM);
-    waitpid(server, NULL, 0);
 }
 
 int main(int argc, char **argv) {
