@@ -28,7 +28,7 @@
  *     one message per round trip would repair that slower than new steps
  *     are made, and the peer would never catch up.
  * On a clean link the ack of step s arrives before step s + 1 is sent (for
- * a spectator: the ack of s and s + 1 before s + 2), so a message carries
+ * a peer that acks every N steps: its ack of s before s + N), so a message carries
  * the one new step and nothing else.
  *
  * A message never mixes build epochs (a client waits for the reliable RELOAD

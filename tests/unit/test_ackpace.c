@@ -1,5 +1,6 @@
 /* When a client acks the step stream (cradle/ackpace.h): a player at once,
- * a spectator every other step or when a held step waited long enough. */
+ * a spectator every CRADLE_ACKPACE_SPECTATOR_STEPS steps or when a held step
+ * waited long enough. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -12,11 +13,15 @@
 
 #define MS 1000000ull
 
-static void test_wait_is_one_and_a_half_steps(void **state) {
+/* The wait is past the arrival of every step an ack waits for: 3.5 step
+ * periods for an ack every 4 steps. */
+static void test_wait_is_past_the_last_step_acked(void **state) {
     (void)state;
-    assert_true(cradle_ackpace_wait_ns(60) == 25 * MS);
-    assert_true(cradle_ackpace_wait_ns(30) == 50 * MS);
-    assert_true(cradle_ackpace_wait_ns(1) == 1500 * MS);
+    _Static_assert(CRADLE_ACKPACE_WAIT_STEPS_X2 == 2u * CRADLE_ACKPACE_SPECTATOR_STEPS - 1u,
+                   "half a period past the last step an ack waits for");
+    assert_true(cradle_ackpace_wait_ns(60) == 58333333u); /* 3.5 / 60 s, rounded down */
+    assert_true(cradle_ackpace_wait_ns(30) == 116666666u);
+    assert_true(cradle_ackpace_wait_ns(1) == 3500 * MS);
 }
 
 static void test_player_acks_every_step(void **state) {
@@ -30,38 +35,39 @@ static void test_player_acks_every_step(void **state) {
     assert_true(cradle_ackpace_due(&p, 102, 2 * MS));
 }
 
-static void test_spectator_acks_every_other_step(void **state) {
+static void test_spectator_acks_every_fourth_step(void **state) {
     (void)state;
     cradle_ackpace p;
     cradle_ackpace_init(&p, true, 60, 0);
-    assert_int_equal(p.every, CRADLE_ACKPACE_SPECTATOR_STEPS);
+    assert_int_equal(p.every, 4);
     uint64_t acks = 0;
     for (uint64_t s = 1; s <= 100; s++) {
-        uint64_t now = s * 16 * MS + s % 3u * MS; /* some jitter, under 1.5 periods */
+        uint64_t now = s * 16 * MS + s % 3u * MS; /* some jitter, well under half a period */
         if (cradle_ackpace_due(&p, s, now)) {
             cradle_ackpace_sent(&p, s);
             acks++;
-            assert_true(s % 2u == 0u);
+            assert_true(s % 4u == 0u);
         }
     }
-    assert_true(acks == 50);
+    assert_true(acks == 25);
 }
 
-/* The stream pauses after an odd step: its ack goes out after the wait,
- * not before, and not again. */
+/* The stream pauses between two acks: the held steps' ack goes out after
+ * the wait, not before, and not again. */
 static void test_held_step_is_acked_after_the_wait(void **state) {
     (void)state;
     cradle_ackpace p;
     cradle_ackpace_init(&p, true, 60, 10);
     assert_false(cradle_ackpace_due(&p, 11, 100 * MS));
-    assert_false(cradle_ackpace_due(&p, 11, 124 * MS));
-    assert_true(cradle_ackpace_due(&p, 11, 125 * MS));
-    cradle_ackpace_sent(&p, 11);
-    assert_false(cradle_ackpace_due(&p, 11, 500 * MS));
+    assert_false(cradle_ackpace_due(&p, 13, 133 * MS)); /* three held: the fourth is due */
+    assert_false(cradle_ackpace_due(&p, 13, 158 * MS));
+    assert_true(cradle_ackpace_due(&p, 13, 159 * MS));
+    cradle_ackpace_sent(&p, 13);
+    assert_false(cradle_ackpace_due(&p, 13, 500 * MS));
     /* The wait counts from the first held step, not the latest call. */
-    assert_false(cradle_ackpace_due(&p, 12, 501 * MS));
-    assert_false(cradle_ackpace_due(&p, 12, 520 * MS));
-    assert_true(cradle_ackpace_due(&p, 12, 526 * MS));
+    assert_false(cradle_ackpace_due(&p, 14, 501 * MS));
+    assert_false(cradle_ackpace_due(&p, 15, 540 * MS));
+    assert_true(cradle_ackpace_due(&p, 15, 560 * MS));
 }
 
 /* A gap (a step lost) holds received_next: no ack until it moves. */
@@ -70,16 +76,16 @@ static void test_no_ack_without_progress(void **state) {
     cradle_ackpace p;
     cradle_ackpace_init(&p, true, 60, 50);
     for (uint64_t t = 0; t < 10; t++) assert_false(cradle_ackpace_due(&p, 50, t * 100 * MS));
-    assert_true(cradle_ackpace_due(&p, 53, 1000 * MS));
+    assert_true(cradle_ackpace_due(&p, 55, 1000 * MS));
     cradle_ackpace_sent(&p, 40); /* an older ack (reordered) does not move it back */
     assert_int_equal(p.sent, 50);
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_wait_is_one_and_a_half_steps),
+        cmocka_unit_test(test_wait_is_past_the_last_step_acked),
         cmocka_unit_test(test_player_acks_every_step),
-        cmocka_unit_test(test_spectator_acks_every_other_step),
+        cmocka_unit_test(test_spectator_acks_every_fourth_step),
         cmocka_unit_test(test_held_step_is_acked_after_the_wait),
         cmocka_unit_test(test_no_ack_without_progress),
     };

@@ -386,7 +386,7 @@ static void test_lossy_link_delivers_everything_to_a_spectator(void **state) {
     lossy_link_delivers_everything(true);
 }
 
-/* A spectator acks every other step: the step sent just before the new one
+/* A peer that acks every other step: the step sent just before the new one
  * is in flight, not lost, so on a clean link each message still carries
  * one step; two steps without an ack are, and ride along again. */
 static void test_paced_peer_gets_no_needless_redundancy(void **state) {

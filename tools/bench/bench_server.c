@@ -37,7 +37,7 @@
  *     turn). The bots send their inputs, acks and pings after each step's
  *     burst (cradle_netclient_receive, then cradle_netclient_send), so one
  *     bot's sending does not delay another's receipt, as it would not with a
- *     machine each; spectators ack every other step (cradle/ackpace.h). The
+ *     machine each; spectators ack every fourth step (cradle/ackpace.h). The
  *     child keeps the samples and reports the percentiles;
  *   - bytes per second per client on the wire, IPv4 + UDP headers included
  *     (28 bytes per datagram), down (server->client) and up;
