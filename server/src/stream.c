@@ -107,6 +107,16 @@ void cradle_stream_ack(cradle_stream *stream, uint32_t peer, uint64_t ack, uint6
     }
     p->acked = ack;
     p->progress_ns = now_ns;
+    p->backoff = 0;
+}
+
+/* How long after the last repair the next may begin, the ack still where it
+ * was: stall, doubled for each repair since it last moved, capped. */
+static uint64_t repair_gap(const cradle_stream_peer *p, uint64_t stall_ns) {
+    uint64_t cap = stall_ns > CRADLE_STREAM_BACKOFF_CAP_NS ? stall_ns : CRADLE_STREAM_BACKOFF_CAP_NS;
+    uint64_t gap = stall_ns;
+    for (uint8_t i = 0; i < p->backoff && gap < cap; i++) gap *= 2u;
+    return gap < cap ? gap : cap;
 }
 
 bool cradle_stream_done(const cradle_stream *stream, uint32_t peer) {
@@ -192,10 +202,12 @@ int cradle_stream_next(cradle_stream *stream, uint32_t peer, uint64_t now_ns, ui
         p->sent_next = hi;
     } else {
         uint64_t stall_ns = repair_ns + p->ack_wait_ns;
-        if (p->acked < stream->end && now_ns - p->progress_ns >= stall_ns && now_ns - p->repair_ns >= stall_ns) {
+        if (p->acked < stream->end && now_ns - p->progress_ns >= stall_ns &&
+            now_ns - p->repair_ns >= repair_gap(p, stall_ns)) {
             p->repair_ns = now_ns;
             p->repair_next = p->acked;
             p->repairing = true;
+            if (p->backoff < 32u) p->backoff++;
             stream->stats.repairs++;
         }
         lo = p->repair_next > p->acked ? p->repair_next : p->acked;

@@ -19,7 +19,11 @@
  *     A peer that acks every N steps (a spectator, cradle/ackpace.h) gets
  *     that fill only when more than N - 1 steps wait for its ack;
  *   - a repair when the peer's ack has not moved for repair_ns (plus the
- *     longest the peer holds an ack) while steps are unacknowledged: every
+ *     longest the peer holds an ack: the stall) while steps are
+ *     unacknowledged; while it still does not move, each repair after the
+ *     first waits twice as long as the one before (at most a second, or the
+ *     stall when that is longer), so a peer too busy to ack is not buried
+ *     in repairs that make it busier still. A repair sends every
  *     step from acked to sent_next again, in as
  *     many messages as that takes (at most the history: 4,096 steps, about
  *     64 KiB for the sample game). A step lost in every datagram that carried
@@ -49,6 +53,7 @@
 #define CRADLE_STREAM_HISTORY_BYTES ((size_t)4 << 20) /* default history budget */
 #define CRADLE_STREAM_HISTORY_MIN 256u
 #define CRADLE_STREAM_HISTORY_MAX 4096u /* 68 s at 60 steps/s */
+#define CRADLE_STREAM_BACKOFF_CAP_NS 1000000000ull /* the longest wait between repairs (unless the stall is longer) */
 
 typedef struct cradle_stream_config {
     uint32_t snapshot_size; /* 1..CRADLE_SNAPSHOT_MAX, required */
@@ -72,6 +77,7 @@ typedef struct cradle_stream_peer {
     uint64_t sent_next;
     uint64_t progress_ns; /* when acked last moved, or steps began to wait for an ack */
     uint64_t repair_ns;   /* when the last repair began */
+    uint8_t backoff;      /* repairs begun since the ack last moved (capped) */
     bool repairing;       /* a repair is under way: */
     uint64_t repair_next; /* the next step it sends (done at sent_next) */
     uint32_t ack_every;   /* the peer acks every this many steps (ackpace.h) */

@@ -18,6 +18,7 @@ void cradle_ackpace_init(cradle_ackpace *pace, bool spectator, uint32_t steps_pe
 
 bool cradle_ackpace_due(cradle_ackpace *pace, uint64_t received_next, uint64_t now_ns) {
     assert(pace && pace->every >= 1);
+    if (pace->resend) return true;
     if (received_next <= pace->sent) {
         pace->waiting = false;
         return false;
@@ -31,8 +32,14 @@ bool cradle_ackpace_due(cradle_ackpace *pace, uint64_t received_next, uint64_t n
     return now_ns - pace->waiting_since_ns >= pace->wait_ns;
 }
 
+void cradle_ackpace_repeated(cradle_ackpace *pace) {
+    assert(pace);
+    pace->resend = true;
+}
+
 void cradle_ackpace_sent(cradle_ackpace *pace, uint64_t ack) {
     assert(pace);
     if (ack > pace->sent) pace->sent = ack;
     pace->waiting = false;
+    pace->resend = false;
 }

@@ -81,6 +81,21 @@ static void test_no_ack_without_progress(void **state) {
     assert_int_equal(p.sent, 50);
 }
 
+/* The server resent steps the spectator holds: its last ack was lost, and
+ * goes out again at once, though nothing new arrived; once only. */
+static void test_repeat_resends_the_ack(void **state) {
+    (void)state;
+    cradle_ackpace p;
+    cradle_ackpace_init(&p, true, 60, 0);
+    assert_true(cradle_ackpace_due(&p, 4, 0));
+    cradle_ackpace_sent(&p, 4); /* ... and lost; the stream pauses */
+    assert_false(cradle_ackpace_due(&p, 4, 1000 * MS));
+    cradle_ackpace_repeated(&p); /* a repair brought steps 0..3 again */
+    assert_true(cradle_ackpace_due(&p, 4, 1001 * MS));
+    cradle_ackpace_sent(&p, 4);
+    assert_false(cradle_ackpace_due(&p, 4, 2000 * MS));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_wait_is_past_the_last_step_acked),
@@ -88,6 +103,7 @@ int main(void) {
         cmocka_unit_test(test_spectator_acks_every_fourth_step),
         cmocka_unit_test(test_held_step_is_acked_after_the_wait),
         cmocka_unit_test(test_no_ack_without_progress),
+        cmocka_unit_test(test_repeat_resends_the_ack),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

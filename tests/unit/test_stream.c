@@ -162,8 +162,9 @@ static void test_burst_is_split(void **state) {
 }
 
 /* The last step's datagram is lost and the server pauses: after repair_ns
- * without ack progress the steps are sent again, then not again until
- * another repair_ns has passed. */
+ * without ack progress the steps are sent again; while the ack stays, each
+ * repair waits twice as long as the one before, up to a second; an ack that
+ * moves makes the next stall wait repair_ns again. */
 static void test_stalled_ack_is_repaired(void **state) {
     (void)state;
     cradle_stream st;
@@ -186,11 +187,35 @@ static void test_stalled_ack_is_repaired(void **state) {
     assert_int_equal(cradle_stream_next(&st, 0, 61 * MS, 50 * MS, out, sizeof out, &n), 0);
     assert_int_equal(n, 0); /* one repair per interval */
     assert_int_equal(cradle_stream_next(&st, 0, 111 * MS, 50 * MS, out, sizeof out, &n), 0);
+    assert_int_equal(n, 0); /* the second waits twice the stall: 100 ms */
+    assert_int_equal(cradle_stream_next(&st, 0, 160 * MS, 50 * MS, out, sizeof out, &n), 0);
     assert_true(n > 0);
     assert_int_equal(st.stats.repairs, 2);
-    cradle_stream_ack(&st, 0, 10, 112 * MS);
-    assert_int_equal(cradle_stream_next(&st, 0, 500 * MS, 50 * MS, out, sizeof out, &n), 0);
+    /* then 200, 400, 800 ms, and no more than a second apart from there */
+    uint64_t expected[] = {360, 760, 1560, 2560, 3560};
+    uint64_t at = 160;
+    for (size_t k = 0; k < sizeof expected / sizeof *expected; k++) {
+        for (at++; at < expected[k]; at++) {
+            assert_int_equal(cradle_stream_next(&st, 0, at * MS, 50 * MS, out, sizeof out, &n), 0);
+            assert_int_equal(n, 0);
+        }
+        assert_int_equal(cradle_stream_next(&st, 0, at * MS, 50 * MS, out, sizeof out, &n), 0);
+        assert_true(n > 0);
+    }
+    assert_int_equal(st.stats.repairs, 7);
+    cradle_stream_ack(&st, 0, 10, 3600 * MS);
+    assert_int_equal(cradle_stream_next(&st, 0, 4000 * MS, 50 * MS, out, sizeof out, &n), 0);
     assert_int_equal(n, 0);
+    /* a new stall after progress waits repair_ns alone again */
+    append(&st, 10, 0);
+    assert_int_equal(cradle_stream_next(&st, 0, 4000 * MS, 50 * MS, out, sizeof out, &n), 0);
+    assert_true(n > 0); /* step 10, lost */
+    assert_int_equal(cradle_stream_next(&st, 0, 4049 * MS, 50 * MS, out, sizeof out, &n), 0);
+    assert_int_equal(n, 0);
+    assert_int_equal(cradle_stream_next(&st, 0, 4050 * MS, 50 * MS, out, sizeof out, &n), 0);
+    check_message(out, n, 10, &first, &count, NULL);
+    assert_true(first == 10 && count == 1);
+    assert_int_equal(st.stats.repairs, 8);
     cradle_stream_deinit(&st);
 }
 
@@ -352,8 +377,13 @@ static void lossy_link_delivers_everything(bool spectator) {
             uint64_t first;
             uint32_t count;
             check_message(flight[slot], flight_n[slot], received_next, &first, &count, NULL);
+            bool fresh = false;
             for (uint32_t k = 0; k < count; k++)
-                if (first + k >= received_next && first + k < received_next + Q) have[(first + k) % Q] = true;
+                if (first + k >= received_next && first + k < received_next + Q && !have[(first + k) % Q]) {
+                    have[(first + k) % Q] = true;
+                    fresh = true;
+                }
+            if (!fresh) cradle_ackpace_repeated(&pace); /* as netclient.c: the ack was lost */
             while (have[received_next % Q]) have[received_next++ % Q] = false;
             flight_n[slot] = 0;
         }

@@ -35,6 +35,7 @@ typedef struct cradle_ackpace {
     uint64_t sent;             /* the ack last sent (or the start step) */
     uint64_t waiting_since_ns; /* when the oldest unacked step arrived */
     bool waiting;              /* received_next > sent */
+    bool resend;               /* the server resent held steps: its ack was lost */
 } cradle_ackpace;
 
 /* The longest a spectator's held step waits for its ack at this step rate
@@ -48,6 +49,12 @@ void cradle_ackpace_init(cradle_ackpace *pace, bool spectator, uint32_t steps_pe
  * first step it does not hold). Call it when steps arrive and when it
  * services its connection. */
 bool cradle_ackpace_due(cradle_ackpace *pace, uint64_t received_next, uint64_t now_ns);
+
+/* A STEPS brought only steps the client already holds: the server has not
+ * seen the ack that covers them (lost), so the next cradle_ackpace_due says
+ * yes, even with nothing new since (a spectator's last ack before a pause
+ * would otherwise never be sent again). */
+void cradle_ackpace_repeated(cradle_ackpace *pace);
 
 /* The client sent an INPUT carrying this ack. */
 void cradle_ackpace_sent(cradle_ackpace *pace, uint64_t ack);
