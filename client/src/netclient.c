@@ -5,6 +5,7 @@
 #include "netclient.h"
 
 #include <inttypes.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -301,6 +302,7 @@ static int on_steps(cradle_netclient *net, const cradle_wire_steps *s, uint64_t 
                     (unsigned)s->snapshot_size, (unsigned)net->snapshot_size);
     uint64_t first = cradle_wire_step_expand(net->received_next, (uint32_t)s->first_step);
     uint32_t h = 0;
+    bool fresh = false; /* a step not held yet */
     for (uint32_t i = 0; i < s->count; i++) {
         uint64_t index = first + i;
         bool has_hash = h < s->hash_count && s->hashes[h].offset == i;
@@ -322,8 +324,10 @@ static int on_steps(cradle_netclient *net, const cradle_wire_steps *s, uint64_t 
         net->queue_epoch[q] = s->epoch;
         net->queue_has_hash[q] = has_hash;
         net->queue_hash[q] = hash;
+        fresh = true;
         if (index > net->received_next) net->steps_early++;
     }
+    if (!fresh) cradle_ackpace_repeated(&net->ackpace); /* our ack did not arrive */
     while (net->received_next < net->queue_first + CRADLE_NETCLIENT_QUEUE_STEPS &&
            net->queue_step[net->received_next % CRADLE_NETCLIENT_QUEUE_STEPS] == net->received_next)
         net->received_next++;
@@ -513,7 +517,13 @@ int cradle_netclient_receive(cradle_netclient *net, uint64_t now_ns, uint32_t wa
     if (net->error) return net->error;
     ENetEvent event;
     net->service_ns = now_ns; /* raw STEPS arrive within (cradle_netclient_intercept) */
-    int rc = enet_host_service(net->enet, &event, wait_ms);
+    /* The wait is the socket's, not ENet's: ENet waits on until an event,
+     * and a raw STEPS, taken in its hook, is none. */
+    int rc = enet_host_service(net->enet, &event, 0);
+    if (rc == 0 && wait_ms > 0) {
+        struct pollfd socket = {.fd = net->enet->socket, .events = POLLIN};
+        if (poll(&socket, 1, wait_ms > INT32_MAX ? INT32_MAX : (int)wait_ms) > 0) rc = enet_host_service(net->enet, &event, 0);
+    }
     while (rc > 0 && !net->error) {
         switch (event.type) {
         case ENET_EVENT_TYPE_CONNECT:
