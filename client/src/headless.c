@@ -59,14 +59,15 @@ void cradle_client_print_done(FILE *to, const cradle_netclient *net) {
             ",\"hashes_checked\":%" PRIu64 ",\"last_hash_step\":%" PRId64 ",\"last_hash\":\"%016" PRIx64
             "\",\"final_hash\":\"%016" PRIx64 "\",\"build\":\"%s\",\"rtt_ms\":%.3f,\"desync\":%s"
             ",\"inputs_sent\":%" PRIu64 ",\"steps_early\":%" PRIu64 ",\"steps_repeated\":%" PRIu64
-            ",\"reloads\":%" PRIu64 ",\"turned_away\":%u,\"input_delay\":%u,\"delay_changes\":%" PRIu64 "}\n",
+            ",\"reloads\":%" PRIu64 ",\"turned_away\":%u,\"input_delay\":%u,\"delay_changes\":%" PRIu64
+            ",\"raw_steps\":%" PRIu64 ",\"raw_dropped\":%" PRIu64 ",\"dropped_unopened\":%" PRIu64 "}\n",
             net->welcome.slot == CRADLE_WIRE_SPECTATOR ? -1 : (int)net->welcome.slot, net->welcome.start_step,
             net->sim.next_step, net->hashes_checked,
             net->last_hash_step == CRADLE_NETCLIENT_NO_STEP ? (int64_t)-1 : (int64_t)net->last_hash_step,
             net->last_hash, cradle_netclient_state_hash(net), net->sim.contract ? net->sim.contract->build_id : "",
             (double)net->rtt_ns / 1e6, net->desync ? "true" : "false", net->inputs_sent, net->steps_early,
             net->steps_repeated, net->reloads, (unsigned)net->turned_away, (unsigned)net->welcome.input_delay,
-            net->delay_changes);
+            net->delay_changes, net->raw_steps, net->raw_dropped, net->dropped_unopened);
     fflush(to);
 }
 

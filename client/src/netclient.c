@@ -522,7 +522,8 @@ int cradle_netclient_receive(cradle_netclient *net, uint64_t now_ns, uint32_t wa
     int rc = enet_host_service(net->enet, &event, 0);
     if (rc == 0 && wait_ms > 0) {
         struct pollfd socket = {.fd = net->enet->socket, .events = POLLIN};
-        if (poll(&socket, 1, wait_ms > INT32_MAX ? INT32_MAX : (int)wait_ms) > 0) rc = enet_host_service(net->enet, &event, 0);
+        int timeout = wait_ms > INT32_MAX ? INT32_MAX : (int)wait_ms;
+        if (poll(&socket, 1, timeout) > 0) rc = enet_host_service(net->enet, &event, 0);
     }
     while (rc > 0 && !net->error) {
         switch (event.type) {

@@ -37,7 +37,7 @@ for name in p0 p1 spec; do
   hash=$h
 done
 [ "$(json_field "$(grep done spec.out)" slot)" = -1 ]
-# Acks: a player sends an INPUT with every step, a spectator every other
+# Acks: a player sends an INPUT with every step, a spectator every fourth
 # step (cradle/ackpace.h), give or take its catch-up and last step (a client
 # that runs several steps in one frame, as after a join or on a loaded
 # machine under ThreadSanitizer, sends their inputs in one INPUT: 89% was
@@ -51,6 +51,12 @@ read -r sent played < <(acks p0)
 read -r sent played < <(acks spec)
 [ "$sent" -ge $((played * 2 / 10)) ] && [ "$sent" -le $((played * 3 / 10 + 5)) ] ||
   { echo "the spectator sent $sent acks over $played steps, not about a quarter"; exit 1; }
+# Once a client answered its WELCOME, its steps come as raw datagrams (wire.h).
+for c in p0 spec; do
+  line=$(grep '"event":"done"' "$c.out")
+  [ "$(json_field "$line" raw_steps)" -gt 0 ] || { echo "$c took no raw STEPS: $line"; exit 1; }
+  [ "$(json_field "$line" raw_dropped)" = 0 ] || { echo "$c dropped raw datagrams: $line"; exit 1; }
+done
 wait $bots
 grep '"event":"bots_done"' bots.out
 grep -q '"bots":2,' bots.out
