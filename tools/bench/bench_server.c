@@ -87,7 +87,6 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <dirent.h>
 #include <malloc.h>
 #include <poll.h>
 #include <unistd.h>
@@ -96,6 +95,7 @@
 #include "cradle/enet_pool.h"
 #include "cradle/hash.h"
 #include "cradle/keys.h"
+#include "cradle/os.h"
 #include "cradle/raw_datagram.h"
 #include "cradle/reload.h"
 #include "cradle/secure.h"
@@ -712,36 +712,13 @@ static int bots_fd = -1;
 static char bench_dir[64]; /* the bots' library copies and the issuer key file */
 static char issuer_path[96];
 
-/* Removes the files in dir and dir itself; returns rmdir's result. */
-static int dir_remove(const char *dir) {
-    DIR *d = opendir(dir);
-    if (d) {
-        char path[192];
-        for (struct dirent *e; (e = readdir(d));)
-            if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 &&
-                snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < (int)sizeof path)
-                (void)unlink(path);
-        closedir(d);
-    }
-    return rmdir(dir);
-}
-
 /* The temporary directory, the issuer key in it and the bots' directories:
  * these hold their library copies when the bots' process died before it
  * closed them (it removes them itself when it does). */
 static void bench_dir_remove(void) {
     if (!bench_dir[0]) return;
-    (void)remove(issuer_path);
-    DIR *d = opendir(bench_dir);
-    if (d) {
-        char path[192];
-        for (struct dirent *e; (e = readdir(d));)
-            if (strncmp(e->d_name, "bot", 3) == 0 &&
-                snprintf(path, sizeof path, "%s/%s", bench_dir, e->d_name) < (int)sizeof path)
-                (void)dir_remove(path);
-        closedir(d);
-    }
-    if (rmdir(bench_dir) != 0) fprintf(stderr, "bench_server: %s is left behind\n", bench_dir);
+    cradle_os_remove_tree(bench_dir);
+    if (access(bench_dir, F_OK) == 0) fprintf(stderr, "bench_server: %s is left behind\n", bench_dir);
 }
 
 /* Describes a child's wait status into out. */
