@@ -9,6 +9,10 @@
 # wait_until SECS WHAT CMD...  runs CMD (a function too) until it succeeds;
 #                       after SECS seconds fails, naming WHAT. Tests wait for
 #                       a condition, never for a fixed time.
+#
+# Sourcing it also sets an ERR trap: a bare check that fails at a test's top
+# level (under set -e) names its line and command on stderr before the test
+# exits, so a failure never passes in silence. A test's own ERR trap replaces it.
 
 source "$(dirname "${BASH_SOURCE[0]}")/../../tools/session_keys.sh"
 
@@ -86,3 +90,5 @@ wait_until() {
     sleep 0.05
   done
 }
+
+trap 'echo "$(basename "$0"): failed at line $LINENO: $BASH_COMMAND" >&2' ERR

@@ -80,17 +80,19 @@ install_game trial
 start_server --game "$PWD/game.so" --dev-socket dev.sock
 wait_until 30 "the first steps" status_at_least step 30
 before=$(json_field "$(ctl status)" step)
+# steps a start-up on a busy machine dropped are not the trials' doing
+drops=$(json_field "$(ctl status)" dropped_steps)
 install_game trial_hang
 wait_until 30 "the hanging build's trial to fail" status_at_least reload_trial_failures 1
 after=$(json_field "$(ctl status)" step)
 grep -q "did not finish its trial within 2000 ms" server.err || fail "stderr lacks the hang"
 # the step loop went on for the trial's two seconds (60 steps a second)
 [ $((after - before)) -ge 100 ] || fail "only $((after - before)) steps while the trial hung"
-[ "$(json_field "$(ctl status)" dropped_steps)" = 0 ] || fail "steps dropped: $(ctl status)"
+[ "$(json_field "$(ctl status)" dropped_steps)" = "$drops" ] || fail "steps dropped: $(ctl status)"
 install_game trial_crash
 wait_until 30 "the crashing build's trial to fail" status_at_least reload_trial_failures 2
 install_game trial_two
 wait_until 30 "the good build to swap in" status_at_least reloads 1
 [ "$(json_field "$(ctl status)" reload_refusals)" = 2 ] || fail "refusals: $(ctl status)"
-[ "$(json_field "$(ctl status)" dropped_steps)" = 0 ] || fail "steps dropped: $(ctl status)"
+[ "$(json_field "$(ctl status)" dropped_steps)" = "$drops" ] || fail "steps dropped: $(ctl status)"
 echo "paced: hang and crash refused by the watch, the good build swapped, no step dropped"
