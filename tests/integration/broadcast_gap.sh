@@ -50,21 +50,16 @@ pids+=("$viewer")
 # The session drops no step for it (a start-up on a busy machine may have
 # dropped some already: the outage must add none).
 drops_before=$(status_field dropped_steps)
-no_new_drops() {
-  local now
-  now=$(status_field dropped_steps)
-  [ "$now" = "$drops_before" ] || fail "$((now - drops_before)) steps dropped during the outage"
-}
 kill_origin
 wait_until 60 "2 fragments lost while the origin is down" at_least broadcast_lost 2
-no_new_drops
+no_steps_dropped_since "$drops_before" "$(ctl status)"
 ctl status | grep '"broadcast_gaps":\[\[[0-9]*,[0-9]*\]' >/dev/null || fail "status names no gap: $(ctl status)"
 restart_origin
 wait_until 60 "the queue to drain after the origin came back" equals broadcast_queued 0
 after=$(status_field broadcast_fragments)
 # a keyframe after the gap (every 2 s), and fragments after it to play
 wait_until 30 "five more fragments" at_least broadcast_fragments $((after + 5))
-no_new_drops
+no_steps_dropped_since "$drops_before" "$(ctl status)"
 grep -q '"gaps":\[{"first":[0-9]*,"last":[0-9]*}' "$sync_file" || fail "sync names no gap: $(cat "$sync_file")"
 ctl quit >/dev/null
 wait "$SERVER_PID"

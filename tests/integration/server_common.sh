@@ -9,6 +9,10 @@
 # wait_until SECS WHAT CMD...  runs CMD (a function too) until it succeeds;
 #                       after SECS seconds fails, naming WHAT. Tests wait for
 #                       a condition, never for a fixed time.
+# no_steps_dropped_since COUNT STATUS  fails, saying how many, when STATUS (a
+#                       status reply) shows more dropped_steps than COUNT:
+#                       the count taken before the event a test checks (a
+#                       start-up on a busy machine may drop a step or two).
 #
 # Sourcing it also sets an ERR trap: a bare check that fails at a test's top
 # level (under set -e) names its line and command on stderr before the test
@@ -76,6 +80,14 @@ stop_server_on_exit() {
   if [ -n "${SERVER_PID:-}" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
     kill -KILL "$SERVER_PID" 2>/dev/null || true
   fi
+}
+
+no_steps_dropped_since() {
+  local now
+  now=$(json_field "$2" dropped_steps)
+  [ "$now" = "$1" ] && return 0
+  echo "$((now - $1)) steps dropped since the count of $1: $2" >&2
+  return 1
 }
 
 wait_until() {
