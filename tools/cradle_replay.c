@@ -395,7 +395,6 @@ static void replay_all(run *r) {
     int rc;
     r->t0 = now_s();
     for (;;) {
-        if (r->o.synctest) synctest_prepare(&r->sync, p); /* the twin starts the step beside the driver */
         if ((rc = cradle_replay_next(p, &item)) != 1) break;
         int sync = r->o.synctest ? synctest_take(&r->sync, p, &item) : 0;
         if (sync < 0) fail(v, "%s", p->message);

@@ -6,8 +6,9 @@
  *   - replay steps per second: reader + the game's step + output, for the
  *     counter game and for any game library given on the command line
  *     (replayed with bot input for its maximum player count), then the
- *     same log under cradle-replay --synctest's check (tools/replay/: its
- *     twin on a second thread for a large state, as cradle-replay runs it);
+ *     same log under cradle-replay --synctest's check (tools/replay/: the
+ *     state compare split across two threads for a large state, as
+ *     cradle-replay runs it);
  *   - a server's cost of keeping states for desync analysis (a copy of the
  *     state at every hash step, four kept);
  *   - the game thread's cost per step of writing a log at 60 steps/s
@@ -172,8 +173,8 @@ out:
 
 /* Replays path through the replay driver as cradle-replay does, with
  * --synctest's check (replay/synctest.h) when sync, up to `limit` steps (0:
- * all): steps per second, best of 3 (wall time, since the check may run
- * its twin on a second thread; the driver's opening excluded); *matched
+ * all): steps per second, best of 3 (wall time, since the check may split
+ * its compare across two threads; the driver's opening excluded); *matched
  * says whether every hash matched (and every step's two runs). */
 static double time_replay(const char *path, const char *lib_path, bool sync, uint64_t limit, uint64_t *steps,
                           bool *matched) {
@@ -192,7 +193,6 @@ static double time_replay(const char *path, const char *lib_path, bool sync, uin
         double t0 = (double)cradle_mono_ns() / 1e9;
         cradle_replay_item item;
         for (;;) {
-            if (sync) synctest_prepare(&t, &r);
             if (cradle_replay_next(&r, &item) != 1) break;
             if (sync && synctest_take(&t, &r, &item) != 0) break;
             if (item.kind == CRADLE_REPLAY_STEP) sink += item.output_size;

@@ -1,4 +1,4 @@
-/* cradle-replay --synctest: each step run by a twin beside the replay (synctest.h). */
+/* cradle-replay --synctest: each step run again by a twin of the replay's state (synctest.h). */
 #define _GNU_SOURCE /* sched_getaffinity: the CPUs this process may run on */
 #include "synctest.h"
 
@@ -50,8 +50,7 @@ static void *worker_main(void *arg) {
     for (uint64_t next = 1;; next++) {
         await(&w->posted, next);
         if (w->job == SYNCTEST_JOB_QUIT) return NULL;
-        if (w->job == SYNCTEST_JOB_STEP) cradle_twin_step(&t->twin, w->snapshot);
-        else w->equal = cradle_twin_part_equal(&t->twin, w->first, w->from, w->to);
+        w->equal = cradle_twin_part_equal(&t->twin, w->first, w->from, w->to); /* reads only */
         atomic_store_explicit(&w->done, next, memory_order_release);
     }
 }
@@ -72,7 +71,7 @@ static int usable_cpus(void) {
     return (int)sysconf(_SC_NPROCESSORS_ONLN);
 }
 
-/* The second thread, when two cores and the state make it worth it. */
+/* The second thread, for the compare, when two cores and the state make it worth it. */
 static void start_worker(synctest *t, const cradle_replay *r) {
     if (usable_cpus() < 2 || cradle_sim_state_size(&r->sim) < SYNCTEST_PARALLEL_MIN) return;
     atomic_init(&t->worker.posted, 0);
@@ -80,28 +79,15 @@ static void start_worker(synctest *t, const cradle_replay *r) {
     t->worker.started = pthread_create(&t->worker.thread, NULL, worker_main, t) == 0;
 }
 
-void synctest_prepare(synctest *t, cradle_replay *r) {
-    synctest_worker *w = &t->worker;
-    if (!w->started || t->failed || w->stepping) return;
-    const uint8_t *snapshot = cradle_replay_peek_step(r);
-    if (!snapshot || t->twin.sim.next_step != r->sim.next_step) return;
-    w->snapshot = snapshot;
-    w->stepping = true;
-    post(w, SYNCTEST_JOB_STEP);
-}
-
-/* The twin's step, on the worker when prepare started it, and the state
- * compare: in halves on both threads, then the output. */
+/* The twin's step, after the driver's on this thread (synctest.h: the game
+ * never runs on two threads at once), and the state compare: in halves on
+ * both threads when the worker runs, then the output. */
 static bool twin_run_and_check(synctest *t, cradle_replay *r, const cradle_replay_item *item) {
     synctest_worker *w = &t->worker;
     const uint8_t *output = item->output;
     size_t output_size = item->output ? item->output_size : 0;
-    if (!w->stepping) {
-        cradle_twin_step(&t->twin, item->snapshot);
-        return cradle_twin_check(&t->twin, &r->sim, output, output_size);
-    }
-    finish(w); /* the twin's step */
-    w->stepping = false;
+    cradle_twin_step(&t->twin, item->snapshot);
+    if (!w->started) return cradle_twin_check(&t->twin, &r->sim, output, output_size);
     size_t size = cradle_sim_state_size(&r->sim), half = size / 2u;
     w->first = &r->sim;
     w->from = half;
@@ -135,8 +121,7 @@ int synctest_open(synctest *t, cradle_replay *r, uint64_t every) {
 void synctest_close(synctest *t) {
     synctest_worker *w = &t->worker;
     if (w->started) {
-        finish(w); /* a step posted for a record next() never ran */
-        post(w, SYNCTEST_JOB_QUIT);
+        post(w, SYNCTEST_JOB_QUIT); /* idle: every compare is waited for */
         pthread_join(w->thread, NULL);
         w->started = false;
     }
@@ -220,13 +205,6 @@ static int take_step(synctest *t, cradle_replay *r, const cradle_replay_item *it
 
 int synctest_take(synctest *t, cradle_replay *r, const cradle_replay_item *item) {
     if (t->failed) return 1;
-    if (t->worker.stepping && item->kind != CRADLE_REPLAY_STEP) {
-        /* prepare() saw a step, next() handled something else: cannot happen
-         * (the held record is what next() takes), but never leave the worker
-         * running on a snapshot the reader may reuse. */
-        finish(&t->worker);
-        t->worker.stepping = false;
-    }
     switch (item->kind) {
     case CRADLE_REPLAY_STEP: return take_step(t, r, item);
     case CRADLE_REPLAY_RELOAD: /* the new build took the state over: its on_reload may have changed it */

@@ -28,14 +28,18 @@
  * driver compares the log's hashes and its trailer). At a RELOAD item the
  * twin takes a fresh copy of the state the new build took over.
  *
- * Two cores: when the process may run on two and the state is large enough for
- * the work to outweigh the hand-over (SYNCTEST_PARALLEL_MIN bytes), the
- * twin runs on a second thread. The caller calls synctest_prepare() before
- * each next(): when the next record is a step, the twin starts it on the
- * worker while the driver runs it, and synctest_take() then compares the
- * two state blocks in halves, one on each thread. The result is the same
- * check; only the time differs. The threads hand over through two atomic
- * counters (release/acquire), spinning briefly and then yielding.
+ * The game runs on one thread only: the twin's step follows the driver's on
+ * the caller's thread, never beside it. The ABI does not ask a game to be
+ * thread-safe, and a game that breaks it by keeping mutable data outside
+ * its state block (the very breach this test looks for) would race between
+ * two concurrent runs of a step: the report would then depend on which run
+ * got there first, and ThreadSanitizer would stop the program before the
+ * report. Run one after the other, the same broken game fails the same way
+ * every run. What the second thread may do is read: with two cores and a
+ * state of SYNCTEST_PARALLEL_MIN bytes or more, the two state blocks are
+ * compared in halves, one on each thread (the same check; only the time
+ * differs). The threads hand over through two atomic counters
+ * (release/acquire), spinning briefly and then yielding.
  *
  * Memory: open allocates two blocks of the driver's capacity (the twin's
  * and the moves') and may start the worker; take allocates nothing.
@@ -51,7 +55,7 @@
 
 #define SYNCTEST_DEFAULT_EVERY 100u
 #define SYNCTEST_SHOW 16u /* bytes of each run shown from the first difference */
-#define SYNCTEST_PARALLEL_MIN (64u * 1024u) /* state bytes from which the twin runs on a second thread */
+#define SYNCTEST_PARALLEL_MIN (64u * 1024u) /* state bytes from which the compare is split across two threads */
 
 /* The first difference between a step's two runs. */
 typedef struct synctest_failure {
@@ -71,18 +75,16 @@ typedef struct synctest_failure {
 
 /* The second thread's one job at a time: posted is the count of jobs the
  * main thread handed over, done the count the worker finished. */
-typedef enum synctest_job { SYNCTEST_JOB_STEP = 1, SYNCTEST_JOB_COMPARE, SYNCTEST_JOB_QUIT } synctest_job;
+typedef enum synctest_job { SYNCTEST_JOB_COMPARE = 1, SYNCTEST_JOB_QUIT } synctest_job;
 
 typedef struct synctest_worker {
     bool started;
     pthread_t thread;
     _Atomic uint64_t posted, done;
     synctest_job job;
-    const uint8_t *snapshot;    /* STEP: the twin's next step */
     const cradle_sim *first;    /* COMPARE: the driver's sim, bytes [from, to) */
     size_t from, to;
     bool equal;                 /* COMPARE: the result */
-    bool stepping;              /* a STEP was posted for the record next() is about to run */
 } synctest_worker;
 
 typedef struct synctest {
@@ -102,11 +104,6 @@ typedef struct synctest {
  * state (step 0's, or the step the replay is at). every >= 1. Returns 0,
  * CRADLE_ENOMEM, or a twin that does not fit (r cannot hold it either). */
 int synctest_open(synctest *t, cradle_replay *r, uint64_t every);
-
-/* Before each cradle_replay_next(): when the twin runs on the second
- * thread and the next record is a step, starts the twin's run of it there.
- * Does nothing otherwise (a caller may always call it). */
-void synctest_prepare(synctest *t, cradle_replay *r);
 
 /* Takes the item cradle_replay_next() just returned: a STEP is run by the
  * twin and compared (and the driver's state moved after it when its turn
