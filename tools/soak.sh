@@ -28,7 +28,7 @@
 # It prints a summary line per profile. Programs: as tools/crash_drill.sh
 # (CRADLE_BUILD, or SERVER CLIENT GAME REPLAY CTL PROXY). Work files:
 # $SOAK_DIR (default a temp dir, removed on success).
-set -euo pipefail
+set -Eeuo pipefail
 total=${1:-900}
 profiles=${SOAK_PROFILES:-netcode yojimbo}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -62,6 +62,9 @@ PIDS=()
 cleanup() { for pid in "${PIDS[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done; }
 trap cleanup EXIT
 field() { echo "$1" | sed -n "s/.*\"$2\":\"\{0,1\}\([^\",}]*\)\"\{0,1\}.*/\1/p"; }
+# A bare check that fails (under set -e) names its line, never ending the
+# soak in silence.
+trap 'echo "soak FAILED (${profile:-before a profile}): line $LINENO: $BASH_COMMAND" >&2' ERR
 fail() {
   echo "soak FAILED ($profile): $*" >&2
   echo "work files kept in $work" >&2
@@ -81,9 +84,10 @@ soak_profile() {
       "${SECURITY[@]}" --dev-socket dev.sock --input-delay auto --timeout 600000 --hash-interval 30 \
       >server.out 2>server.err &
     pid_server=$!
-    for _ in $(seq 1 200); do
-      grep -q '"event":"serving"' server.out 2>/dev/null && break
+    local deadline=$((SECONDS + 60))
+    while ! grep -q '"event":"serving"' server.out 2>/dev/null; do
       kill -0 "$pid_server" 2>/dev/null || break
+      [ $SECONDS -lt $deadline ] || { kill -KILL "$pid_server"; fail "server not serving after 60 s: $(cat server.err)"; }
       sleep 0.05
     done
     grep -q '"event":"serving"' server.out && break
@@ -94,7 +98,8 @@ soak_profile() {
     ${SOAK_SEED:+--seed "$SOAK_SEED"} >proxy.out 2>proxy.err &
   pid_proxy=$!
   PIDS+=("$pid_proxy")
-  for _ in $(seq 1 100); do grep -q '"event":"proxy"' proxy.out 2>/dev/null && break; sleep 0.05; done
+  local proxy_deadline=$((SECONDS + 30))
+  until grep -q '"event":"proxy"' proxy.out 2>/dev/null || [ $SECONDS -ge $proxy_deadline ]; do sleep 0.05; done
   local settings listen
   settings=$(grep '"event":"proxy"' proxy.out) || fail "proxy did not start: $(cat proxy.err)"
   listen=$(field "$settings" listen)
@@ -167,10 +172,9 @@ soak_profile() {
   wait "$pid_server" || fail "server exited $?: $(tail -5 server.err)"
   kill "$pid_rss" 2>/dev/null || true
   wait "$pid_rss" 2>/dev/null || true
-  kill -USR1 "$pid_proxy"
-  sleep 0.2
+  # The proxy prints its counters as it exits: waited for, its line is there.
   kill -TERM "$pid_proxy"
-  wait "$pid_proxy" || true
+  wait "$pid_proxy" || fail "the proxy exited $?: $(tail -3 proxy.err)"
   local elapsed=$(($(date +%s) - started))
   [ "$failed" -eq 0 ] || fail "$failed of $bots bots failed (exit 4 = desync, 1 = an error it printed)"
   [ "$(field "$status" desyncs)" = 0 ] || fail "the server counted desyncs: $status"
@@ -215,7 +219,7 @@ soak_profile() {
   fi
 
   local counters
-  counters=$(grep '"event":"counters"' proxy.out | tail -1)
+  counters=$(grep '"event":"exit"' proxy.out | tail -1) || fail "the proxy printed no counters: $(tail -3 proxy.out)"
   printf 'soak %-8s %4d s, %d bots, seed %s: %s steps, 0 desyncs, %s hashes verified in the log,' \
     "$profile" "$elapsed" "$bots" "$(field "$settings" seed)" "$steps" "$hashes"
   printf ' each bot checked >= %s hashes and matched the replay; server RSS %s..%s KiB after warm-up' \

@@ -53,12 +53,20 @@ start_server() {
     : >server.out
     "$server" --bind 127.0.0.1 --port "$PORT" "${security[@]}" "$@" >server.out 2>server.err &
     SERVER_PID=$!
-    local waited=0
-    while [ $waited -lt 100 ]; do
+    # A sanitizer build on a busy machine can take seconds to start: the
+    # deadline is generous, and a server still starting at it is stopped
+    # and named, never waited for without end.
+    local deadline=$((SECONDS + 60))
+    while :; do
       if grep -q '"event":"serving"' server.out 2>/dev/null; then return 0; fi
       if ! kill -0 "$SERVER_PID" 2>/dev/null; then break; fi
+      if [ $SECONDS -ge $deadline ]; then
+        kill -KILL "$SERVER_PID" 2>/dev/null || true
+        echo "server did not print \"serving\" within 60 s:" >&2
+        cat server.err >&2
+        return 1
+      fi
       sleep 0.05
-      waited=$((waited + 1))
     done
     local rc=0
     wait "$SERVER_PID" || rc=$?
