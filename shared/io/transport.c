@@ -339,15 +339,18 @@ static void process_conn(cradle_transport *t, conn *c) {
         }
         char *nl = memchr(base + c->scan, '\n', c->in_len - c->scan);
         size_t length = nl ? (size_t)(nl - base) - c->in_start : c->in_len - c->in_start;
+        /* The limit is on the line's own bytes: a CR at the end (so far) may
+         * be a CRLF terminator's, which run_line drops, and does not count. */
+        size_t own = length > 0 && base[c->in_start + length - 1] == '\r' ? length - 1 : length;
         if (!nl) {
             c->scan = c->in_len;
-            bool overlong = length > t->config.line_max;
+            bool overlong = own > t->config.line_max;
             bool last = c->stdio && c->read_closed && length > 0;
             if (!overlong && !last) break;
         }
         if (budget == 0) break; /* the next poll does not wait: see has_line */
         if (out_tail(t, c) < t->config.reply_reserve) break; /* back-pressure */
-        if (length > t->config.line_max) {
+        if (own > t->config.line_max) {
             reply_too_long(t, c);
             c->discarding = nl == NULL;
         } else {
