@@ -119,6 +119,12 @@ refused_one() {
   [ "$rc" -eq 1 ] && grep -q -- '--dev-clients' full.out
 }
 wait_until 10 "a refusal naming --dev-clients" refused_one
+# From then on every try gets the server's refusal, never a send error: the
+# server writes its reason and closes at once, maybe before the request goes.
+for try in 1 2 3 4 5 6 7 8 9 10; do
+  refused_one || fail "try $try of a connection past the limit: $(cat full.out)"
+done
+grep -q "full: all 4 dev connections are in use (the host's --dev-clients)" full.out || fail "$(cat full.out)"
 for h in "${holders[@]}"; do kill "$h" 2>/dev/null || true; done
 dev_free() { ctl status >/dev/null 2>&1; }
 wait_until 10 "a dev connection to free up" dev_free

@@ -217,12 +217,19 @@ static int connect_host(ctl *c) {
     return EXIT_OK;
 }
 
-static int send_all(ctl *c, const char *data, size_t length) {
+/* Sends length bytes. A server that closed the connection (EPIPE,
+ * ECONNRESET) is not reported here: *closed is set, since it may have said
+ * why first (a refusal when its dev connections are all in use), and the
+ * caller reads that. */
+static int send_all(ctl *c, const char *data, size_t length, bool *closed) {
+    *closed = false;
     while (length > 0) {
         ssize_t n = send(c->fd, data, length, MSG_NOSIGNAL);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) {
-            if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            if (errno == EPIPE || errno == ECONNRESET) {
+                *closed = true;
+            } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
                 fprintf(stderr, "cradlectl: the server took no input for %g s\n", c->timeout_s);
             } else {
                 fprintf(stderr, "cradlectl: sending to %s: %s\n", c->socket_path, strerror(errno));
@@ -235,8 +242,10 @@ static int send_all(ctl *c, const char *data, size_t length) {
     return EXIT_OK;
 }
 
-/* Reads until a whole line is buffered; *line_length excludes the newline. */
-static int read_reply(ctl *c, size_t *line_length) {
+/* Reads until a whole line is buffered; *line_length excludes the newline.
+ * quiet: a connection that ends without a line is not reported (the caller
+ * says what it means). */
+static int read_reply(ctl *c, size_t *line_length, bool quiet) {
     for (;;) {
         char *nl = memchr(c->reply, '\n', c->reply_length);
         if (nl) {
@@ -260,9 +269,10 @@ static int read_reply(ctl *c, size_t *line_length) {
         if (n > 0) {
             c->reply_length += (size_t)n;
         } else if (n == 0) {
-            fprintf(stderr, "cradlectl: the server closed the connection without a reply\n");
+            if (!quiet) fprintf(stderr, "cradlectl: the server closed the connection without a reply\n");
             return EXIT_FAILED;
         } else if (errno != EINTR) {
+            if (quiet && errno == ECONNRESET) return EXIT_FAILED;
             if (errno == EAGAIN || errno == EWOULDBLOCK) {
                 fprintf(stderr, "cradlectl: no reply within %g s\n", c->timeout_s);
             } else {
@@ -273,11 +283,17 @@ static int read_reply(ctl *c, size_t *line_length) {
     }
 }
 
-/* Sends one request (length bytes in c->request) and prints its reply. */
+/* Sends one request (length bytes in c->request) and prints its reply. When
+ * the server closed the connection before the request went, the line it
+ * sent before closing is the reply (a refusal), if it sent one. */
 static int round_trip(ctl *c, size_t length) {
-    int rc = send_all(c, c->request, length);
+    bool closed = false;
+    int rc = send_all(c, c->request, length, &closed);
     size_t line_length = 0;
-    if (rc == EXIT_OK) rc = read_reply(c, &line_length);
+    if (rc == EXIT_OK || closed) rc = read_reply(c, &line_length, closed);
+    if (closed && rc != EXIT_OK)
+        fprintf(stderr, "cradlectl: the server at %s closed the connection before the request, saying nothing\n",
+                c->socket_path);
     if (rc != EXIT_OK) return -1;
     rc = ctl_show_reply(c->format, c->reply, line_length);
     c->reply_length -= line_length + 1;
