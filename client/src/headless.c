@@ -81,7 +81,7 @@ int cradle_client_report_failure(const cradle_netclient *net, const char *who) {
     }
     if (net->error) {
         fprintf(stderr, "%s: %s\n", who, net->message);
-        return 1;
+        return net->desync || !cradle_netclient_ended_normally(net) ? 1 : 0; /* the server stopping is an end */
     }
     return 0;
 }

@@ -446,7 +446,8 @@ static int on_packet(cradle_netclient *net, const uint8_t *data, size_t size, ui
         net->delay_changes++;
         return 0;
     case CRADLE_WIRE_BYE:
-        return fail(net, CRADLE_ENET_INIT, "the server closed the session (%s)%s%s",
+        net->bye = m.as.bye.reason;
+        return fail(net, CRADLE_ENET_CLOSED, "the server closed the session (%s)%s%s",
                     cradle_wire_bye_name(m.as.bye.reason), m.as.bye.text[0] ? ": " : "", m.as.bye.text);
     default: return 0; /* HELLO, INPUT, DESYNC are client-to-server: ignore */
     }
@@ -794,6 +795,10 @@ uint64_t cradle_netclient_pending(const cradle_netclient *net) {
 }
 
 bool cradle_netclient_playing(const cradle_netclient *net) { return net->phase == CRADLE_NETCLIENT_PLAYING; }
+
+bool cradle_netclient_ended_normally(const cradle_netclient *net) {
+    return net->error == CRADLE_ENET_CLOSED && net->bye == CRADLE_WIRE_BYE_SHUTDOWN;
+}
 
 uint32_t cradle_netclient_players_present(const cradle_netclient *net) {
     if (net->phase != CRADLE_NETCLIENT_PLAYING || net->sim.next_step == net->welcome.start_step) return 0;

@@ -32,7 +32,10 @@
  *                        message from the server for silence_timeout_ms
  *   CRADLE_ENET_REFUSED  REFUSE (net->refusal: its reason, text printed)
  *   CRADLE_ENET_MESSAGE  the server sent something invalid
- *   CRADLE_ENET_INIT     the connection dropped or the server said BYE
+ *   CRADLE_ENET_CLOSED   the server said BYE (net->bye: its reason); for
+ *                        "shutdown" the session ended normally
+ *                        (cradle_netclient_ended_normally)
+ *   CRADLE_ENET_INIT     the connection dropped
  *   CRADLE_ERELOAD_*     the announced build never appeared in time
  *   CRADLE_EIO           --output or the desync report could not be written
  * A desync is not a failure of the session object: net->desync is set, the
@@ -175,6 +178,7 @@ typedef struct cradle_netclient {
     int error;                          /* 0 or the code that ended the session */
     int refusal;                        /* cradle_wire_refusal when error == CRADLE_ENET_REFUSED */
     char refusal_text[CRADLE_WIRE_TEXT_MAX + 1]; /* ... and the server's text with it */
+    int bye;                            /* cradle_wire_bye when error == CRADLE_ENET_CLOSED */
     char message[CRADLE_NETCLIENT_MESSAGE_MAX];
 
     cradle_reload reload;
@@ -298,6 +302,10 @@ uint64_t cradle_netclient_pending(const cradle_netclient *net);
 
 /* True once the session is stepping (WELCOME and any state block done). */
 bool cradle_netclient_playing(const cradle_netclient *net);
+
+/* Whether the session ended as sessions end: the server said BYE because
+ * it is stopping (a kick, a timeout or a dropped link is not normal). */
+bool cradle_netclient_ended_normally(const cradle_netclient *net);
 
 /* Sends BYE (leaving) and disconnects, waiting at most wait_ms for ENet to
  * deliver it. */

@@ -36,7 +36,9 @@ cradle_netclient_config cradle_client_net_config(const cradle_client_options *o)
  *    "rtt_ms":R,"desync":false} */
 void cradle_client_print_done(FILE *to, const cradle_netclient *net);
 
-/* The exit status for a session that ended with net->error (1) or a desync (4). */
+/* The exit status for a session that ended: 0 when the server stopped it
+ * (BYE shutdown: a normal end, said on stderr), 1 for any other net->error,
+ * 4 for a desync. */
 int cradle_client_report_failure(const cradle_netclient *net, const char *who);
 
 /* --headless (and --bots N): runs without SDL. Returns the exit status. */

@@ -2,12 +2,14 @@
 # cradle-client's failures: clear message, exit 1, no hang.
 #  - nothing listens on the port: exit 1 within the connect timeout;
 #  - the server runs another build of the game: refused, both build ids shown;
-#  - the server stops mid-game: "closed the session" / lost, exit 1;
+#  - the server dies mid-game: "connection lost", exit 1;
+#  - the server stops normally (SIGTERM) while bots play to the end: exit 0,
+#    the reason said; a kicked client exits 1;
 #  - a client that gives up (silence timeout) frees its slot at once;
 #  - a client connecting again with its token's client id takes its slot back;
 #  - usage errors exit 2; --help and --version exit 0.
 set -euo pipefail
-server=$1 client=$2 game=$3 other_build=$4
+server=$1 client=$2 game=$3 other_build=$4 ctl=$5
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/server_common.sh"
 work=$(mktemp -d)
@@ -89,4 +91,26 @@ grep -q '"event":"playing","slot":0' back.out || { echo "the same client was not
 grep -q "client 7 connected again" server.err
 kill -KILL "$ghost" "$back"
 wait "$ghost" "$back" 2>/dev/null || true
+kill -KILL "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true
+
+# The end of a session: bots with no --steps play until the server stops.
+# A server stopping normally is the session's end, not a failure: exit 0.
+# A kicked client is removed against its will: exit 1.
+start_server --game "$game" --players 3 --dev-socket dev.sock
+"$client" --headless --game "$game" --port "$PORT" "${CLIENT_SECURITY[@]}" --bots 2 >bots.out 2>bots.err & bots=$!
+"$client" --headless --game "$game" --port "$PORT" "${CLIENT_SECURITY[@]}" --bot --slot 2 >kicked.out 2>kicked.err &
+kicked=$!
+joined() { [ "$(json_field "$("$ctl" --socket dev.sock --json status)" joins)" -ge 3 ]; }
+wait_until 30 "three players to join" joined
+wait_until 30 "the kicked client to play" grep -q '"event":"playing"' kicked.out
+"$ctl" --socket dev.sock kick slot=2 >/dev/null
+rc=0; wait "$kicked" || rc=$?
+[ "$rc" -eq 1 ] || { echo "a kicked client exited $rc"; cat kicked.err; exit 1; }
+grep -q "the server closed the session (kicked)" kicked.err || { cat kicked.err; exit 1; }
+kill -TERM "$SERVER_PID"
+rc=0; wait "$bots" || rc=$?
+[ "$rc" -eq 0 ] || { echo "bots at a normal end exited $rc"; cat bots.out bots.err; exit 1; }
+grep -q "the server closed the session (shutdown)" bots.err || { cat bots.err; exit 1; }
+grep -q '"event":"bots_done","bots":2,.*"desyncs":0,"status":0' bots.out || { cat bots.out; exit 1; }
+wait "$SERVER_PID"
 echo "client errors ok"

@@ -79,6 +79,7 @@
     X(CRADLE_ENET_REFUSED,     -113, "refused",             "the server refused the connection") \
     X(CRADLE_ENET_TIMEOUT,     -114, "timeout",             "the peer did not answer in time") \
     X(CRADLE_ENET_AUTH,        -115, "auth_failed",         "authentication failed") \
+    X(CRADLE_ENET_CLOSED,      -116, "closed",              "the server closed the session") \
     /* config */                                                                           \
     X(CRADLE_ECONFIG,          -130, "config",              "invalid configuration") \
     /* the simulation core: what a game returns at run time */                          \
