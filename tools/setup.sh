@@ -20,6 +20,8 @@ packages=(
   # WebDAV PUT for the origin and proxy_cache for the edge; the test's
   # viewers and writer are the curl command.
   nginx-light curl
+  # The same broadcast through another cache (integration.broadcast_varnish).
+  varnish
 )
 # Extra packages a caller asks for (the benchmarks add redis-server).
 packages+=("$@")

@@ -128,8 +128,13 @@ for name in other frag/01 frag/x key/ data/ABCD data/${data_name^^} start/; do
   [ "$code" = 404 ] || fail "PUT of $name, outside the layout: status $code, expected 404"
 done
 [ ! -e "$ORIGIN_ROOT$B/other" ] && [ ! -e "$ORIGIN_ROOT$B/frag/01" ] || fail "a name outside the layout was stored"
-expect_status "GET of a fragment not written" 404 GET "$ORIGIN_URL$B/frag/999"
-[ -z "$(header Cache-Control)" ] || fail "a 404 carries Cache-Control: $(header Cache-Control)"
+# A file not written yet is a 404 any cache keeps a second at most (a cache
+# left to choose keeps it minutes: Varnish 120 s), sync as the others.
+for missing in frag/999 key/999 "data/$(printf '%064d' 0)" start2/sync; do
+  expect_status "GET of $missing, not written" 404 GET "$ORIGIN_URL$B/$missing"
+  [ "$(header Cache-Control)" = "public, max-age=1" ] ||
+    fail "a 404 for $missing carries Cache-Control \"$(header Cache-Control)\", expected \"public, max-age=1\""
+done
 
 # ---- headers, on GET and HEAD
 immutable="public, max-age=31536000, immutable"
@@ -181,7 +186,7 @@ started=$EPOCHREALTIME
 curl -sS --no-progress-meter --max-time 20 --parallel --parallel-immediate --parallel-max 50 \
   -w '%{http_code} %{time_total}\n' "${viewers[@]}" >"$work/viewers/status" 2>"$work/viewers/err" &
 viewers_pid=$!
-wait_until 3 "50 viewers' requests read by the edge" edge_read_all || fail "the 50 GETs were not all in flight at once"
+wait_until 15 "50 viewers' requests read by the edge" edge_read_all || fail "the 50 GETs were not all in flight at once"
 stalled=$(awk -v a="$started" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
 resume_origin
 wait "$viewers_pid" || { viewers_pid=; fail "the viewers' curl failed: $(cat "$work/viewers/err")"; }
