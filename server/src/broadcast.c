@@ -101,7 +101,8 @@ struct cradle_server_broadcast {
     uint8_t *building;
     size_t building_size, building_capacity;
     uint32_t building_first, building_end;
-    uint64_t building_since_ns;
+    uint64_t building_since_ns;    /* when the fragment's time began: the last cut, or its first block */
+    uint64_t last_cut_ns;          /* 0 before the first cut */
     bool building_trailer;
     uint32_t building_data_count;
     uint8_t building_data_hash[CRADLE_BROADCAST_FRAGMENT_DATA_MAX][CRADLE_LOG_FILE_HASH_BYTES];
@@ -358,6 +359,7 @@ static void cut(cradle_server_broadcast *b, uint64_t now) {
     }
     b->building_lost = false;
     b->building_size = 0;
+    b->last_cut_ns = now;
     b->building_data_count = 0;
     b->building_trailer = false;
     enqueue(b, f);
@@ -397,7 +399,10 @@ static void take_block(cradle_server_broadcast *b, const uint8_t *block, size_t 
     }
     if (b->building_size == 0) {
         b->building_first = info.first.sequence;
-        b->building_since_ns = now;
+        /* A fragment is the log's time since the last cut, not since its
+         * own first block: blocks come every fragment_ms / 2, so timing
+         * from the first block cut every third block (3 s, not 2). */
+        b->building_since_ns = b->last_cut_ns ? b->last_cut_ns : now;
     }
     memcpy(b->building + b->building_size, block, size);
     b->building_size += size;
