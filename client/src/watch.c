@@ -114,9 +114,21 @@ static int64_t server_ms_of_step(const cradle_watch *w, uint64_t step) {
     return (int64_t)s->live_unix_ms - steps_before_live * 1000 / (int64_t)s->steps_per_second;
 }
 
+/* How far behind live the picture is now: the last step run is the one
+ * shown. Steps run on the way to it in the same advance (a catch-up from a
+ * keyframe, or after buffering) are never on screen and are not sampled;
+ * while buffering, the picture's age grows and is. */
+static void take_sample(cradle_watch *w, uint64_t now_unix_ms) {
+    if (!w->steps) return;
+    if (w->first_step == UINT64_MAX) w->first_step = w->last_step;
+    w->behind_ms = (int64_t)now_unix_ms - server_ms_of_step(w, w->last_step);
+    if (w->samples < CRADLE_WATCH_LATENCY_SAMPLES)
+        w->over_delay_ms[w->samples++] = (int32_t)(w->behind_ms - (int64_t)w->delay_ms);
+}
+
 /* One step of the replay, with the records after it. 1, 0 when the mirror
  * has no more yet (or the log ended), -1 with w->error. */
-static int run_one(cradle_watch *w, uint64_t now_unix_ms) {
+static int run_one(cradle_watch *w) {
     cradle_replay_item item;
     int rc;
     while ((rc = cradle_replay_next(&w->replay, &item)) == 1) {
@@ -126,11 +138,7 @@ static int run_one(cradle_watch *w, uint64_t now_unix_ms) {
         if (rc < 0) break;
         if (w->replay.mismatch && !w->mismatch_step) w->mismatch_step = w->replay.mismatch_step + 1u;
         w->steps++;
-        if (w->first_step == UINT64_MAX) w->first_step = item.step;
         w->last_step = item.step;
-        w->behind_ms = (int64_t)now_unix_ms - server_ms_of_step(w, item.step);
-        if (w->samples < CRADLE_WATCH_LATENCY_SAMPLES)
-            w->over_delay_ms[w->samples++] = (int32_t)(w->behind_ms - (int64_t)w->delay_ms);
         if (w->replay.ended && w->replay.reader.end == CRADLE_LOG_END_CLOSED) w->ended = true;
         return 1;
     }
@@ -158,7 +166,7 @@ int cradle_watch_advance(cradle_watch *w, uint64_t now_unix_ms, uint32_t max) {
     uint32_t ran = 0;
     w->buffering = false;
     while (ran < max && (int64_t)w->replay.sim.next_step < due) {
-        int rc = run_one(w, now_unix_ms);
+        int rc = run_one(w);
         if (rc < 0) return -1;
         if (rc == 0) {
             w->buffering = !w->ended;
@@ -166,6 +174,7 @@ int cradle_watch_advance(cradle_watch *w, uint64_t now_unix_ms, uint32_t max) {
         }
         ran++;
     }
+    if (ran > 0 || w->buffering) take_sample(w, now_unix_ms);
     return (int)ran;
 }
 

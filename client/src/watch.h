@@ -22,8 +22,11 @@
  *    "delay_ms":D,"over_delay_ms_p50":..,"over_delay_ms_p99":..,
  *    "over_delay_ms_max":..,"ended":true,"final_hash":"<hex>",
  *    "verdict":"ok"}
- * where over_delay is how much later than the chosen delay each step was
- * shown (the time from the server's step to its playback, less the delay).
+ * where first_step is the first step shown (a viewer starts at a keyframe
+ * and runs the steps after it at once, up to the step due), and over_delay
+ * is how much later than the chosen delay the picture was, sampled at each
+ * step shown and while buffering (the time since the server ran the step
+ * on screen, less the delay).
  * Exit 0 when every hash matched, 1 otherwise.
  */
 #include <stdbool.h>
@@ -48,8 +51,8 @@ typedef struct cradle_watch {
     uint32_t key_capacity;
     uint8_t *snapshot;              /* the last step's snapshot (the HUD's players) */
     uint32_t delay_ms;
-    uint64_t steps;                 /* steps shown, over every segment */
-    uint64_t first_step, last_step;
+    uint64_t steps;                 /* steps run, over every segment */
+    uint64_t first_step, last_step; /* the first step shown; the last run (on screen) */
     uint64_t hashes_checked, hash_mismatches;
     uint64_t mismatch_step;
     uint32_t segments;
