@@ -24,6 +24,19 @@ typedef struct cradle_hud_info {
     uint32_t banner_rgba;
 } cradle_hud_info;
 
+#define CRADLE_HUD_LINES 8
+#define CRADLE_HUD_PANEL_RGBA 0x101418ffu /* opaque: nothing of the game shows through */
+#define CRADLE_HUD_TEXT_RGBA 0xb0bec5ffu
+
+typedef struct cradle_hud_rect {
+    float x, y, w, h;
+} cradle_hud_rect;
+
+/* Draws the panel of figures in the bottom right corner and the banner, if
+ * any, in the middle: each on an opaque box over whatever the game drew. */
 void cradle_hud_draw(const cradle_hud_info *info, const cradle_draw *screen, int width, int height);
+
+/* Where cradle_hud_draw() puts the panel for info on a width x height screen. */
+cradle_hud_rect cradle_hud_panel(const cradle_hud_info *info, int width, int height);
 
 #endif

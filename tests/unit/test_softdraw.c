@@ -428,6 +428,42 @@ static void test_vanguard_scene_matches_reference(void **unused) {
     free(previous);
 }
 
+/* ---- the HUD over the game ---- */
+
+/* The panel is opaque: with the game white everywhere under it (shots
+ * crossing the bottom right corner), every pixel inside it is the panel's
+ * colour or its text's, never a blend with the game. A long line widens it
+ * so that no text leaves it. */
+static void test_hud_panel_hides_the_game(void **unused) {
+    (void)unused;
+    enum { W = 960, H = 540 };
+    uint32_t *px = calloc((size_t)W * H, sizeof *px);
+    assert_non_null(px);
+    cradle_softdraw sd;
+    cradle_softdraw_init(&sd, px, W, H, W, W, H);
+    cradle_softdraw_clear(&sd, 0x000000ffu);
+    cradle_softdraw_frame(&sd, 0.0f, 0.0f);
+    cradle_draw world = cradle_softdraw_world(&sd), screen = cradle_softdraw_screen(&sd);
+    world.rect(world.context, 0.0f, 0.0f, (float)W, (float)H, 0xffffffffu);
+    cradle_hud_info hud = {.step = 123456, .rtt_ms = 0.25, .input_delay = 2, .players = 4, .player_limit = 8,
+                           .slot = 0, .fps = 60.0, .mode = "BROADCAST 13.5 S BEHIND"};
+    cradle_hud_draw(&hud, &screen, W, H);
+    cradle_softdraw_finish(&sd);
+    cradle_hud_rect r = cradle_hud_panel(&hud, W, H);
+    assert_true(r.w >= (float)strlen(hud.mode) * 8.0f);
+    assert_true(r.x >= 0.0f && r.y >= 0.0f && r.x + r.w <= (float)W && r.y + r.h <= (float)H);
+    uint32_t panel = 0xff000000u | (CRADLE_HUD_PANEL_RGBA >> 8), text = 0xff000000u | (CRADLE_HUD_TEXT_RGBA >> 8);
+    size_t text_pixels = 0;
+    for (int y = (int)ceilf(r.y) + 1; y < (int)(r.y + r.h) - 1; y++)
+        for (int x = (int)ceilf(r.x) + 1; x < (int)(r.x + r.w) - 1; x++) {
+            uint32_t p = px[(size_t)y * W + (size_t)x];
+            if (p != panel && p != text) fail_msg("pixel (%d, %d) inside the panel is %08x: the game shows through", x, y, p);
+            text_pixels += p == text;
+        }
+    assert_true(text_pixels > 100); /* the figures are there */
+    free(px);
+}
+
 /* ---- the deferred clear ---- */
 
 static void test_clear_is_painted_by_the_next_shape_or_finish(void **unused) {
@@ -485,6 +521,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_calls_match_reference),
         cmocka_unit_test(test_vanguard_scene_matches_reference),
+        cmocka_unit_test(test_hud_panel_hides_the_game),
         cmocka_unit_test(test_clear_is_painted_by_the_next_shape_or_finish),
         cmocka_unit_test(test_nonfinite_and_huge_stay_inside),
     };
