@@ -61,6 +61,7 @@ static void dev_status(cradle_server_host *host, const cradle_dev_request *req, 
     cradle_dev_field_u64(reply, "packets_in", atomic_load(&host->net->stats.packets_in));
     cradle_dev_field_u64(reply, "packets_out", atomic_load(&host->net->stats.packets_out));
     cradle_dev_field_u64(reply, "dropped_malformed", atomic_load(&host->net->stats.dropped_malformed));
+    cradle_dev_field_u64(reply, "dropped_garbage", atomic_load(&host->net->stats.dropped_garbage));
     cradle_dev_field_u64(reply, "steps_repeated", atomic_load(&host->net->stats.steps_repeated));
     cradle_dev_field_u64(reply, "repairs", atomic_load(&host->net->stats.repairs));
     cradle_dev_field_u64(reply, "fell_behind", atomic_load(&host->net->stats.fell_behind));

@@ -18,12 +18,12 @@
 
 static const char *const TOPICS[] = {"join",   "leave", "refused", "desync",      "timeout", "reload",
                                      "pause",  "kick",  "log",     "fell_behind", "step",    "server",
-                                     "data"};
+                                     "data",   "garbage"};
 #define TOPIC_COUNT (sizeof TOPICS / sizeof TOPICS[0])
 #define TOPIC_STEP (UINT64_C(1) << 10)
 #define TOPIC_SERVER (UINT64_C(1) << 11)
 
-_Static_assert(TOPIC_COUNT == 13, "TOPIC_STEP and TOPIC_SERVER are TOPICS' 11th and 12th");
+_Static_assert(TOPIC_COUNT == 14, "TOPIC_STEP and TOPIC_SERVER are TOPICS' 11th and 12th");
 
 /* Sets client's step-line interval (0: none), keeping the count of
  * clients that have one. */
@@ -148,5 +148,17 @@ void cradle__server_publish_lag(cradle_server_host *host) {
                           "the host fell behind its clock: %" PRIu64 " steps dropped (%" PRIu64 " in all)",
                           host->dropped_steps - host->seen_dropped_steps, host->dropped_steps);
         host->seen_dropped_steps = host->dropped_steps;
+    }
+    /* Garbage at the UDP port (an attack, a scanner): said at most once a
+     * second of steps, so a flood cannot flood the stream too. */
+    uint64_t garbage = host->net ? atomic_load(&host->net->stats.dropped_garbage) : 0;
+    uint64_t rate = host->sim.contract ? host->sim.contract->steps_per_second : 60u;
+    if (garbage > host->seen_garbage && host->sim.next_step >= host->garbage_said_step + rate) {
+        cradle_server_say(host, "warning", "garbage",
+                          "%" PRIu64 " datagrams at the UDP port were no peer's and no connect: dropped (%" PRIu64
+                          " in all)",
+                          garbage - host->seen_garbage, garbage);
+        host->seen_garbage = garbage;
+        host->garbage_said_step = host->sim.next_step;
     }
 }

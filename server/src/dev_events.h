@@ -8,7 +8,9 @@
  * for what the server logs (cradle_server_say: joins, leaves, refusals,
  * desyncs, timeouts, reloads and refused reloads, pause and resume, kicks,
  * log errors and durability), "fell_behind" when a client's stream or the
- * host's clock fell behind, and with "step" in the list one line every N
+ * host's clock fell behind, "garbage" (at most once a second) when
+ * datagrams that are no peer's and no connect reached the UDP port
+ * (status: dropped_garbage), and with "step" in the list one line every N
  * steps (default 60):
  *   {"event":"step","step":1200,"hash":"...","players":3,"step_us":4.2}
  * {"cmd":"unsubscribe"} ends it. Each subscriber has the transport's bounded
@@ -35,7 +37,7 @@ void cradle__server_publish_said(struct cradle_server_host *host, const char *le
 void cradle__server_publish_step(struct cradle_server_host *host, uint64_t step_ns);
 
 /* Once a loop: "fell_behind" when the counters of clients that fell behind
- * or of steps the clock dropped grew. */
+ * or of steps the clock dropped grew; "garbage" when dropped_garbage did. */
 void cradle__server_publish_lag(struct cradle_server_host *host);
 
 #endif

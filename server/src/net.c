@@ -49,6 +49,7 @@ int cradle_server_net_init_rings(cradle_server_net *net) {
     atomic_init(&net->stats.packets_in, 0);
     atomic_init(&net->stats.packets_out, 0);
     atomic_init(&net->stats.dropped_malformed, 0);
+    atomic_init(&net->stats.dropped_garbage, 0);
     atomic_init(&net->stats.dropped_in_full, 0);
     atomic_init(&net->stats.dropped_stale, 0);
     size_t in_bytes = cradle_ring_storage_bytes(CRADLE_SERVER_IN_SLOTS, sizeof(cradle_server_in));
@@ -440,9 +441,41 @@ static _Thread_local cradle_server_net *intercepting;
  * this thread's batching. Only a connected peer's (in secure mode, one that
  * authenticated and whose keys open it) is answered; everything with the
  * magic is taken from ENet. */
+/* Whether a datagram is one ENet would read: a CONNECT to no peer yet, or
+ * a command for a peer that is there, from its address, in its session.
+ * ENet drops anything else without a word (protocol.c,
+ * enet_protocol_handle_incoming_commands); checked here first, the same
+ * way, so that garbage is counted (dropped_garbage) rather than invisible.
+ * No compressor and no checksum are set on Cradle's hosts: a datagram that
+ * claims compression is garbage too. */
+static bool enet_would_read(const ENetHost *host) {
+    const uint8_t *d = host->receivedData;
+    size_t n = host->receivedDataLength;
+    if (n < 2) return false;
+    uint16_t field = (uint16_t)(d[0] << 8 | d[1]);
+    uint16_t peer_id = (uint16_t)(field & ENET_PROTOCOL_MAXIMUM_PEER_ID); /* less the flags and session */
+    uint8_t session = (uint8_t)((field & ENET_PROTOCOL_HEADER_SESSION_MASK) >> ENET_PROTOCOL_HEADER_SESSION_SHIFT);
+    size_t header = field & ENET_PROTOCOL_HEADER_FLAG_SENT_TIME ? 4u : 2u;
+    if (field & ENET_PROTOCOL_HEADER_FLAG_COMPRESSED || n < header + sizeof(ENetProtocolCommandHeader)) return false;
+    uint8_t command = d[header] & ENET_PROTOCOL_COMMAND_MASK;
+    if (command == 0 || command >= ENET_PROTOCOL_COMMAND_COUNT) return false;
+    if (peer_id == ENET_PROTOCOL_MAXIMUM_PEER_ID)
+        return command == ENET_PROTOCOL_COMMAND_CONNECT && n >= header + sizeof(ENetProtocolConnect);
+    if (peer_id >= host->peerCount) return false;
+    const ENetPeer *peer = &host->peers[peer_id];
+    if (peer->state == ENET_PEER_STATE_DISCONNECTED || peer->state == ENET_PEER_STATE_ZOMBIE) return false;
+    if (peer->address.host != host->receivedAddress.host || peer->address.port != host->receivedAddress.port)
+        return false;
+    return peer->outgoingPeerID >= ENET_PROTOCOL_MAXIMUM_PEER_ID || session == peer->incomingSessionID;
+}
+
 static int intercept_raw(ENetHost *host, ENetEvent *event) {
     (void)event;
-    if (!cradle_raw_is(host->receivedData, host->receivedDataLength)) return 0;
+    if (!cradle_raw_is(host->receivedData, host->receivedDataLength)) {
+        if (enet_would_read(host)) return 0;
+        if (intercepting) atomic_fetch_add(&intercepting->stats.dropped_garbage, 1);
+        return 1; /* consumed: what ENet would have dropped, dropped here and counted */
+    }
     cradle_server_net *net = intercepting;
     if (!net) return 1; /* the linger after the thread ended: nobody to answer */
     uint64_t arrived = cradle_raw_arrival_ns(host->socket);

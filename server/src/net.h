@@ -138,6 +138,7 @@ typedef struct cradle_server_net_config {
 typedef struct cradle_server_net_stats {
     atomic_uint_fast64_t bytes_in, bytes_out, packets_in, packets_out;
     atomic_uint_fast64_t dropped_malformed; /* messages that failed to decode */
+    atomic_uint_fast64_t dropped_garbage; /* datagrams neither ENet's nor raw: no peer, no CONNECT */
     atomic_uint_fast64_t dropped_in_full; /* the inbound ring was full */
     atomic_uint_fast64_t dropped_stale; /* queued for a peer that had left */
     atomic_uint_fast64_t raw_pings;     /* raw PINGs answered (wire.h) */

@@ -110,10 +110,19 @@ target=$(( $(stat_of step) + 400 ))
 "$client" --port "$PORT" --game "$game" --slot 1 --seed 4 --steps "$target" --timeout-ms 30000 >d.out 2>d.err & d=$!
 joins_at_least() { [ "$(stat_of joins)" -ge "$1" ]; }
 wait_until 30 "the flood's two players to join" joins_at_least 5
-# Garbage UDP: 20000 datagrams, loopback only.
+# Garbage UDP: 20000 datagrams, loopback only. None is ENet's or raw: each
+# is dropped and counted (dropped_garbage), and said on the event stream.
+"$ctl" --socket dev.sock --json watch garbage >garbage.out 2>garbage.err & garbage_watch=$!
+wait_until 10 "the garbage watcher's subscription" grep -q '"ok":true' garbage.out
+garbage_before=$(stat_of dropped_garbage)
 exec 3<>"/dev/udp/127.0.0.1/$PORT"
 for i in $(seq 1 20000); do printf 'garbage %d %s' "$i" "$RANDOM$RANDOM" >&3; done
 exec 3>&-
+# (the kernel may drop some when the socket's buffer is full: most arrive)
+garbage_counted() { [ "$(stat_of dropped_garbage)" -ge $((garbage_before + 10000)) ]; }
+wait_until 30 "the garbage to be counted" garbage_counted
+wait_until 10 "a garbage event" grep -q '"event":"garbage".*datagrams at the UDP port were no peer' garbage.out
+kill "$garbage_watch" 2>/dev/null || true
 # A connect flood: 200 attempts at once. ENet completes at most its peer
 # count of handshakes at once and retries the rest; of those, the limiter
 # refuses what exceeds the address's burst, and the rest, silent, are
