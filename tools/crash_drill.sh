@@ -23,6 +23,8 @@
 # (the test suite does). Work files go to $DRILL_DIR (default: a temp dir,
 # removed on success). RNG: $DRILL_SEED (default: random, printed).
 set -euo pipefail
+# A bare check that fails names its line, never ending the test in silence.
+trap 'echo "$(basename "$0"): failed at line $LINENO: $BASH_COMMAND" >&2' ERR
 kills=${1:-100}
 root=$(cd "$(dirname "$0")/.." && pwd)
 if [ -z "${SERVER:-}" ]; then

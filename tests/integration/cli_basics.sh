@@ -8,6 +8,8 @@
 #
 #   cli_basics.sh SERVER CLIENT(or "") CRADLECTL REPLAY RECORD KEYS PROXY VIEWERS
 set -euo pipefail
+# A bare check that fails names its line, never ending the test in silence.
+trap 'echo "$(basename "$0"): failed at line $LINENO: $BASH_COMMAND" >&2' ERR
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }

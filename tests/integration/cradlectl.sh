@@ -4,6 +4,8 @@
 # with a socket, exit codes, socket rules.
 # usage: cradlectl.sh CRADLE_RECORD CRADLECTL COUNTER_GAME
 set -euo pipefail
+# A bare check that fails names its line, never ending the test in silence.
+trap 'echo "$(basename "$0"): failed at line $LINENO: $BASH_COMMAND" >&2' ERR
 record=$1 ctl=$2 counter=$3
 dir=$(mktemp -d /tmp/cradlectl-test-XXXXXX)
 pid=""

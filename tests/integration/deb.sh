@@ -7,6 +7,8 @@
 # against the package's files unpacked into an empty root.
 # usage: deb.sh BUILD_DIR SOURCE_DIR GOLDEN
 set -euo pipefail
+# A bare check that fails names its line, never ending the test in silence.
+trap 'echo "$(basename "$0"): failed at line $LINENO: $BASH_COMMAND" >&2' ERR
 build=$(cd "$1" && pwd) src=$2 golden=$3
 here=$(cd "$(dirname "$0")" && pwd)
 fail() { echo "FAIL: $*" >&2; exit 1; }

@@ -15,6 +15,8 @@
 # (and skips the failure cases). A failure prints the session, how to record
 # it again and cradle-replay's words for the first difference.
 set -euo pipefail
+# A bare check that fails names its line, never ending the test in silence.
+trap 'echo "$(basename "$0"): failed at line $LINENO: $BASH_COMMAND" >&2' ERR
 build=$(cd "$1" && pwd) src=$(cd "$2" && pwd)
 mode=check out=
 if [ "${3:-}" = --bless ]; then

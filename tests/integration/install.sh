@@ -4,6 +4,8 @@
 # and the Fleet manifest land where deploy/README.md says; the installed
 # server runs the installed game.
 set -euo pipefail
+# A bare check that fails names its line, never ending the test in silence.
+trap 'echo "$(basename "$0"): failed at line $LINENO: $BASH_COMMAND" >&2' ERR
 build=$1
 dest=$(mktemp -d)
 trap 'rm -rf "$dest"' EXIT

@@ -2,6 +2,8 @@
 # cradle-keys end to end, and cradle-replay --verify-key on an unsigned log:
 #   keys_tool.sh CRADLE_KEYS CRADLE_RECORD CRADLE_REPLAY COUNTER_SO
 set -euo pipefail
+# A bare check that fails names its line, never ending the test in silence.
+trap 'echo "$(basename "$0"): failed at line $LINENO: $BASH_COMMAND" >&2' ERR
 keys=$1 record=$2 replay=$3 counter=$4
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

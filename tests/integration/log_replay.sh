@@ -8,6 +8,8 @@
 # the wrong library, a missing archived build, bad scripts and bad flags.
 # Re-bless the golden files with tools/bless.sh (tests/README.md).
 set -euo pipefail
+# A bare check that fails names its line, never ending the test in silence.
+trap 'echo "$(basename "$0"): failed at line $LINENO: $BASH_COMMAND" >&2' ERR
 record=$1 replay=$2 counter=$3 inc5=$4 golden=$5
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

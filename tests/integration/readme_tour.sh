@@ -26,6 +26,8 @@
 # /tmp), so it never meets another server; otherwise it skips (exit 77) when
 # either is in use.
 set -euo pipefail
+# A bare check that fails names its line, never ending the test in silence.
+trap 'echo "$(basename "$0"): failed at line $LINENO: $BASH_COMMAND" >&2' ERR
 build=$(cd "$1" && pwd)
 readme=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
 here=$(cd "$(dirname "$0")" && pwd)

@@ -5,6 +5,8 @@
 # and refuses what cannot work with exit 2.
 # usage: record_host.sh CRADLE_RECORD CRADLE_REPLAY COUNTER_GAME
 set -euo pipefail
+# A bare check that fails names its line, never ending the test in silence.
+trap 'echo "$(basename "$0"): failed at line $LINENO: $BASH_COMMAND" >&2' ERR
 record=$1 replay=$2 counter=$3
 work=$(mktemp -d)
 pid=""

@@ -6,6 +6,8 @@
 # that log exactly, switching builds at the same step. A library of another
 # game is refused and the old build keeps running.
 set -euo pipefail
+# A bare check that fails names its line, never ending the test in silence.
+trap 'echo "$(basename "$0"): failed at line $LINENO: $BASH_COMMAND" >&2' ERR
 record=$1 inc1=$2 inc5=$3 other=$4 replay=$5
 work=$(mktemp -d)
 trap 'kill "$pid" 2>/dev/null || true; rm -rf "$work"' EXIT

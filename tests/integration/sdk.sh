@@ -11,6 +11,8 @@
 #        sdk.sh --prefix DIR SOURCE_DIR GOLDEN   (an installed tree: deb.sh's
 #                                                 unpacked package)
 set -euo pipefail
+# A bare check that fails names its line, never ending the test in silence.
+trap 'echo "$(basename "$0"): failed at line $LINENO: $BASH_COMMAND" >&2' ERR
 given_prefix=
 if [ "$1" = --prefix ]; then given_prefix=$(cd "$2" && pwd); shift 2; set -- "$given_prefix" "$@"; fi
 build=$(cd "$1" && pwd) src=$(cd "$2" && pwd) golden=$(cd "$(dirname "$3")" && pwd)/$(basename "$3")

@@ -11,6 +11,8 @@
 #   synctest.sh CRADLE_RECORD CRADLE_REPLAY COUNTER VANGUARD GATHER INC1 INC5
 #               NONDETERMINISTIC POINTER_STATE STATIC_COUNTER POINTER_BIG STATIC_BIG
 set -euo pipefail
+# A bare check that fails names its line, never ending the test in silence.
+trap 'echo "$(basename "$0"): failed at line $LINENO: $BASH_COMMAND" >&2' ERR
 record=$1 replay=$2 counter=$3 vanguard=$4 gather=$5 inc1=$6 inc5=$7
 nondet=$8 pointer=$9 static=${10} pointer_big=${11} static_big=${12}
 work=$(mktemp -d)

@@ -4,6 +4,8 @@
 # and the comparison does catch a difference.
 #   vanguard_determinism.sh <vanguard_determinism program> <vanguard.so>
 set -euo pipefail
+# A bare check that fails names its line, never ending the test in silence.
+trap 'echo "$(basename "$0"): failed at line $LINENO: $BASH_COMMAND" >&2' ERR
 prog=$1
 lib=$2
 dir=$(mktemp -d)

@@ -6,6 +6,8 @@
 # Re-bless the golden files with tools/bless.sh (tests/README.md).
 #   vanguard_golden.sh CRADLE_RECORD CRADLE_REPLAY VANGUARD_SO GOLDEN_DIR
 set -euo pipefail
+# A bare check that fails names its line, never ending the test in silence.
+trap 'echo "$(basename "$0"): failed at line $LINENO: $BASH_COMMAND" >&2' ERR
 record=$1 replay=$2 game=$3 golden=$4
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
