@@ -202,7 +202,9 @@ done
 times=$(cut -d' ' -f2 "$work/viewers/status" | sort -n |
   awk '{ t[NR] = $1 } END { printf "fastest %.3f s, median %.3f s, slowest %.3f s", t[1], t[int((NR + 1) / 2)], t[NR] }')
 at_origin=$(origin_requests "$B/frag/1" GET)
-wait_until 5 "50 edge log lines for frag/1" test "$(edge_requests "$B/frag/1")" -eq 50
+# (a function: an argument "$(...)" would be read once, at the call)
+edge_logged_50() { [ "$(edge_requests "$B/frag/1")" -eq 50 ]; }
+wait_until 15 "50 edge log lines for frag/1" edge_logged_50
 statuses=$(awk -v u="$B/frag/1" '$3 == u { n[$5]++ } END { for (s in n) printf " %d %s", n[s], s }' "$EDGE_DIR/access.log")
 echo "50 concurrent GETs of a fresh fragment: $at_origin origin request(s); at the edge$statuses;" \
   "origin stalled $stalled s, all done after $elapsed s; viewers: $times"
