@@ -98,6 +98,7 @@ typedef struct bot_slot {
     cradle_input_source input;
     bool finished;
     bool playing; /* the "playing" line was printed */
+    uint32_t turned_said; /* turn-aways said on stderr (a single connection) */
     int status;
 } bot_slot;
 
@@ -169,6 +170,13 @@ static void service_bot(headless_run *run, bot_slot *b) {
     const cradle_client_options *o = run->o;
     uint64_t now = cradle_client_now_ns();
     (void)cradle_netclient_service(&b->net, now, run->count == 1 ? 2u : 0u);
+    if (run->count == 1 && b->net.turned_away > b->turned_said) {
+        /* why a client is not in yet: the server's connect limit or a full table */
+        b->turned_said = b->net.turned_away;
+        fprintf(stderr, "cradle-client: the server turned this client away (%s); trying again in %u ms\n",
+                b->net.turned_busy ? "its table is full" : "too many connects from this address",
+                (unsigned)b->net.retry_ms);
+    }
     if (!b->playing && run->count == 1 && cradle_netclient_playing(&b->net)) {
         /* WELCOME and any state block are in: it runs steps from here. */
         b->playing = true;

@@ -58,6 +58,9 @@
  *                     "from":K,"connected":C,"disconnected":D}. The test
  *                     waits for the server's counters to show the flood,
  *                     then stops it;
+ *   --flood-hold      with --connect-flood: every attempt the server drops
+ *                     is made again at once, so the address's connect limit
+ *                     stays spent, until SIGUSR1 (then only serviced);
  *   --flood-from K    spreads the flood over K loopback addresses,
  *                     127.0.0.2 and on (K <= 250).
  */
@@ -119,6 +122,7 @@ typedef struct options {
     bool silent;
     uint64_t connect_flood;
     uint64_t flood_from;     /* --flood-from K: the flood from 127.0.0.2 .. 127.0.0.(K+1) */
+    bool flood_hold;         /* --flood-hold: attempts dropped are made again until SIGUSR1 */
 } options;
 
 typedef struct client {
@@ -563,10 +567,10 @@ static int run_protocol_probe(client *c) {
     return code;
 }
 
-static volatile sig_atomic_t flood_stop;
+static volatile sig_atomic_t flood_stop, flood_release;
 static void on_flood_stop(int sig) {
-    (void)sig;
-    flood_stop = 1;
+    if (sig == SIGUSR1) flood_release = 1;
+    else flood_stop = 1;
 }
 
 /* --connect-flood: N connection attempts at once, from this address or,
@@ -584,6 +588,7 @@ static int run_connect_flood(const options *o) {
     sigemptyset(&sa.sa_mask);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGUSR1, &sa, NULL);
     enum { HOSTS_MAX = 250 };
     ENetHost *hosts[HOSTS_MAX] = {NULL};
     uint64_t count = o->flood_from ? o->flood_from : 1;
@@ -601,12 +606,16 @@ static int run_connect_flood(const options *o) {
     }
     uint64_t connected = 0, disconnected = 0;
     uint64_t until = cradle_mono_ms() + 60000;
-    while (ok && !flood_stop && cradle_mono_ms() < until && disconnected < o->connect_flood) {
+    while (ok && !flood_stop && cradle_mono_ms() < until &&
+           (disconnected < o->connect_flood || (o->flood_hold && !flood_release))) {
         for (uint64_t h = 0; h < count; h++) {
             ENetEvent fe;
             int rc = enet_host_service(hosts[h], &fe, count > 1 ? 0 : 5);
             if (rc > 0 && fe.type == ENET_EVENT_TYPE_CONNECT) connected++;
-            if (rc > 0 && fe.type == ENET_EVENT_TYPE_DISCONNECT) disconnected++;
+            if (rc > 0 && fe.type == ENET_EVENT_TYPE_DISCONNECT) {
+                disconnected++;
+                if (o->flood_hold && !flood_release) (void)enet_host_connect(hosts[h], &address, 1, 0);
+            }
             if (rc > 0 && fe.type == ENET_EVENT_TYPE_RECEIVE) enet_packet_destroy(fe.packet);
         }
         if (count > 1) {
@@ -630,7 +639,7 @@ static void usage(FILE *to) {
                 "       [--garbage N] [--output FILE]\n"
                 "       [--server-key HEX] [--token TEXT | --issuer-key FILE] [--client-id N] [--insecure]\n"
                 "       [--save-token FILE] [--attack KINDS] [--attack-count N] [--raw-attack N] [--silent]\n"
-                "       [--connect-flood N [--flood-from K]]\n");
+                "       [--connect-flood N [--flood-from K] [--flood-hold]]\n");
 }
 
 /* Returns -1 to go on, or the exit code (0 for --help, 2 for a usage error). */
@@ -672,6 +681,7 @@ static int parse_options(options *o, int argc, char **argv) {
         {"silent", no_argument, NULL, 'z'},
         {"connect-flood", required_argument, NULL, 'F'},
         {"flood-from", required_argument, NULL, 'Y'},
+        {"flood-hold", no_argument, NULL, 'f'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -722,6 +732,7 @@ static int parse_options(options *o, int argc, char **argv) {
         case 'z': o->silent = true; break;
         case 'F': ok = cradle_parse_u64(optarg, 1, 4000, &o->connect_flood); break;
         case 'Y': ok = cradle_parse_u64(optarg, 1, 250, &o->flood_from); break;
+        case 'f': o->flood_hold = true; break;
         case 'h': usage(stdout); return 0;
         default: ok = false;
         }
