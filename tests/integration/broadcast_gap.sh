@@ -50,16 +50,20 @@ pids+=("$viewer")
 # The session drops no step for it (a start-up on a busy machine may have
 # dropped some already: the outage must add none).
 drops_before=$(status_field dropped_steps)
+# A game thread that waited on the dead origin would lose seconds of steps;
+# a machine starved of CPU (ThreadSanitizer beside a second suite) loses a
+# few whatever the origin does (3 seen): up to half a second is allowed.
+OUTAGE_DROPS_ALLOWED=30
 kill_origin
 wait_until 60 "2 fragments lost while the origin is down" at_least broadcast_lost 2
-no_steps_dropped_since "$drops_before" "$(ctl status)"
+no_steps_dropped_since "$drops_before" "$(ctl status)" "$OUTAGE_DROPS_ALLOWED"
 ctl status | grep '"broadcast_gaps":\[\[[0-9]*,[0-9]*\]' >/dev/null || fail "status names no gap: $(ctl status)"
 restart_origin
 wait_until 60 "the queue to drain after the origin came back" equals broadcast_queued 0
 after=$(status_field broadcast_fragments)
 # a keyframe after the gap (every 2 s), and fragments after it to play
 wait_until 30 "five more fragments" at_least broadcast_fragments $((after + 5))
-no_steps_dropped_since "$drops_before" "$(ctl status)"
+no_steps_dropped_since "$drops_before" "$(ctl status)" "$OUTAGE_DROPS_ALLOWED"
 grep -q '"gaps":\[{"first":[0-9]*,"last":[0-9]*}' "$sync_file" || fail "sync names no gap: $(cat "$sync_file")"
 ctl quit >/dev/null
 wait "$SERVER_PID"

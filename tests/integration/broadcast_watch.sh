@@ -57,11 +57,15 @@ wait_until 30 "four fragments on the origin" at_least broadcast_fragments 4
 # some already: the outage must add none).
 step_before=$(status_field step)
 drops_before=$(status_field dropped_steps)
+# A game thread that waited on the dead origin would lose seconds of steps;
+# a machine starved of CPU (ThreadSanitizer beside a second suite) loses a
+# few whatever the origin does (3 seen): up to half a second is allowed.
+OUTAGE_DROPS_ALLOWED=30
 kill_origin
 wait_until 60 "8 fragments queued while the origin is down" at_least broadcast_queued 8
 equals broadcast_state retrying
 at_least broadcast_retries 1
-no_steps_dropped_since "$drops_before" "$(ctl status)"
+no_steps_dropped_since "$drops_before" "$(ctl status)" "$OUTAGE_DROPS_ALLOWED"
 equals broadcast_lost 0
 [ "$(status_field step)" -gt $((step_before + 8 * 60 / 2)) ] # the session ran on
 ctl status | grep '"broadcast_last_error":"PUT http://127.0.0.1:[0-9]*/live/match/' >/dev/null
@@ -69,7 +73,7 @@ restart_origin
 wait_until 60 "the queue to drain after the origin came back" equals broadcast_queued 0
 equals broadcast_state ok
 equals broadcast_lost 0
-no_steps_dropped_since "$drops_before" "$(ctl status)"
+no_steps_dropped_since "$drops_before" "$(ctl status)" "$OUTAGE_DROPS_ALLOWED"
 
 # A viewer who arrives now starts at a keyframe, not at step 0.
 "$client" --headless --watch "$EDGE_URL/live/match" --game "$game" --delay 3 --verify-key "$signer" \
