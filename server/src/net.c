@@ -435,12 +435,6 @@ static void make_room(cradle_server_net *net, const ENetPeer *arrived) {
 /* ENet's intercept hook has no context of its own: the net thread's. */
 static _Thread_local cradle_server_net *intercepting;
 
-/* A client's raw PING, answered at once with a PONG of the same length
- * whose hold is the time the PING waited in the socket (its kernel receive
- * timestamp to now): the client's round trip is then the link's, whatever
- * this thread's batching. Only a connected peer's (in secure mode, one that
- * authenticated and whose keys open it) is answered; everything with the
- * magic is taken from ENet. */
 /* Whether a datagram is one ENet would read: a CONNECT to no peer yet, or
  * a command for a peer that is there, from its address, in its session.
  * ENet drops anything else without a word (protocol.c,
@@ -469,6 +463,13 @@ static bool enet_would_read(const ENetHost *host) {
     return peer->outgoingPeerID >= ENET_PROTOCOL_MAXIMUM_PEER_ID || session == peer->incomingSessionID;
 }
 
+/* A client's raw PING, answered at once with a PONG of the same length
+ * whose hold is the time the PING waited in the socket (its kernel receive
+ * timestamp to now): the client's round trip is then the link's, whatever
+ * this thread's batching. Only a connected peer's (in secure mode, one that
+ * authenticated and whose keys open it) is answered; everything with the
+ * magic is taken from ENet. Anything else ENet would not read is garbage,
+ * dropped here and counted. */
 static int intercept_raw(ENetHost *host, ENetEvent *event) {
     (void)event;
     if (!cradle_raw_is(host->receivedData, host->receivedDataLength)) {
