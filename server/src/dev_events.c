@@ -135,7 +135,7 @@ void cradle__server_publish_step(cradle_server_host *host, uint64_t step_ns) {
     }
 }
 
-void cradle__server_publish_lag(cradle_server_host *host) {
+void cradle__server_publish_lag(cradle_server_host *host, uint64_t now_ns) {
     uint64_t fell = host->net ? atomic_load(&host->net->stats.fell_behind) : 0;
     if (fell > host->seen_fell_behind) {
         cradle_server_say(host, "warning", "fell_behind",
@@ -150,15 +150,14 @@ void cradle__server_publish_lag(cradle_server_host *host) {
         host->seen_dropped_steps = host->dropped_steps;
     }
     /* Garbage at the UDP port (an attack, a scanner): said at most once a
-     * second of steps, so a flood cannot flood the stream too. */
+     * second, so a flood cannot flood the stream too. */
     uint64_t garbage = host->net ? atomic_load(&host->net->stats.dropped_garbage) : 0;
-    uint64_t rate = host->sim.contract ? host->sim.contract->steps_per_second : 60u;
-    if (garbage > host->seen_garbage && host->sim.next_step >= host->garbage_said_step + rate) {
+    if (garbage > host->seen_garbage && (!host->garbage_said_ns || now_ns - host->garbage_said_ns >= 1000000000u)) {
         cradle_server_say(host, "warning", "garbage",
                           "%" PRIu64 " datagrams at the UDP port were no peer's and no connect: dropped (%" PRIu64
                           " in all)",
                           garbage - host->seen_garbage, garbage);
         host->seen_garbage = garbage;
-        host->garbage_said_step = host->sim.next_step;
+        host->garbage_said_ns = now_ns;
     }
 }

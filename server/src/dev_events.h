@@ -36,8 +36,10 @@ void cradle__server_publish_said(struct cradle_server_host *host, const char *le
 /* After a step: the step lines due, with the step's duration (ns). */
 void cradle__server_publish_step(struct cradle_server_host *host, uint64_t step_ns);
 
-/* Once a loop: "fell_behind" when the counters of clients that fell behind
- * or of steps the clock dropped grew; "garbage" when dropped_garbage did. */
-void cradle__server_publish_lag(struct cradle_server_host *host);
+/* Once a loop, at now_ns (monotonic): "fell_behind" when the counters of
+ * clients that fell behind or of steps the clock dropped grew; "garbage"
+ * when dropped_garbage did, at most once a second (paused or commanded
+ * sessions too: no step needs to run). */
+void cradle__server_publish_lag(struct cradle_server_host *host, uint64_t now_ns);
 
 #endif

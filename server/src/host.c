@@ -970,7 +970,7 @@ int cradle_server_host_run(cradle_server_host *host) {
         }
         stream_join(host);
         cradle__server_flush_steps(host);
-        if (host->transport_open) cradle__server_publish_lag(host);
+        if (host->transport_open) cradle__server_publish_lag(host, now);
         if (host->log_open) report_log_error(host, cradle_log_writer_maybe_sync(&host->log, now));
         /* Nothing to do before the next step, reload check or dev line. */
         uint64_t wait = host->last_reload_poll_ns + RELOAD_POLL_NS - now;

@@ -179,7 +179,7 @@ typedef struct cradle_server_host {
     uint32_t step_watchers; /* clients with a step interval: 0 skips the step's timing */
     uint64_t step_ns_avg;
     uint64_t seen_fell_behind, seen_dropped_steps, seen_garbage; /* counters already reported */
-    uint64_t garbage_said_step; /* the step when garbage was last said */
+    uint64_t garbage_said_ns; /* when garbage was last said (monotonic); 0 = never */
 
     /* counters */
     uint64_t dropped_steps; /* steps the clock dropped (the host fell behind) */
