@@ -12,6 +12,7 @@
 #include "cradle/ackpace.h"
 #include "cradle/raw_datagram.h"
 #include "cradle/systime.h"
+#include "enet_filter.h"
 #include "handshake.h"
 
 #define BATCH_MS 4         /* inbound datagrams wait at most this long to be read in a batch */
@@ -435,34 +436,6 @@ static void make_room(cradle_server_net *net, const ENetPeer *arrived) {
 /* ENet's intercept hook has no context of its own: the net thread's. */
 static _Thread_local cradle_server_net *intercepting;
 
-/* Whether a datagram is one ENet would read: a CONNECT to no peer yet, or
- * a command for a peer that is there, from its address, in its session.
- * ENet drops anything else without a word (protocol.c,
- * enet_protocol_handle_incoming_commands); checked here first, the same
- * way, so that garbage is counted (dropped_garbage) rather than invisible.
- * No compressor and no checksum are set on Cradle's hosts: a datagram that
- * claims compression is garbage too. */
-static bool enet_would_read(const ENetHost *host) {
-    const uint8_t *d = host->receivedData;
-    size_t n = host->receivedDataLength;
-    if (n < 2) return false;
-    uint16_t field = (uint16_t)(d[0] << 8 | d[1]);
-    uint16_t peer_id = (uint16_t)(field & ENET_PROTOCOL_MAXIMUM_PEER_ID); /* less the flags and session */
-    uint8_t session = (uint8_t)((field & ENET_PROTOCOL_HEADER_SESSION_MASK) >> ENET_PROTOCOL_HEADER_SESSION_SHIFT);
-    size_t header = field & ENET_PROTOCOL_HEADER_FLAG_SENT_TIME ? 4u : 2u;
-    if (field & ENET_PROTOCOL_HEADER_FLAG_COMPRESSED || n < header + sizeof(ENetProtocolCommandHeader)) return false;
-    uint8_t command = d[header] & ENET_PROTOCOL_COMMAND_MASK;
-    if (command == 0 || command >= ENET_PROTOCOL_COMMAND_COUNT) return false;
-    if (peer_id == ENET_PROTOCOL_MAXIMUM_PEER_ID)
-        return command == ENET_PROTOCOL_COMMAND_CONNECT && n >= header + sizeof(ENetProtocolConnect);
-    if (peer_id >= host->peerCount) return false;
-    const ENetPeer *peer = &host->peers[peer_id];
-    if (peer->state == ENET_PEER_STATE_DISCONNECTED || peer->state == ENET_PEER_STATE_ZOMBIE) return false;
-    if (peer->address.host != host->receivedAddress.host || peer->address.port != host->receivedAddress.port)
-        return false;
-    return peer->outgoingPeerID >= ENET_PROTOCOL_MAXIMUM_PEER_ID || session == peer->incomingSessionID;
-}
-
 /* A client's raw PING, answered at once with a PONG of the same length
  * whose hold is the time the PING waited in the socket (its kernel receive
  * timestamp to now): the client's round trip is then the link's, whatever
@@ -473,7 +446,8 @@ static bool enet_would_read(const ENetHost *host) {
 static int intercept_raw(ENetHost *host, ENetEvent *event) {
     (void)event;
     if (!cradle_raw_is(host->receivedData, host->receivedDataLength)) {
-        if (enet_would_read(host)) return 0;
+        if (cradle_enet_would_read(host, host->receivedData, host->receivedDataLength, &host->receivedAddress))
+            return 0;
         if (intercepting) atomic_fetch_add(&intercepting->stats.dropped_garbage, 1);
         return 1; /* consumed: what ENet would have dropped, dropped here and counted */
     }
