@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench.sh [NAME...]: builds the benchmark programs in Release and runs them
 # (all, or only those named: core world game log reload trial idle data dev events
-# server secure client broadcast; server-curve on request). Each prints its own figures; the README's
+# server secure client broadcast flood; server-curve on request). Each prints its own figures; the README's
 # performance table comes from these runs. bench_server runs 64 bots for BENCH_SERVER_SECONDS (60);
 # server-curve runs it at BENCH_CURVE_CLIENTS (8 64 256 1024) for BENCH_CURVE_SECONDS (20) each.
 set -euo pipefail
@@ -13,7 +13,7 @@ cmake --build build/release -j"$(nproc)" >build/release-build.log 2>&1 ||
 b=build/release/tools/bench
 vanguard=build/release/shared/games/vanguard/vanguard.so
 names=("$@")
-[ ${#names[@]} -gt 0 ] || names=(core world game log reload trial idle data dev events secure client server broadcast)
+[ ${#names[@]} -gt 0 ] || names=(core world game log reload trial idle data dev events secure client server broadcast flood)
 for name in "${names[@]}"; do
   echo "== bench_$name"
   case "$name" in
@@ -23,6 +23,11 @@ for name in "${names[@]}"; do
     idle) bash tools/bench/bench_idle.sh build/release ;;
     data) bash tools/bench/bench_data.sh build/release ;;
     broadcast) bash tools/bench/bench_broadcast.sh build/release ;;
+    flood) # the flood comes from the test client: a build with the tests configured
+      cmake -S . -B build/release-flood -DCMAKE_BUILD_TYPE=Release -DCRADLE_BUILD_BENCH=OFF >/dev/null
+      cmake --build build/release-flood -j"$(nproc)" --target cradle-server cradle-client cradlectl cradle-keys \
+        cradle-test-client cradle_game_vanguard >build/release-flood.log 2>&1 || { tail -40 build/release-flood.log; exit 1; }
+      bash tools/bench/bench_flood.sh build/release-flood ;;
     log) "$b/bench_log" "$vanguard" ;;
     server) "$b/bench_server" "${BENCH_SERVER_SECONDS:-60}" ;;
     server-curve) for n in ${BENCH_CURVE_CLIENTS:-8 64 256 1024}; do

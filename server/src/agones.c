@@ -7,6 +7,7 @@
 
 #include "cradle/errors.h"
 #include "cradle/json.h"
+#include "cradle/os.h"
 
 /* The watch stream's lines, read in every build (the fuzz harness has no libcurl). */
 static const struct {
@@ -109,6 +110,7 @@ static void wait_until(cradle_agones *a, uint64_t deadline_ms) {
 }
 
 static void *agones_thread(void *arg) {
+    cradle_os_name_thread("agones");
     cradle_agones *a = arg;
     CURL *curl = curl_easy_init();
     if (!curl) {
@@ -237,6 +239,7 @@ static int watch_progress(void *user, curl_off_t dt, curl_off_t dn, curl_off_t u
 }
 
 static void *watch_thread(void *arg) {
+    cradle_os_name_thread("agones-watch");
     cradle_agones *a = arg;
     static watch_stream stream;
     stream.a = a;

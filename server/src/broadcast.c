@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cradle/cursor.h"
+#include "cradle/os.h"
 #include "cradle/ring.h"
 #include "cradle/systime.h"
 #include "cradle/writer.h"
@@ -589,6 +590,7 @@ static void update_state(cradle_server_broadcast *b, const char *state, uint64_t
 }
 
 static void *broadcast_main(void *arg) {
+    cradle_os_name_thread("broadcast");
     cradle_server_broadcast *b = arg;
     for (;;) {
         uint64_t now = cradle_mono_ns();

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cradle/ackpace.h"
+#include "cradle/os.h"
 #include "cradle/raw_datagram.h"
 #include "cradle/systime.h"
 #include "enet_filter.h"
@@ -18,6 +19,7 @@
 #define BATCH_MS 4         /* inbound datagrams wait at most this long to be read in a batch */
 #define HOUSEKEEPING_MS 20 /* the longest sleep with peers: ENet's pings, retransmissions and timeouts */
 #define IDLE_MS 1000       /* with none, until a datagram or the game thread's wake (or this) */
+#define EVENTS_PER_TURN 256 /* connects and disconnects handled before the output has its turn */
 
 /* Never 0: connected_ms[i] == 0 marks a slot with no connection. */
 static uint64_t mono_ms(void) { return cradle_mono_ms() + 1u; }
@@ -752,13 +754,36 @@ static bool any_peer(const cradle_server_net *net) {
     return false;
 }
 
+/* Reads what waits at the UDP port and handles its events. ENet's service
+ * reads datagrams only until one makes an event (a connect, a disconnect,
+ * a timeout), and enet_host_check_events hands out only events already
+ * made: one service a turn left everything behind the first connect in the
+ * socket for the next turn, BATCH_MS later. A flood of connects (hundreds a
+ * second) then queued every player's input behind it, and the input delay
+ * rose from 1 step to 10 (issue 37; tools/bench/bench_flood.sh). So a turn
+ * services again while events come, up to EVENTS_PER_TURN: returns true
+ * when it stopped there with more perhaps waiting, for a turn at once. */
+static bool read_datagrams(cradle_server_net *net) {
+    ENetEvent event;
+    for (unsigned events = 0; events < EVENTS_PER_TURN;) {
+        int rc = enet_host_service(net->host, &event, 0);
+        if (rc <= 0) return false; /* the socket is drained (or failed: the next turn tries again) */
+        while (rc > 0) {
+            handle_event(net, &event);
+            events++;
+            rc = enet_host_check_events(net->host, &event);
+        }
+    }
+    return true;
+}
+
 static void *net_main(void *arg) {
+    cradle_os_name_thread("net");
     cradle_server_net *net = arg;
     cradle_enet_pool_bind(&net->pool); /* unbound again when this thread exits */
     intercepting = net;
     net->host->intercept = intercept_raw;
     cradle_raw_stamp_arrivals(net->host->socket);
-    ENetEvent event;
     struct pollfd fds[2] = {{.fd = net->wake_fd[0], .events = POLLIN}, {.fd = net->host->socket, .events = POLLIN}};
     while (!atomic_load(&net->stop)) {
         /* New steps go out before the inbound batch is read: they are what
@@ -767,11 +792,7 @@ static void *net_main(void *arg) {
             pump_steps(net);
             enet_host_flush(net->host);
         }
-        int rc = enet_host_service(net->host, &event, 0);
-        while (rc > 0) {
-            handle_event(net, &event);
-            rc = enet_host_check_events(net->host, &event);
-        }
+        bool more = read_datagrams(net);
         drain_out(net);
         pump_steps(net);
         expire_unauthenticated(net);
@@ -790,7 +811,7 @@ static void *net_main(void *arg) {
          * retransmissions, timeouts) want a look: an idle server does not
          * wake 250 times a second, and one with no peer at all once a second. */
         nfds_t watched = busy ? 1 : 2;
-        int wait_ms = busy ? BATCH_MS : any_peer(net) ? HOUSEKEEPING_MS : IDLE_MS;
+        int wait_ms = more ? 0 : busy ? BATCH_MS : any_peer(net) ? HOUSEKEEPING_MS : IDLE_MS;
         if (poll(fds, watched, wait_ms) > 0 && (fds[0].revents & POLLIN))
             cradle_drain_wake_fd(net->wake_fd[0]);
     }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cradle/errors.h"
+#include "cradle/os.h"
 #include "cradle/systime.h"
 
 #define LOOK_MS 250u /* the stop deadline is checked this often; a signal returns at once */
@@ -54,6 +55,7 @@ static _Noreturn void rescue(cradle_server_watchdog *w, int signo) {
 }
 
 static void *watch(void *arg) {
+    cradle_os_name_thread("watchdog");
     cradle_server_watchdog *w = arg;
     sigset_t stops;
     sigemptyset(&stops);

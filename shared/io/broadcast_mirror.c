@@ -408,6 +408,7 @@ static bool take_sync(cradle_broadcast_mirror *m) {
 }
 
 static void *mirror_main(void *arg) {
+    cradle_os_name_thread("mirror");
     cradle_broadcast_mirror *m = arg;
     while (!atomic_load(&m->stop)) {
         bool ended;

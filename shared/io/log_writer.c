@@ -17,6 +17,7 @@
 
 #include "cradle/contract.h"
 #include "cradle/input.h"
+#include "cradle/os.h"
 #include "log_internal.h"
 
 /* ---- files -------------------------------------------------------------- */
@@ -57,6 +58,7 @@ int cradle__log_fsync_parent(const char *path) {
 /* ---- sync thread -------------------------------------------------------- */
 
 static void *sync_main(void *arg) {
+    cradle_os_name_thread("log-sync");
     cradle_log_writer *w = arg;
     pthread_mutex_lock(&w->mutex);
     for (;;) {

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -44,4 +45,10 @@ void cradle_os_remove_tree(const char *path) {
         closedir(d);
     }
     rmdir(path);
+}
+
+void cradle_os_name_thread(const char *name) {
+    char kept[16]; /* the kernel's TASK_COMM_LEN, the end included */
+    snprintf(kept, sizeof kept, "%s", name);
+    (void)prctl(PR_SET_NAME, kept, 0, 0, 0);
 }

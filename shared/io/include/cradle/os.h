@@ -19,4 +19,9 @@ const char *cradle_os_tmpdir(void);
  * leave what could not be removed. */
 void cradle_os_remove_tree(const char *path);
 
+/* Names the calling thread (at most 15 bytes are kept), as top -H, ps -L,
+ * perf and /proc/PID/task/TID/comm show it. Best effort: a name is a help
+ * to whoever reads the process, never a condition for running. */
+void cradle_os_name_thread(const char *name);
+
 #endif
