@@ -39,9 +39,17 @@
 # edge_requests RE [STATUS_RE]  the same at the edge, optionally only those
 #                     whose cache status matches STATUS_RE (HIT, MISS, ...).
 # broadcast_need_nginx  fails, saying to run tools/setup.sh, without nginx.
+# start_varnish DIR URL  Debian's Varnish as the edge instead, with its
+#                     built-in configuration (nothing set but the origin at
+#                     URL as its backend): its working files in DIR, on
+#                     127.0.0.1 at a random free high port; waits until it
+#                     answers; sets VARNISH_PID (the manager; its child, the
+#                     cache, is pgrep -P VARNISH_PID) and VARNISH_URL.
+# stop_varnish        stops it (nothing to do when none runs).
 #
-# Failures print what nginx said and return non-zero. Needs bash and nginx
-# (nginx-light is enough: WebDAV PUT); none of this needs curl or root.
+# Failures print what nginx (or Varnish) said and return non-zero. Needs
+# bash and nginx (nginx-light is enough: WebDAV PUT), and varnishd for
+# start_varnish; none of this needs curl or root.
 
 source "$(dirname "${BASH_SOURCE[0]}")/server_common.sh" # wait_until
 
@@ -286,6 +294,48 @@ stop_nginx() {
 
 kill_origin() {
   broadcast__kill "$ORIGIN_DIR"
+}
+
+# Varnish in the foreground (-F: the manager is this shell's child), its
+# working files in DIR (-n), no privilege separation (-j none: it may run as
+# root), the origin as its one backend (-b HOST:PORT).
+start_varnish() {
+  local dir origin=${2%/} bin try port
+  bin=$(PATH=$PATH:/usr/sbin command -v varnishd || true)
+  [ -n "$bin" ] || { echo "varnishd not found: run tools/setup.sh (it installs varnish)" >&2; return 1; }
+  case $origin in
+    http://*) ;;
+    *) echo "start_varnish: origin URL \"$origin\" is not http://HOST:PORT" >&2; return 1 ;;
+  esac
+  dir=$(broadcast__dir "$1") || return 1
+  for try in 1 2 3 4 5 6 7 8; do
+    port=$((20000 + RANDOM % 40000))
+    "$bin" -F -j none -n "$dir/work" -a "127.0.0.1:$port" -b "${origin#http://}" -s malloc,64m \
+      >"$dir/varnish.out" 2>&1 &
+    VARNISH_PID=$!
+    # answering (the built-in configuration passes / to the origin: 404), or
+    # gone (its port was taken)
+    broadcast__varnish_settled() {
+      ! kill -0 "$VARNISH_PID" 2>/dev/null || [ "$(broadcast__status "$port" GET /)" = 404 ]
+    }
+    wait_until 30 "Varnish to answer" broadcast__varnish_settled || return 1
+    if kill -0 "$VARNISH_PID" 2>/dev/null; then
+      VARNISH_URL=http://127.0.0.1:$port
+      return 0
+    fi
+    wait "$VARNISH_PID" 2>/dev/null || true
+  done
+  VARNISH_PID=
+  cat "$dir/varnish.out" >&2
+  echo "Varnish did not start" >&2
+  return 1
+}
+
+stop_varnish() {
+  [ -n "${VARNISH_PID:-}" ] || return 0
+  kill "$VARNISH_PID" 2>/dev/null || true
+  wait "$VARNISH_PID" 2>/dev/null || true
+  VARNISH_PID=
 }
 
 restart_origin() {

@@ -12,13 +12,11 @@ server=$1 client=$2 game=$3 ctl=$4
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/broadcast_nginx.sh"
 broadcast_need_nginx
-VARNISHD=$(PATH=$PATH:/usr/sbin command -v varnishd || true)
-[ -n "$VARNISHD" ] || { echo "varnishd not found: run tools/setup.sh (it installs varnish)" >&2; exit 1; }
 work=$(mktemp -d)
-viewer= varnish=
+viewer=
 cleanup() {
   [ -z "$viewer" ] || kill "$viewer" 2>/dev/null || true
-  [ -z "$varnish" ] || { kill "$varnish" 2>/dev/null || true; wait "$varnish" 2>/dev/null || true; }
+  stop_varnish
   stop_server_on_exit
   stop_nginx "$work/origin" 2>/dev/null || true
   rm -rf "$work"
@@ -32,22 +30,8 @@ code() { curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$1" || true; }
 answers() { [ "$(code "$1")" = "$2" ]; }
 
 start_origin "$work/origin"
-# Varnish in the foreground (-F), its working files in the test's directory
-# (-n), no privilege separation (-j none: the test may run as root), the
-# origin as its one backend, on a free port (another when it is taken).
-for try in 1 2 3 4 5 6 7 8; do
-  port=$((20000 + RANDOM % 40000))
-  "$VARNISHD" -F -j none -n "$work/varnish" -a "127.0.0.1:$port" -b "${ORIGIN_URL#http://}" \
-    -s malloc,64m >varnish.out 2>&1 &
-  varnish=$!
-  # answering, or gone (its port was taken)
-  settled() { ! kill -0 "$varnish" 2>/dev/null || [ "$(code "http://127.0.0.1:$port/")" = 404 ]; }
-  wait_until 30 "Varnish to answer" settled
-  kill -0 "$varnish" 2>/dev/null && break
-  wait "$varnish" 2>/dev/null || true; varnish=
-done
-[ -n "$varnish" ] || { cat varnish.out; echo "Varnish did not start"; exit 1; }
-EDGE=http://127.0.0.1:$port
+start_varnish "$work/varnish" "$ORIGIN_URL"
+EDGE=$VARNISH_URL
 
 # The viewer comes first; so does a request for frag/0.
 "$client" --headless --watch "$EDGE/live/match" --game "$game" --delay 3 >viewer.out 2>viewer.err &

@@ -12,7 +12,8 @@
 #      one real headless viewer (cradle-client --watch): requests reaching
 #      the origin per fragment, the edge's CPU per viewer, bytes per viewer
 #      per second, and how much later than its delay the real viewer showed
-#      each step.
+#      each step. Twice: the edge is nginx (deploy/broadcast/edge.conf),
+#      then Debian's Varnish with its built-in configuration.
 # The server is secure, as in production: it signs every log block and
 # keyframe, and every viewer pins its key (--verify-key), so the figures
 # include signing and checking the signatures.
@@ -37,6 +38,7 @@ work=$(mktemp -d /tmp/cradle-bench-broadcast-XXXXXX)
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  stop_varnish 2>/dev/null || true
   stop_nginx "$work/edge" 2>/dev/null || true
   stop_nginx "$work/origin" 2>/dev/null || true
   rm -rf "$work"
@@ -52,7 +54,10 @@ field() { sed -n "s/.*\"$2\":\"\{0,1\}\([^\",}]*\)\"\{0,1\}.*/\1/p" <<<"$1"; }
 status() { "$ctl" --socket "$work/dev.sock" --json status; }
 start_origin "$work/origin"
 start_edge "$work/edge" "$ORIGIN_URL"
-edge_workers() { pgrep -P "$EDGE_PID" | tr '\n' ' '; }
+start_varnish "$work/varnish" "$ORIGIN_URL"
+# the processes that serve viewers: nginx's workers, Varnish's cache child
+nginx_workers() { pgrep -P "$EDGE_PID" | tr '\n' ' '; }
+varnish_workers() { pgrep -P "$VARNISH_PID" | tr '\n' ' '; }
 
 # run_session NAME BROADCAST(0|1): the session for SECONDS; sets SERVER_CPU and, on, UPLOAD_BPS.
 run=0
@@ -75,7 +80,7 @@ run_session() {
   sleep 3 # past the joins and the first keyframe
   local c0 b0 t0 c1 b1 t1
   c0=$(cpu_s "$spid"); b0=$(field "$(status)" broadcast_bytes); t0=$(date +%s.%N)
-  if [ "$2" = 1 ] && [ "${3:-}" = viewers ]; then audience "$run"; else sleep "$seconds"; fi
+  if [ "$2" = 1 ] && [ -n "${3:-}" ]; then audience "$run" "$3"; else sleep "$seconds"; fi
   c1=$(cpu_s "$spid"); b1=$(field "$(status)" broadcast_bytes); t1=$(date +%s.%N)
   SERVER_CPU=$(awk -v a="$c0" -v b="$c1" -v t0="$t0" -v t1="$t1" 'BEGIN { printf "%.2f", (b - a) / (t1 - t0) * 100 }')
   UPLOAD_BPS=0
@@ -86,24 +91,27 @@ run_session() {
   wait "$bots" 2>/dev/null || true
 }
 
-# audience RUN: the simulated viewers and one real viewer on the edge for SECONDS.
+# audience RUN EDGE: the simulated viewers and one real viewer on the edge
+# (nginx or varnish) for SECONDS.
 audience() {
-  local url="$EDGE_URL/live/run$1" e0 e1 f0 f1 o0 o1 w
+  local edge_url=$EDGE_URL
+  [ "$2" = varnish ] && edge_url=$VARNISH_URL
+  local url="$edge_url/live/run$1" e0 e1 f0 f1 o0 o1 w
   "$client" --headless --watch "$url" --game "$game" --delay 6 --verify-key "$signer" --steps 1000000000 \
     >"$work/watch.out" 2>"$work/watch.err" &
   w=$!
   pids+=("$w")
-  e0=$(cpu_s $(edge_workers)); o0=$(origin_requests '/live/run'"$1"'/frag/[0-9]+' GET)
+  e0=$(cpu_s $("$2"_workers)); o0=$(origin_requests '/live/run'"$1"'/frag/[0-9]+' GET)
   f0=$(field "$(status)" broadcast_fragments)
   "$viewers" --url "$url" --viewers "$viewer_count" --seconds "$seconds" --verify-key "$signer" --json \
     >"$work/viewers.json" 2>"$work/viewers.err" || true
-  e1=$(cpu_s $(edge_workers)); o1=$(origin_requests '/live/run'"$1"'/frag/[0-9]+' GET)
+  e1=$(cpu_s $("$2"_workers)); o1=$(origin_requests '/live/run'"$1"'/frag/[0-9]+' GET)
   f1=$(field "$(status)" broadcast_fragments)
   kill -TERM "$w" 2>/dev/null || true # the viewer prints its summary
   wait "$w" 2>/dev/null || true
   local v
   v=$(cat "$work/viewers.json")
-  echo "  $viewer_count simulated viewers on the edge for $seconds s: $(field "$v" fragments_verified) fragments verified, refused $(field "$v" refused), http errors $(field "$v" http_errors)"
+  echo "  $viewer_count simulated viewers on the $2 edge for $seconds s: $(field "$v" fragments_verified) fragments verified, refused $(field "$v" refused), http errors $(field "$v" http_errors)"
   awk -v o=$((o1 - o0)) -v f=$((f1 - f0)) 'BEGIN { printf "  origin requests per fragment: %.2f (%d fragment GETs reached the origin for %d fragments)\n", f ? o / f : 0, o, f }'
   awk -v a="$e0" -v b="$e1" -v n="$viewer_count" -v s="$seconds" 'BEGIN { printf "  edge CPU: %.1f%% of a core, %.2f us of CPU per viewer per second\n", (b - a) / s * 100, (b - a) / n / s * 1e6 }'
   echo "  bytes per viewer per second: $(field "$v" bytes_per_viewer_per_s); the load tool's own CPU: $(field "$v" cpu_s) s"
@@ -119,6 +127,8 @@ for r in $(seq "$rounds"); do
   run_session on 1
   echo "  round $r: server CPU $off% of a core with the broadcast off, $SERVER_CPU% on; upload $UPLOAD_BPS B/s"
 done
-echo "with an audience:"
-run_session on 1 viewers
-echo "  server CPU $SERVER_CPU% of a core meanwhile; upload $UPLOAD_BPS B/s"
+for edge in nginx varnish; do
+  echo "with an audience, through $edge:"
+  run_session on 1 "$edge"
+  echo "  server CPU $SERVER_CPU% of a core meanwhile; upload $UPLOAD_BPS B/s"
+done
