@@ -31,14 +31,22 @@ if [ -z "${CRADLE_SDK_INSIDE:-}" ]; then
   fi
   # Every file the SDK promises.
   for f in include/cradle/game_abi.h include/cradle/ecs.h include/cradle/grid.h include/cradle/rng.h \
-           include/cradle/input.h include/cradle/events.h include/cradle/errors.h include/cradle/version.h \
+           include/cradle/input.h include/cradle/events.h include/cradle/errors.h \
            "$libdir/libcradle_core.a" "$libdir/pkgconfig/cradle.pc" "$libdir/cmake/Cradle/CradleConfig.cmake" \
            "$libdir/cmake/Cradle/CradleConfigVersion.cmake" "$libdir/cmake/Cradle/CradleTargets.cmake" \
            "$libdir/cmake/Cradle/CradleGame.cmake" "$libdir/cmake/Cradle/CradleBuildId.cmake" \
            bin/cradle-server bin/cradle-record bin/cradle-replay bin/cradlectl; do
     [ -e "$prefix/$f" ] || fail "the install lacks $f"
   done
-  [ ! -e "$prefix/include/cradle/internal.h" ] || fail "internal.h is installed"
+  # Only the game-facing headers: none of the platform's own.
+  for h in internal wire ratelimit ackpace input_delay sim clock version; do
+    [ ! -e "$prefix/include/cradle/$h.h" ] || fail "the platform's $h.h is installed"
+  done
+  # Every installed header compiles alone (it includes what it needs, and that is installed).
+  for h in "$prefix"/include/cradle/*.h; do
+    echo "#include \"cradle/${h##*/}\"" | cc -std=c11 -fsyntax-only -I "$prefix/include" -x c - ||
+      fail "the installed ${h##*/} does not compile alone"
+  done
   cp -r "$src/shared/games/template" "$work/mygame"
   cp "$golden" "$work/gather.golden"
   cp "$0" "$work/sdk.sh"
