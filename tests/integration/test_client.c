@@ -1,7 +1,7 @@
 /*
  * cradle-test-client: a headless client for cradle-server's integration tests.
  *
- * A session is the client library's (client/src/netclient.h, the code
+ * A session is the client library's (client/net/netclient.h, the code
  * cradle-client runs): connect, HELLO, WELCOME, the state block of a join in
  * progress, the STEPS reorder queue, acks and inputs, reloads, the hash
  * checks, DESYNC, BYE. As a player it sends seeded input (splitmix of --seed,

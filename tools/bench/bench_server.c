@@ -8,7 +8,7 @@
  * the parent runs the servers and takes and prints every figure; the child
  * plays the bots, so that the server's process holds only the server and
  * the bench's driver. Each bot is the client library's session
- * (cradle_netclient, client/src/netclient.h: what cradle-client runs), with
+ * (cradle_netclient, client/net/netclient.h: what cradle-client runs), with
  * its own ENet host and UDP socket; one thread, the child's only one, plays
  * them all. The parent drives the child over a socketpair, one fixed-size
  * command and one reply at a time (bot_command, bot_reply: open N bots
@@ -367,7 +367,7 @@ static void server_close(server *s) {
 
 /* ---- the bots (the child) ----
  *
- * Each bot is a cradle_netclient (client/src/netclient.h), the session
+ * Each bot is a cradle_netclient (client/net/netclient.h), the session
  * cradle-client runs, with its own ENet host and socket; one thread, the
  * child's only one, plays all of them. */
 

@@ -2,7 +2,7 @@
 #define CRADLE_DESYNC_REPORT_H
 /*
  * desync_report: reads the report a client writes at its first desync
- * (client/src/netclient.h documents the format): a text header of
+ * (client/net/netclient.h documents the format): a text header of
  * "key value" lines in a fixed order, then the state after base_step, the
  * snapshots of steps base_step+1 .. step, and the client's state after step.
  *
