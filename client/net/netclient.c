@@ -190,10 +190,8 @@ static void send_hello(cradle_netclient *net) {
     m.as.hello.spectator = net->config.spectator;
     m.as.hello.requested_slot = net->config.requested_slot < 0 ? CRADLE_WIRE_ANY_SLOT
                                                                : (uint8_t)net->config.requested_slot;
-    cradle_wire_set_text(m.as.hello.game, sizeof m.as.hello.game,
-                         net->config.game_name ? net->config.game_name : net->sim.contract->name);
-    cradle_wire_set_text(m.as.hello.build_id, sizeof m.as.hello.build_id,
-                         net->config.build_id ? net->config.build_id : net->sim.contract->build_id);
+    cradle_wire_set_text(m.as.hello.game, sizeof m.as.hello.game, net->sim.contract->name);
+    cradle_wire_set_text(m.as.hello.build_id, sizeof m.as.hello.build_id, net->sim.contract->build_id);
     send_message(net, &m, ENET_PACKET_FLAG_RELIABLE);
     net->phase = CRADLE_NETCLIENT_HELLO;
 }

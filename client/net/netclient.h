@@ -135,12 +135,6 @@ typedef struct cradle_netclient_config {
                                       the library (two netclients in one process need two) */
     bool spectator;
     int requested_slot;            /* -1 = any slot (0 is slot 0: set it explicitly) */
-    /* What HELLO claims, NULL = the loaded library's name and build id. A
-     * client claiming another game or build is refused by the server (game,
-     * build): cradle-client --build-id and the test client use these to see
-     * the server's checks and its reasons from a real client. */
-    const char *game_name;
-    const char *build_id;
     uint32_t connect_timeout_ms;   /* 0 = 5000 */
     uint32_t silence_timeout_ms;   /* 0 = 5000 */
     uint32_t reload_timeout_ms;    /* 0 = 10000 */

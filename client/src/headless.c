@@ -40,7 +40,6 @@ cradle_netclient_config cradle_client_net_config(const cradle_client_options *o)
         .game = o->game,
         .spectator = o->spectator,
         .requested_slot = o->slot,
-        .build_id = o->build_id,
         .insecure = o->insecure,
         .server_key = o->server_key,
         .token = o->token,

@@ -15,7 +15,7 @@
 
 enum { O_HOST = 256, O_PORT, O_GAME, O_SPECTATOR, O_SLOT, O_HEADLESS, O_SCRIPT, O_BOT, O_BOTS,
        O_SEED, O_STEPS, O_OUTPUT, O_DESYNC, O_CONFIG, O_MUTE, O_FULLSCREEN, O_SIZE, O_CONNECT,
-       O_SILENCE, O_RELOAD, O_PLAY, O_HELP, O_VERSION, O_SCREENSHOT, O_BUILD_ID, O_SERVER_KEY,
+       O_SILENCE, O_RELOAD, O_PLAY, O_HELP, O_VERSION, O_SCREENSHOT, O_SERVER_KEY,
        O_TOKEN, O_ISSUER_KEY, O_INSECURE, O_CLIENT_ID, O_WATCH, O_DELAY, O_VERIFY_KEY };
 
 /* The one table of cradle-client's options: getopt's table and --help are
@@ -61,7 +61,6 @@ static const option_row rows[] = {
     {"help", O_HELP, NULL, "show this help"},
     {"version", O_VERSION, NULL, "show the version"},
     {"screenshot", O_SCREENSHOT, "FILE:STEPS", NULL},
-    {"build-id", O_BUILD_ID, "ID", NULL},
 };
 #define ROWS (sizeof rows / sizeof rows[0])
 #define HELP_COLUMN 25
@@ -98,7 +97,6 @@ static bool apply_plain(cradle_client_options *o, int opt, const char *value) {
     case O_FULLSCREEN: o->fullscreen = true; return true;
     case O_PLAY: o->play = value; return true;
     case O_WATCH: o->watch = value; return true;
-    case O_BUILD_ID: o->build_id = value; return true;
     case O_SERVER_KEY: o->server_key = value; return true;
     case O_TOKEN: o->token = value; return true;
     case O_ISSUER_KEY: o->issuer_key = value; return true;

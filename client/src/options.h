@@ -21,7 +21,6 @@ typedef struct cradle_client_options {
     bool verify;             /* --verify-key HEX: a broadcast must be signed by ... */
     uint8_t verify_key[32];  /* ... this Ed25519 public key */
     const char *screenshot;  /* hidden: BMP written after screenshot_after steps, then exit */
-    const char *build_id;    /* hidden test hook: claim this build id in HELLO */
     const char *server_key;  /* --server-key HEX: the pinned server id */
     const char *token;       /* --token TOKEN */
     const char *issuer_key;  /* --issuer-key FILE: mint a token per connect (development, bots) */

@@ -62,14 +62,19 @@ cradle_handshake_action cradle_handshake_first_packet(cradle_handshake_result *r
     rc = cradle_token_verify(config->verifier, h->credential, token_size, config->now_unix, &r->token);
     r->error = rc;
     if (rc == CRADLE_ETOKEN_BUILD && strcmp(config->verifier->build_id, h->build_id) != 0) {
-        /* The client runs another build (and its token names that one): say
-         * which, as the game thread does for a HELLO naming another build.
-         * A client of the right build with a token for another one gets the
-         * token's reason (token_build) below: both ids would be the same. */
+        /* The client runs another build (and its genuine token names that
+         * one): say which, as the game thread does for a HELLO naming another
+         * game or build. A client of the right build with a token for
+         * another one gets the token's reason (token_build) below: both ids
+         * would be the same. */
         char text[CRADLE_WIRE_TEXT_MAX + 1];
+        memset(&r->token, 0, sizeof r->token);
+        if (config->game && strcmp(config->game, h->game) != 0) {
+            snprintf(text, sizeof text, "server hosts game '%s', client has '%s'", config->game, h->game);
+            return refuse(r, CRADLE_WIRE_REFUSE_GAME, text);
+        }
         snprintf(text, sizeof text, "server runs build '%s', client has '%s'",
                  config->verifier->build_id, h->build_id);
-        memset(&r->token, 0, sizeof r->token);
         return refuse(r, CRADLE_WIRE_REFUSE_BUILD, text);
     }
     if (rc != 0) {

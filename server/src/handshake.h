@@ -49,6 +49,9 @@ typedef struct cradle_handshake_config {
     uint64_t context;                /* bound into the session (ENet's connectID) */
     uint64_t now_unix;               /* tokens are checked at this time */
     size_t max_bytes;                /* longer packets are not decoded; 0 = CRADLE_WIRE_MESSAGE_MAX */
+    const char *game;                /* the game hosted: a genuine token of another build whose
+                                        HELLO names another game is refused as that (game); NULL:
+                                        not checked */
 } cradle_handshake_config;
 
 typedef struct cradle_handshake_result {

@@ -213,6 +213,7 @@ static int open_network(cradle_server_net *net, cradle_server_host *host, const 
                                    .issuers = (const uint8_t(*)[CRADLE_TOKEN_KEY_BYTES])sec->issuers,
                                    .issuer_count = sec->issuer_count,
                                    .build_id = host->sim.contract->build_id,
+                                   .game = host->sim.contract->name,
                                    .auth_timeout_ms = options->auth_timeout_ms,
                                    .connect_rate = options->connect_rate,
                                    .connect_burst = options->connect_burst,

@@ -99,6 +99,7 @@ int cradle_server_net_open(cradle_server_net *net, const cradle_server_net_confi
     if (rc == 0 && config->keys) {
         net->secure = true;
         net->keys = *config->keys;
+        snprintf(net->game, sizeof net->game, "%s", config->game ? config->game : "");
         net->seen = calloc(CRADLE_SERVER_SEEN_TOKENS, sizeof *net->seen);
         rc = !net->seen ? CRADLE_ENOMEM
                         : cradle_token_verifier_init(
@@ -317,6 +318,7 @@ static void on_first_packet(cradle_server_net *net, ENetPeer *peer, const uint8_
         .context = peer->connectID,
         .now_unix = (uint64_t)time(NULL),
         .max_bytes = CRADLE_SERVER_IN_BYTES,
+        .game = net->game,
     };
     cradle_handshake_result r;
     cradle_handshake_action action = cradle_handshake_first_packet(&r, &net->peer[i].session, &config, data, size);

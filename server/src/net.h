@@ -129,6 +129,7 @@ typedef struct cradle_server_net_config {
     const uint8_t (*issuers)[CRADLE_TOKEN_KEY_BYTES]; /* trusted token issuers */
     uint32_t issuer_count;                           /* 1..CRADLE_TOKEN_ISSUERS_MAX with keys */
     const char *build_id;      /* the build tokens must name */
+    const char *game;          /* the game hosted (named in a refusal to a client of another) */
     uint32_t auth_timeout_ms;  /* HELLO must authenticate within this; 0 = 2000 */
     uint32_t connect_rate;     /* connects a second per address; 0 = 2 */
     uint32_t connect_burst;    /* connects at once per address; 0 = 5 */
@@ -225,6 +226,7 @@ typedef struct cradle_server_net {
     bool build_lock_ready;
     atomic_bool build_changed;
     char build_pending[CRADLE_GAME_BUILD_ID_MAX + 1];
+    char game[CRADLE_GAME_NAME_MAX + 1]; /* the game's name: unchanged across reloads */
     uint8_t sealed[CRADLE_SERVER_OUT_BYTES + CRADLE_SECURE_OVERHEAD];
     uint8_t opened[CRADLE_SERVER_IN_BYTES];
     cradle_server_in scratch_in;

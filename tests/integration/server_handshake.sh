@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # cradle-server's handshake, commanded mode, dev commands, refusals, usage
-# errors, the config file and shutdown, on loopback with the counter game.
+# errors, the config file and shutdown, on loopback with the counter game
+# (and two other builds of it: another game name, another build id).
 set -euo pipefail
-server=$1 client=$2 game=$3 ctl=$4 replay=$5
+server=$1 client=$2 game=$3 ctl=$4 replay=$5 other_name=$6 other_build=$7
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/server_common.sh"
 work=$(mktemp -d)
@@ -56,9 +57,10 @@ wait_until 30 "the server's uptime to pass $((up0 + 300)) ms" status_after $((up
 [ "$(json_field "$(ctl step 7)" step)" = 57 ]
 
 # Refusals carry their reason.
-"$client" --port "$PORT" --game "$game" --game-name othergame --expect-refusal game >r1.out
+# another game (the counter named "other"), another build of this one (+5 a step)
+"$client" --port "$PORT" --game "$other_name" --expect-refusal game >r1.out
 grep -q '"reason":"game"' r1.out
-"$client" --port "$PORT" --game "$game" --build-id not-this-build --expect-refusal build >r2.out
+"$client" --port "$PORT" --game "$other_build" --expect-refusal build >r2.out
 grep -q '"reason":"build"' r2.out
 "$client" --port "$PORT" --game "$game" --protocol 9 --expect-refusal protocol >r3.out
 grep -q '"reason":"protocol"' r3.out

@@ -30,7 +30,6 @@
  *
  * What the tests need beyond a normal client is done here, around the
  * library, with its public fields (net->peer, net->session):
- *   --game-name NAME, --build-id ID  what HELLO claims (the library's config);
  *   --protocol N      a HELLO of protocol version N on a connection of its
  *                     own: the library speaks only its own version;
  *   --garbage N       N malformed messages right after HELLO (sealed with the
@@ -96,8 +95,6 @@ typedef struct options {
     const char *host_name;
     uint16_t port;
     const char *game_path;
-    const char *game_name;
-    const char *build_id;
     int protocol; /* -1: the library's */
     bool spectator;
     int slot_request;
@@ -404,8 +401,6 @@ static int run_session(client *c) {
         .game = o->game_path,
         .spectator = o->spectator,
         .requested_slot = o->slot_request,
-        .game_name = o->game_name,
-        .build_id = o->build_id,
         .connect_timeout_ms = c->connect_wait_ms,
         .silence_timeout_ms = (uint32_t)o->peer_timeout_ms,
         .output = o->output,
@@ -531,9 +526,8 @@ static int run_protocol_probe(client *c) {
     hello.as.hello.requested_slot = CRADLE_WIRE_ANY_SLOT;
     /* A credential's size: the server cuts its REFUSE to the HELLO's size. */
     hello.as.hello.credential_size = CRADLE_TOKEN_MIN_BYTES + CRADLE_TOKEN_KEY_BYTES;
-    cradle_wire_set_text(hello.as.hello.game, sizeof hello.as.hello.game, o->game_name ? o->game_name : name);
-    cradle_wire_set_text(hello.as.hello.build_id, sizeof hello.as.hello.build_id,
-                         o->build_id ? o->build_id : build_id);
+    cradle_wire_set_text(hello.as.hello.game, sizeof hello.as.hello.game, name);
+    cradle_wire_set_text(hello.as.hello.build_id, sizeof hello.as.hello.build_id, build_id);
     uint8_t buf[CRADLE_WIRE_MESSAGE_MAX];
     size_t n = 0;
     if (cradle_wire_encode(buf, sizeof buf, &n, &hello) != 0) {
@@ -635,7 +629,7 @@ static int run_connect_flood(const options *o) {
 static void usage(FILE *to) {
     fprintf(to, "usage: cradle-test-client --port N --game LIBRARY [--host ADDR] [--steps N | --run N] [--seed N]\n"
                 "       [--spectator] [--slot N] [--drop-at STEP] [--timeout-ms N] [--peer-timeout-ms N]\n"
-                "       [--game-name NAME] [--build-id ID] [--protocol N] [--expect-refusal REASON]\n"
+                "       [--protocol N] [--expect-refusal REASON]\n"
                 "       [--garbage N] [--output FILE]\n"
                 "       [--server-key HEX] [--token TEXT | --issuer-key FILE] [--client-id N] [--insecure]\n"
                 "       [--save-token FILE] [--attack KINDS] [--attack-count N] [--raw-attack N] [--silent]\n"
@@ -655,8 +649,6 @@ static int parse_options(options *o, int argc, char **argv) {
         {"host", required_argument, NULL, 'H'},
         {"port", required_argument, NULL, 'p'},
         {"game", required_argument, NULL, 'g'},
-        {"game-name", required_argument, NULL, 'N'},
-        {"build-id", required_argument, NULL, 'B'},
         {"protocol", required_argument, NULL, 'P'},
         {"spectator", no_argument, NULL, 'S'},
         {"slot", required_argument, NULL, 'l'},
@@ -696,8 +688,6 @@ static int parse_options(options *o, int argc, char **argv) {
             o->port = (uint16_t)v;
             break;
         case 'g': o->game_path = optarg; break;
-        case 'N': o->game_name = optarg; break;
-        case 'B': o->build_id = optarg; break;
         case 'P':
             ok = cradle_parse_u64(optarg, 0, 255, &v);
             o->protocol = (int)v;

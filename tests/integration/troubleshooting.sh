@@ -6,13 +6,13 @@
 # in NOT_PROVOKED below with the reason; a new row that is in neither fails.
 #
 #   troubleshooting.sh README SERVER CLIENT CRADLECTL REPLAY RECORD KEYS COUNTER \
-#                      RELOAD_INC1 RELOAD_BIG_STATE RELOAD_OTHER_NAME
+#                      RELOAD_INC1 RELOAD_BIG_STATE RELOAD_OTHER_NAME RELOAD_INC5
 #
 # Placeholders in a message (X, Y, N, S, HOST:PORT, PATH, ADDR:PORT, <pid>,
 # numbers, "...") match any text. Waits are on conditions with deadlines.
 set -euo pipefail
 readme=$1 server=$2 client=$3 ctl=$4 replay=$5 record=$6 keys=$7 counter=$8
-inc1=$9 big_state=${10} other_name=${11}
+inc1=$9 big_state=${10} other_name=${11} inc5=${12}
 export CRADLE_KEYS=$keys
 here=$(cd "$(dirname "$0")" && pwd)
 readme=$(cd "$(dirname "$readme")" && pwd)/$(basename "$readme")
@@ -103,9 +103,9 @@ wait_exit "$first" 20
 [ "$rc" -eq 0 ] || fail "the first use of the token: exit $rc: $(cat first.err)"
 run 1 "$client" --headless --game "$work/game.so" --port "$PORT" --server-key "$SERVER_ID" --token "$token" \
   --steps 100000000
-# Another build of the game.
-run 1 "$client" --headless --game "$work/game.so" --port "$PORT" "${CLIENT_SECURITY[@]}" --build-id other-build \
-  --steps 100000000
+# Another build of the game (+5 a step, not +1).
+cp "$inc5" other-build.so
+run 1 "$client" --headless --game "$work/other-build.so" --port "$PORT" "${CLIENT_SECURITY[@]}" --steps 100000000
 # An --insecure client gets the whole refusal text (the REFUSE is cut to its HELLO's size).
 run 1 "$client" --headless --game "$work/game.so" --port "$PORT" --insecure --steps 100000000
 grep -q 'needs a join token$' err.txt || fail "the insecure client's refusal is cut: $(cat err.txt)"

@@ -204,6 +204,33 @@ static void test_token_for_another_build_names_both(void **state) {
                           "server runs build 'build-42', client has 'hello-build'");
 }
 
+/* A genuine token of another game (and so another build): the refusal
+ * names both games, as a plaintext server's game thread does. */
+static void test_another_game_names_both(void **state) {
+    (void)state;
+    uint8_t hello[512];
+    cradle_token t = sample(8);
+    strcpy(t.build_id, "build-41");
+    size_t n = hello_with(hello, sizeof hello, &t, &issuer, client_public);
+    cradle_wire_message m;
+    assert_int_equal(cradle_wire_decode(&m, hello, n), 0);
+    strcpy(m.as.hello.game, "othergame");
+    assert_int_equal(cradle_wire_encode(hello, sizeof hello, &n, &m), 0);
+    cradle_handshake_config c = {
+        .verifier = &verifier, .keys = &server, .context = CONTEXT, .now_unix = NOW, .game = "counter",
+    };
+    cradle_handshake_result r;
+    cradle_secure s;
+    assert_int_equal(cradle_handshake_first_packet(&r, &s, &c, hello, n), CRADLE_HANDSHAKE_REFUSE);
+    assert_int_equal(r.reason, CRADLE_WIRE_REFUSE_GAME);
+    assert_string_equal(r.text, "server hosts game 'counter', client has 'othergame'");
+    /* the same HELLO of this game is a build refusal */
+    strcpy(m.as.hello.game, "counter");
+    assert_int_equal(cradle_wire_encode(hello, sizeof hello, &n, &m), 0);
+    assert_int_equal(cradle_handshake_first_packet(&r, &s, &c, hello, n), CRADLE_HANDSHAKE_REFUSE);
+    assert_int_equal(r.reason, CRADLE_WIRE_REFUSE_BUILD);
+}
+
 /* A client of the server's build whose token names another build: the
  * token is what is wrong (a build mismatch would show one id twice). */
 static void test_token_for_another_build_from_the_right_build(void **state) {
@@ -326,6 +353,7 @@ int main(void) {
         cmocka_unit_test(test_reused_token_is_refused),
         cmocka_unit_test(test_token_for_another_server_is_refused),
         cmocka_unit_test(test_token_for_another_build_names_both),
+        cmocka_unit_test(test_another_game_names_both),
         cmocka_unit_test(test_token_for_another_build_from_the_right_build),
         cmocka_unit_test(test_short_credential_is_refused_in_plaintext),
         cmocka_unit_test(test_degenerate_client_key_is_dropped),
