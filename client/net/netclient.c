@@ -86,12 +86,8 @@ int cradle_netclient_open(cradle_netclient *net, const cradle_netclient_config *
     const cradle_game_contract *k = cradle_reload_contract(&net->reload);
     size_t align = net->reload.max_state_align;
     net->state_bytes = ((size_t)net->reload.state_capacity + align - 1u) / align * align;
-    net->state_block = aligned_alloc(align, net->state_bytes);
-    net->previous_block = aligned_alloc(align, net->state_bytes);
     net->base = aligned_alloc(align, net->state_bytes);
-    net->scratch_block = aligned_alloc(align, net->state_bytes);
-    if (!net->state_block || !net->previous_block || !net->base || !net->scratch_block)
-        return fail(net, CRADLE_ENOMEM, "out of memory for the game state");
+    if (!net->base) return fail(net, CRADLE_ENOMEM, "out of memory for the game state");
     uint32_t data_count = 0;
     const cradle_game_data_file *data_files = cradle_contract_data(k, &data_count);
     for (uint32_t i = 0; i < data_count; i++)
@@ -102,15 +98,14 @@ int cradle_netclient_open(cradle_netclient *net, const cradle_netclient_config *
         for (uint32_t i = 0; i < CRADLE_NETCLIENT_DATA; i++)
             net->data_queue[i].bytes = net->data_storage + (size_t)i * net->data_capacity;
     }
-    cradle_sim_config sc = {.state = net->state_block,
-                            .previous = net->previous_block,
-                            .scratch = net->scratch_block,
-                            .state_capacity = (uint32_t)net->state_bytes,
-                            .state_align = (uint32_t)align,
-                            .events = net->event_storage,
-                            .event_capacity = CRADLE_NETCLIENT_EVENTS,
-                            .hash = cradle_hash64};
-    rc_open = cradle_sim_init(&net->sim, &sc, k, why, sizeof why);
+    /* Room for every later build: the reload's capacity and alignment. */
+    rc_open = cradle_sim_storage_open(&net->storage, &net->sim, k,
+                                      &(cradle_sim_storage_config){.capacity = (uint32_t)net->state_bytes,
+                                                                   .align = (uint32_t)align,
+                                                                   .previous = true,
+                                                                   .scratch = true,
+                                                                   .event_capacity = CRADLE_NETCLIENT_EVENTS},
+                                      why, sizeof why);
     if (rc_open != 0) return fail(net, rc_open, "the game library %s: %s", config->game, why);
     if (!config->insecure) {
         if (!config->server_key || cradle_keys_from_hex(net->server_key, config->server_key) != 0)
@@ -837,10 +832,8 @@ void cradle_netclient_close(cradle_netclient *net) {
     net->enet = NULL;
     net->peer = NULL;
     cradle_reload_close(&net->reload);
-    free(net->state_block);
-    free(net->previous_block);
+    cradle_sim_storage_close(&net->storage);
     free(net->base);
-    free(net->scratch_block);
     free(net->data_storage);
     free(net->queue);
     free(net->queue_step);
@@ -848,7 +841,7 @@ void cradle_netclient_close(cradle_netclient *net) {
     free(net->queue_epoch);
     free(net->queue_has_hash);
     free(net->history);
-    net->state_block = net->previous_block = net->base = net->queue = net->history = NULL;
+    net->base = net->queue = net->history = NULL;
     net->sim.contract = NULL;
     net->queue_step = net->queue_hash = NULL;
     net->queue_epoch = net->queue_has_hash = NULL;

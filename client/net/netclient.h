@@ -101,6 +101,7 @@
 #include "cradle/reload.h"
 #include "cradle/secure.h"
 #include "cradle/sim.h"
+#include "cradle/sim_storage.h"
 #include "cradle/wire.h"
 
 #define CRADLE_NETCLIENT_MESSAGE_MAX 512u
@@ -201,8 +202,7 @@ typedef struct cradle_netclient {
     cradle_wire_welcome welcome;
     uint32_t snapshot_size;
     size_t state_bytes;                 /* allocated size of each state block */
-    uint8_t *state_block, *previous_block; /* the sim's storage */
-    uint8_t *scratch_block;             /* where data files are tried on a copy of the state */
+    cradle_sim_storage storage;         /* the sim's state, previous state, scratch and events */
     uint8_t *base;                      /* the state at the last matching hash */
     uint32_t state_received;            /* STATE bytes so far */
     uint64_t received_next;             /* the next step expected from the server */
@@ -251,7 +251,6 @@ typedef struct cradle_netclient {
     bool desync;
     uint64_t desync_step, desync_mine, desync_theirs;
 
-    cradle_event event_storage[CRADLE_NETCLIENT_EVENTS]; /* the sim's */
     uint64_t steps_run;
     uint64_t bytes_in, bytes_out;
 } cradle_netclient;

@@ -774,10 +774,6 @@ int cradle_server_host_init(cradle_server_host *host, const cradle_server_option
         return CRADLE_EINVAL;
     }
     host->state_capacity = host->reload.state_capacity;
-    size_t align = host->reload.max_state_align;
-    size_t bytes = ((size_t)host->state_capacity + align - 1u) / align * align;
-    host->state_block = aligned_alloc(align, bytes);
-    host->scratch_block = aligned_alloc(align, bytes);
     host->join_state = malloc(host->state_capacity);
     host->peer_count = cradle_server_peer_table_size(host->players, options->spectators);
     host->peers = calloc(host->peer_count, sizeof *host->peers);
@@ -786,20 +782,22 @@ int cradle_server_host_init(cradle_server_host *host, const cradle_server_option
     /* The kept states go beside the log: without one there is nowhere to put them. */
     if (options->log[0]) host->kept = malloc((size_t)CRADLE_SERVER_KEPT_STATES * host->state_capacity);
     for (uint32_t k = 0; k < CRADLE_SERVER_KEPT_STATES; k++) host->kept_step[k] = UINT64_MAX;
-    if (!host->state_block || !host->scratch_block || !host->join_state || !host->peers || !host->recent ||
-        !host->trial_inputs ||
+    if (!host->join_state || !host->peers || !host->recent || !host->trial_inputs ||
         (options->log[0] && !host->kept)) {
         fprintf(stderr, "cradle-server: out of memory for a %u-byte state block\n", host->state_capacity);
         return CRADLE_ENOMEM;
     }
-    cradle_sim_config sim_config = {.state = host->state_block,
-                                    .scratch = host->scratch_block,
-                                    .state_capacity = host->state_capacity,
-                                    .state_align = (uint32_t)align,
-                                    .events = host->events,
-                                    .event_capacity = CRADLE_SERVER_EVENTS,
-                                    .hash = cradle_hash64};
-    rc = cradle_sim_init(&host->sim, &sim_config, c, message, sizeof message);
+    /* Room for every later build: the reload's capacity and alignment. */
+    rc = cradle_sim_storage_open(&host->storage, &host->sim, c,
+                                 &(cradle_sim_storage_config){.capacity = host->state_capacity,
+                                                              .align = (uint32_t)host->reload.max_state_align,
+                                                              .scratch = true,
+                                                              .event_capacity = CRADLE_SERVER_EVENTS},
+                                 message, sizeof message);
+    if (rc == CRADLE_ENOMEM) {
+        fprintf(stderr, "cradle-server: %s\n", message);
+        return rc;
+    }
     if (rc == 0) rc = cradle_sim_start(&host->sim, options->seed, host->players);
     if (rc != 0) {
         fprintf(stderr, "cradle-server: game '%s': %s%s%s (%u players)\n", c->name, cradle_strerror(rc),
@@ -1044,8 +1042,7 @@ void cradle_server_host_deinit(cradle_server_host *host) {
     free(host->recent);
     free(host->trial_inputs);
     host->recent = host->trial_inputs = NULL;
-    free(host->state_block);
-    free(host->scratch_block);
+    cradle_sim_storage_close(&host->storage);
     cradle_data_files_close(&host->data);
     free(host->kept);
     host->kept = NULL;

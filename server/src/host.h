@@ -38,6 +38,7 @@
 #include "cradle/input_delay.h"
 #include "cradle/reload.h"
 #include "cradle/sim.h"
+#include "cradle/sim_storage.h"
 #include "cradle/transport.h"
 #include "cradle/trial.h"
 
@@ -95,8 +96,7 @@ typedef struct cradle_server_host {
     cradle_server_net *net;
     cradle_reload reload;
     cradle_sim sim; /* the build in charge, the state block, the next step's index */
-    void *state_block; /* the sim's state storage: state_capacity bytes */
-    void *scratch_block; /* where a data file is tried on a copy of the state */
+    cradle_sim_storage storage; /* the sim's blocks: state_capacity bytes each, and its events */
     cradle_data_files data; /* the game's data files (data_files.h), watched */
     uint64_t data_applies, data_refusals;
     uint64_t data_apply_last_ns, data_apply_max_ns; /* the step loop's stall for one */
@@ -191,7 +191,6 @@ typedef struct cradle_server_host {
                       RELOAD and DATA carry it (wire.h) */
     char last_reload[CRADLE_RELOAD_MESSAGE_MAX + 64];
 
-    cradle_event events[CRADLE_SERVER_EVENTS]; /* a step's events (the server only counts them) */
     cradle_server_in in_scratch;
     cradle_server_out out_scratch;
 } cradle_server_host;

@@ -106,26 +106,19 @@ int cradle_replay_open(cradle_replay *r, const cradle_replay_config *config) {
     r->capacity = (capacity + STATE_ALIGN - 1u) / STATE_ALIGN * STATE_ALIGN;
     rc = load_first(r);
     if (rc != 0) goto out_close;
-    r->state = aligned_alloc(STATE_ALIGN, ((size_t)r->capacity + STATE_ALIGN - 1u) / STATE_ALIGN * STATE_ALIGN);
-    r->previous = config->keep_previous ? aligned_alloc(STATE_ALIGN, ((size_t)r->capacity + STATE_ALIGN - 1u) / STATE_ALIGN * STATE_ALIGN) : NULL;
-    r->events = config->event_capacity ? calloc(config->event_capacity, sizeof *r->events) : NULL;
-    r->scratch = aligned_alloc(STATE_ALIGN, ((size_t)r->capacity + STATE_ALIGN - 1u) / STATE_ALIGN * STATE_ALIGN);
     r->data = malloc(CRADLE_GAME_DATA_MAX_BYTES);
-    if (!r->state || (config->keep_previous && !r->previous) || (config->event_capacity && !r->events) ||
-        !r->scratch || !r->data) {
-        rc = fail(r, CRADLE_ENOMEM, "out of memory for a %" PRIu32 "-byte state", r->capacity);
+    if (!r->data) {
+        rc = fail(r, CRADLE_ENOMEM, "out of memory for a data file");
         goto out_close;
     }
-    cradle_sim_config sc = {.state = r->state,
-                            .previous = r->previous,
-                            .scratch = r->scratch,
-                            .state_capacity = r->capacity,
-                            .state_align = STATE_ALIGN,
-                            .events = r->events,
-                            .event_capacity = config->event_capacity,
-                            .hash = cradle_hash64};
     char why[CRADLE_RELOAD_MESSAGE_MAX];
-    rc = cradle_sim_init(&r->sim, &sc, cradle_reload_contract(&r->libraries[0]), why, sizeof why);
+    rc = cradle_sim_storage_open(&r->storage, &r->sim, cradle_reload_contract(&r->libraries[0]),
+                                 &(cradle_sim_storage_config){.capacity = r->capacity,
+                                                              .align = STATE_ALIGN,
+                                                              .previous = config->keep_previous,
+                                                              .scratch = true,
+                                                              .event_capacity = config->event_capacity},
+                                 why, sizeof why);
     if (rc != 0) {
         fail(r, rc, "%s", why);
         goto out_close;
@@ -187,9 +180,9 @@ static int on_reload_record(cradle_replay *r, cradle_replay_item *item) {
     }
     const cradle_game_contract *contract = cradle_reload_contract(&r->libraries[next]);
     char why[CRADLE_RELOAD_MESSAGE_MAX];
-    if (r->sim.state != r->state &&
+    if (r->sim.state != r->storage.state &&
         (contract->state_size > r->sim.state_capacity || contract->state_align > r->sim.state_align)) {
-        int moved = cradle_sim_move(&r->sim, r->state, r->capacity, STATE_ALIGN, why, sizeof why);
+        int moved = cradle_sim_move(&r->sim, r->storage.state, r->capacity, STATE_ALIGN, why, sizeof why);
         assert(moved == 0 && "the driver's own storage holds the build in charge");
         (void)moved;
     }
@@ -416,7 +409,7 @@ int cradle_replay_move(cradle_replay *r, void *storage, uint32_t capacity) {
     assert(r && r->sim.contract);
     if (r->error) return r->error;
     if (!storage) {
-        storage = r->state;
+        storage = r->storage.state;
         capacity = r->capacity;
     }
     if (storage == r->sim.state) return 0;
@@ -442,13 +435,8 @@ void cradle_replay_close(cradle_replay *r) {
     r->reader_open = false;
     cradle_reload_close(&r->libraries[0]);
     cradle_reload_close(&r->libraries[1]);
-    free(r->state);
-    free(r->previous);
-    free(r->events);
-    free(r->scratch);
+    cradle_sim_storage_close(&r->storage);
     free(r->data);
-    r->state = r->previous = r->scratch = NULL;
     r->data = NULL;
-    r->events = NULL;
     r->sim.contract = NULL;
 }

@@ -92,8 +92,7 @@ int main(int argc, char **argv) {
     }
 
     int rc = 2;
-    size_t state_size = ((size_t)c->state_size + c->state_align - 1) & ~((size_t)c->state_align - 1);
-    void *state = aligned_alloc(c->state_align, state_size);
+    cradle_sim_storage storage = {0};
     uint32_t snap_size = cradle_snapshot_size(c->max_players, c->input_bytes);
     uint8_t *snap = calloc(1, snap_size);
     size_t out_cap = (size_t)steps * CRADLE_GAME_OUTPUT_MAX;
@@ -101,13 +100,13 @@ int main(int argc, char **argv) {
     size_t script_cap = (size_t)steps / 4 + 1;
     cradle_input_script_change *script = malloc(script_cap * sizeof *script);
     uint8_t *ref = NULL;
-    if (!state || !snap || !out || !script) {
+    if (!snap || !out || !script) {
         fprintf(stderr, "vanguard_determinism: out of memory\n");
         goto out_free;
     }
     cradle_sim sim;
-    cradle_sim_config sc = {.state = state, .state_capacity = (uint32_t)state_size, .hash = cradle_hash64};
-    if (cradle_sim_init(&sim, &sc, c, NULL, 0) != 0 || cradle_sim_start(&sim, SEED, PLAYERS) != 0) {
+    if (cradle_sim_storage_open(&storage, &sim, c, &(cradle_sim_storage_config){0}, NULL, 0) != 0 ||
+        cradle_sim_start(&sim, SEED, PLAYERS) != 0) {
         fprintf(stderr, "vanguard_determinism: init failed\n");
         goto out_free;
     }
@@ -166,7 +165,7 @@ out_free:
     free(script);
     free(out);
     free(snap);
-    free(state);
+    cradle_sim_storage_close(&storage);
     if (handle) dlclose(handle);
     return rc;
 }

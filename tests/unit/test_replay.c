@@ -447,7 +447,7 @@ static void test_move_goes_on_from_another_address(void **unused) {
     assert_int_equal(cradle_replay_seek(&r, 65), 0); /* both reloads, in the caller's storage */
     assert_ptr_equal(r.sim.state, storage + 8);
     assert_int_equal(cradle_replay_move(&r, NULL, 0), 0);
-    assert_ptr_equal(r.sim.state, r.state);
+    assert_ptr_equal(r.sim.state, r.storage.state);
     assert_int_equal(r.sim.state_align, 64);
     assert_int_equal(cradle_replay_move(&r, storage + 64, 4096), 0);
     cradle_replay_item item;
@@ -475,7 +475,7 @@ static void test_a_reload_needing_more_alignment_moves_the_state_home(void **unu
     cradle_replay_item item;
     while (cradle_replay_next(&r, &item) == 1) {
         if (item.kind == CRADLE_REPLAY_STEP && item.step < 10) assert_ptr_equal(r.sim.state, storage + 8);
-        if (item.kind == CRADLE_REPLAY_RELOAD) assert_ptr_equal(r.sim.state, r.state);
+        if (item.kind == CRADLE_REPLAY_RELOAD) assert_ptr_equal(r.sim.state, r.storage.state);
     }
     assert_true(r.ended);
     assert_int_equal(r.error, 0);

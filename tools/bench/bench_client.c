@@ -105,6 +105,7 @@ static void print_times(const char *what, uint32_t live, double *times, int n) {
 
 typedef struct scene {
     const cradle_game_contract *c;
+    cradle_sim_storage storage; /* the sim's state and previous state */
     vanguard_state *s, *prev;
     uint32_t live;
     cradle_present present;
@@ -113,13 +114,12 @@ typedef struct scene {
 
 static void scene_build(scene *sc) {
     const cradle_game_contract *c = vanguard_contract();
-    vanguard_state *s = aligned_alloc(64, (c->state_size + 63u) / 64u * 64u);
-    vanguard_state *prev = aligned_alloc(64, (c->state_size + 63u) / 64u * 64u);
-    if (!s || !prev) exit(1);
     cradle_sim sim;
-    cradle_sim_config sim_config = {.state = s, .previous = prev, .state_capacity = (c->state_size + 63u) / 64u * 64u,
-                                    .state_align = 64, .hash = cradle_hash64};
-    if (cradle_sim_init(&sim, &sim_config, c, NULL, 0) != 0 || cradle_sim_start(&sim, 1, 8) != 0) exit(1);
+    if (cradle_sim_storage_open(&sc->storage, &sim, c, &(cradle_sim_storage_config){.previous = true}, NULL, 0) != 0 ||
+        cradle_sim_start(&sim, 1, 8) != 0)
+        exit(1);
+    vanguard_state *s = (vanguard_state *)sc->storage.state;
+    vanguard_state *prev = (vanguard_state *)sc->storage.previous;
     cradle_rng rng;
     cradle_rng_seed(&rng, 5, 5);
     uint8_t snap[SNAP_SIZE];
@@ -271,8 +271,7 @@ static void frame_time(int frames, bool softdraw_only) {
     scene_build(&sc);
     softdraw_frames(&sc, frames);
     if (!softdraw_only) sdl_frames(&sc);
-    free(sc.s);
-    free(sc.prev);
+    cradle_sim_storage_close(&sc.storage);
 }
 
 /* ---- input-to-screen delay ---- */

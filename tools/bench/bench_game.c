@@ -51,15 +51,15 @@ static void top_up(vanguard_state *s, cradle_rng *rng, uint32_t target) {
     }
 }
 
-static void run(const cradle_game_contract *c, vanguard_state *s, bool heavy, uint64_t steps,
-                const char *label) {
+static void run(const cradle_game_contract *c, bool heavy, uint64_t steps, const char *label) {
     cradle_sim sim;
-    cradle_sim_config sc = {.state = s, .state_capacity = (c->state_size + 63u) & ~63u, .state_align = c->state_align,
-                            .hash = cradle_hash64};
-    if (cradle_sim_init(&sim, &sc, c, NULL, 0) != 0 || cradle_sim_start(&sim, 1, 8) != 0) {
+    cradle_sim_storage storage;
+    if (cradle_sim_storage_open(&storage, &sim, c, &(cradle_sim_storage_config){0}, NULL, 0) != 0 ||
+        cradle_sim_start(&sim, 1, 8) != 0) {
         fprintf(stderr, "bench_game: init failed\n");
         exit(1);
     }
+    vanguard_state *s = (vanguard_state *)storage.state;
     cradle_rng rng;
     cradle_rng_seed(&rng, 5, 5);
     uint8_t snap[SNAP_SIZE];
@@ -96,19 +96,14 @@ static void run(const cradle_game_contract *c, vanguard_state *s, bool heavy, ui
            (double)steps / elapsed, elapsed / (double)steps * 1e6,
            (double)steps / elapsed / 60.0, (double)steps / wall_step, (double)steps / wall,
            (double)live_sum / (double)steps, live_min, live_max, s->wave);
+    cradle_sim_storage_close(&storage);
 }
 
 int main(void) {
     const cradle_game_contract *c = vanguard_contract();
-    vanguard_state *s = aligned_alloc(c->state_align, ((size_t)c->state_size + 63u) & ~(size_t)63u);
-    if (!s) {
-        fprintf(stderr, "bench_game: out of memory\n");
-        return 1;
-    }
     printf("vanguard: state block %u bytes, capacity %u entities, 8 bot players\n", c->state_size,
            VG_MAX_ENTITIES);
-    run(c, s, true, 20000, "heavy");
-    run(c, s, false, 20000, "normal");
-    free(s);
+    run(c, true, 20000, "heavy");
+    run(c, false, 20000, "normal");
     return 0;
 }

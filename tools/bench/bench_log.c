@@ -144,13 +144,11 @@ static int record_log(const cradle_game_contract *c, const char *path, uint64_t 
     cradle_log_header h;
     char msg[256];
     if (cradle_log_header_from_contract(&h, c, 1, c->max_players, 0, 60) != 0) return -1;
-    size_t cap = (c->state_size + 63u) / 64u * 64u;
-    uint8_t *state = aligned_alloc(64, cap);
-    if (!state) return -1;
     int rc = -1;
     cradle_sim sim;
-    cradle_sim_config sc = {.state = state, .state_capacity = (uint32_t)cap, .state_align = 64, .hash = cradle_hash64};
-    if (cradle_sim_init(&sim, &sc, c, msg, sizeof msg) != 0 || cradle_sim_start(&sim, 1, c->max_players) != 0)
+    cradle_sim_storage storage = {0};
+    if (cradle_sim_storage_open(&storage, &sim, c, &(cradle_sim_storage_config){0}, msg, sizeof msg) != 0 ||
+        cradle_sim_start(&sim, 1, c->max_players) != 0)
         goto out;
     cradle_log_writer_config wcfg = {.overwrite = true, .sync_inline = true};
     cradle_log_writer w;
@@ -167,7 +165,7 @@ static int record_log(const cradle_game_contract *c, const char *path, uint64_t 
     }
     rc = cradle_log_writer_close(&w, cradle_sim_hash(&sim)) == 0 ? 0 : -1;
 out:
-    free(state);
+    cradle_sim_storage_close(&storage);
     return rc;
 }
 

@@ -30,6 +30,7 @@
 #include "cradle/os.h"
 #include "cradle/reload.h"
 #include "cradle/sim.h"
+#include "cradle/sim_storage.h"
 #include "cradle/systime.h"
 
 #define MS 1000000ull
@@ -143,7 +144,7 @@ static bool compile(const char *out, int increment, unsigned id) {
 
 typedef struct host {
     cradle_reload r;
-    void *state;
+    cradle_sim_storage storage;
     cradle_sim sim;
 } host;
 
@@ -155,9 +156,9 @@ static bool host_open(host *h, uint64_t settle_ns) {
         fprintf(stderr, "bench_reload: open: %s\n", message);
         return false;
     }
-    if (posix_memalign(&h->state, 64, 4096) != 0) return false;
-    cradle_sim_config sc = {.state = h->state, .state_capacity = 4096, .state_align = 64, .hash = cradle_hash64};
-    if (cradle_sim_init(&h->sim, &sc, cradle_reload_contract(&h->r), message, sizeof message) != 0) return false;
+    if (cradle_sim_storage_open(&h->storage, &h->sim, cradle_reload_contract(&h->r),
+                                &(cradle_sim_storage_config){.capacity = 4096}, message, sizeof message) != 0)
+        return false;
     return cradle_sim_start(&h->sim, 0, 1) == 0;
 }
 
@@ -173,7 +174,7 @@ static cradle_reload_result host_poll(host *h) {
 
 static int64_t host_step(host *h) {
     uint8_t snapshot[16] = {0};
-    counter_state *s = h->state;
+    counter_state *s = (counter_state *)h->storage.state;
     int64_t before = s->total;
     cradle_sim_step(&h->sim, snapshot);
     return s->total - before;
@@ -181,7 +182,7 @@ static int64_t host_step(host *h) {
 
 static void host_close(host *h) {
     cradle_reload_close(&h->r);
-    free(h->state);
+    cradle_sim_storage_close(&h->storage);
 }
 
 /* ---- 1. stall of a 60 Hz loop ------------------------------------------- */

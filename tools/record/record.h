@@ -91,12 +91,11 @@ typedef struct recorder {
     cradle_reload libraries[2];     /* the build in charge, and the one a --reload brings */
     int in_use;
     cradle_sim sim;
-    void *state, *scratch;
+    cradle_sim_storage storage;     /* the sim's blocks, capacity bytes each, and its events */
     uint32_t capacity;
     cradle_data_files data;         /* the game's data files */
     unsigned next_data_at;
     uint64_t data_applied, data_refusals;
-    cradle_event *event_storage;
     record_script_entry *script;
     size_t script_count, next_entry;
     unsigned next_reload;

@@ -32,22 +32,13 @@ static int open_library(cradle_reload *r, const char *path, uint32_t capacity) {
 /* The sim over a state block every later build must fit (as on a server:
  * the first build's size, at least 64 KiB). */
 static int open_sim(recorder *r, const cradle_game_contract *c) {
-    r->state = aligned_alloc(STATE_ALIGN, r->capacity);
-    r->scratch = aligned_alloc(STATE_ALIGN, r->capacity);
-    r->event_storage = malloc(EVENT_CAPACITY * sizeof *r->event_storage);
-    if (!r->state || !r->scratch || !r->event_storage) {
-        fprintf(stderr, "cradle-record: out of memory for the state\n");
-        return 1;
-    }
     char msg[CRADLE_RELOAD_MESSAGE_MAX];
-    cradle_sim_config sc = {.state = r->state,
-                            .scratch = r->scratch,
-                            .state_capacity = r->capacity,
-                            .state_align = STATE_ALIGN,
-                            .events = r->event_storage,
-                            .event_capacity = EVENT_CAPACITY,
-                            .hash = cradle_hash64};
-    if (cradle_sim_init(&r->sim, &sc, c, msg, sizeof msg) != 0) {
+    if (cradle_sim_storage_open(&r->storage, &r->sim, c,
+                                &(cradle_sim_storage_config){.capacity = r->capacity,
+                                                             .align = STATE_ALIGN,
+                                                             .scratch = true,
+                                                             .event_capacity = EVENT_CAPACITY},
+                                msg, sizeof msg) != 0) {
         fprintf(stderr, "cradle-record: %s\n", msg);
         return 1;
     }
@@ -428,13 +419,9 @@ void recorder_close(recorder *r) {
     r->writer_open = false;
     if (r->out && r->out != stdout) fclose(r->out);
     r->out = NULL;
-    free(r->state);
-    free(r->scratch);
+    cradle_sim_storage_close(&r->storage);
     cradle_data_files_close(&r->data);
-    free(r->event_storage);
     free(r->script);
-    r->state = r->scratch = NULL;
-    r->event_storage = NULL;
     r->script = NULL;
     cradle_reload_close(&r->libraries[0]);
     cradle_reload_close(&r->libraries[1]);

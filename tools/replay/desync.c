@@ -236,17 +236,15 @@ static int rerun(const desync_options *o, const cradle_desync_report *rep) {
     }
     const cradle_game_contract *c = cradle_reload_contract(&lib);
     int status = 1;
-    void *state = NULL;
+    cradle_sim_storage storage = {0};
     if ((strcmp(c->name, rep->game) != 0 || strcmp(c->build_id, rep->build) != 0) && !o->force) {
         fprintf(stderr, "cradle-replay: --desync: the report is of %s build %s, --game is %s build %s (--force)\n",
                 rep->game, rep->build, c->name, c->build_id);
         goto out;
     }
-    uint32_t align = c->state_align < 64 ? 64 : c->state_align;
-    state = aligned_alloc(align, (rep->state_size + align - 1) / align * align);
     cradle_sim sim;
-    cradle_sim_config sc = {.state = state, .state_capacity = rep->state_size, .state_align = align, .hash = cradle_hash64};
-    if (!state || cradle_sim_init(&sim, &sc, c, msg, sizeof msg) != 0 ||
+    if (cradle_sim_storage_open(&storage, &sim, c, &(cradle_sim_storage_config){.capacity = rep->state_size}, msg,
+                                sizeof msg) != 0 ||
         cradle_sim_restore(&sim, rep->base, rep->state_size, (uint64_t)(rep->base_step + 1)) != 0) {
         fprintf(stderr, "cradle-replay: --desync: cannot start from the report's base state: %s\n", msg);
         goto out;
@@ -260,7 +258,7 @@ static int rerun(const desync_options *o, const cradle_desync_report *rep) {
     print_head(rep, "the report re-run", o->json);
     status = finish(rep, compare_states(c, rep, sim.state, o->json), o->json);
 out:
-    free(state);
+    cradle_sim_storage_close(&storage);
     cradle_reload_close(&lib);
     return status;
 }

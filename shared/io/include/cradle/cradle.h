@@ -43,6 +43,7 @@
 #include "cradle/parse.h"
 #include "cradle/writer.h"
 #include "cradle/sim.h"
+#include "cradle/sim_storage.h"
 #include "cradle/twin.h"
 #include "cradle/replay.h"
 #include "cradle/os.h"

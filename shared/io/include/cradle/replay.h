@@ -50,6 +50,7 @@
 #include "cradle/log.h"
 #include "cradle/reload.h"
 #include "cradle/sim.h"
+#include "cradle/sim_storage.h"
 
 #define CRADLE_REPLAY_MESSAGE_MAX 512u
 #define CRADLE_REPLAY_MIN_CAPACITY 65536u /* state bytes reserved for later builds to grow into */
@@ -124,11 +125,9 @@ typedef struct cradle_replay {
     cradle_reload libraries[2];
     int in_use;                    /* index of the library in charge */
     cradle_sim sim;
-    void *state, *previous;        /* the sim's storage */
-    void *scratch;                 /* where data() works on a copy of the state */
+    cradle_sim_storage storage;    /* the sim's own blocks (it may run in the caller's: move) */
     uint8_t *data;                 /* one data file's bytes (CRADLE_GAME_DATA_MAX_BYTES) */
     uint32_t capacity;
-    cradle_event *events;
     cradle_log_record record;
     char build_id[CRADLE_GAME_BUILD_ID_MAX + 1]; /* the build the log runs now */
     /* what the replay found so far */
