@@ -17,11 +17,9 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,21 +30,10 @@
 #include "cradle/parse.h"
 #include "cradle/systime.h"
 #include "cradle/version.h"
-#include "proxy_sched.h"
+#include "proxy_relay.h"
 
-#define MAX_FLOWS 64u /* client addresses served at once; the least recently used is recycled */
 #define DEFAULT_CAPACITY 8192u
 #define MAX_CAPACITY (1u << 20)
-#define TO_SERVER 0u
-#define TO_CLIENT 1u
-
-typedef struct flow {
-    bool used;
-    uint32_t generation; /* bumped on reuse: packets still queued for the old client are dropped */
-    struct sockaddr_in client;
-    int upstream; /* connected to the server */
-    uint64_t last_us;
-} flow;
 
 /* --latency-at S:MS: from S seconds after start, a one-way latency of MS. */
 #define LATENCY_CHANGES_MAX 8u
@@ -56,16 +43,11 @@ typedef struct latency_change {
 } latency_change;
 
 typedef struct proxy {
-    struct sockaddr_in listen_addr, server_addr;
+    struct sockaddr_in listen_addr, server_addr; /* from the command line */
     latency_change changes[LATENCY_CHANGES_MAX]; /* in time order */
     uint32_t change_count, changes_done;
     uint64_t started_us;
-    int listen_fd;
-    flow flows[MAX_FLOWS];
-    cradle_proxy_sched sched;
-    uint32_t capacity;
-    uint64_t oversize, stale, send_errors, flows_opened, flows_recycled;
-    uint64_t bytes_in, bytes_out;
+    cradle_proxy_relay relay;
 } proxy;
 
 static volatile sig_atomic_t stop_signal, report_requested;
@@ -126,119 +108,18 @@ static const char *show(const struct sockaddr_in *a, char *buf, size_t size) {
     return buf;
 }
 
-static int set_nonblocking(int fd) {
-    int flags = fcntl(fd, F_GETFL, 0);
-    return flags < 0 ? -1 : fcntl(fd, F_SETFL, flags | O_NONBLOCK);
-}
-
 static void print_counters(const proxy *p, const char *event) {
-    const cradle_proxy_counters *c = &p->sched.counters;
+    const cradle_proxy_relay *r = &p->relay;
+    const cradle_proxy_counters *c = &r->sched.counters;
     printf("{\"event\":\"%s\",\"submitted\":%" PRIu64 ",\"lost\":%" PRIu64 ",\"duplicated\":%" PRIu64
            ",\"reordered\":%" PRIu64 ",\"overflowed\":%" PRIu64 ",\"released\":%" PRIu64
            ",\"in_flight\":%u,\"oversize\":%" PRIu64 ",\"stale\":%" PRIu64 ",\"send_errors\":%" PRIu64
            ",\"flows_opened\":%" PRIu64 ",\"flows_recycled\":%" PRIu64 ",\"bytes_in\":%" PRIu64
            ",\"bytes_out\":%" PRIu64 "}\n",
            event, c->submitted, c->lost, c->duplicated, c->reordered, c->overflowed, c->released,
-           cradle_proxy_sched_count(&p->sched), p->oversize, p->stale, p->send_errors, p->flows_opened,
-           p->flows_recycled, p->bytes_in, p->bytes_out);
+           cradle_proxy_sched_count(&r->sched), r->oversize, r->stale, r->send_errors, r->flows_opened,
+           r->flows_recycled, r->bytes_in, r->bytes_out);
     fflush(stdout);
-}
-
-/* The flow of a client address, opening (or recycling the least recently
- * used) one with a new upstream socket. Returns its index or -1. */
-static int flow_for(proxy *p, const struct sockaddr_in *from, uint64_t now) {
-    int free_index = -1, oldest = 0;
-    for (uint32_t i = 0; i < MAX_FLOWS; i++) {
-        flow *f = &p->flows[i];
-        if (f->used && f->client.sin_addr.s_addr == from->sin_addr.s_addr &&
-            f->client.sin_port == from->sin_port) {
-            f->last_us = now;
-            return (int)i;
-        }
-        if (!f->used && free_index < 0) free_index = (int)i;
-        if (f->used && f->last_us < p->flows[oldest].last_us) oldest = (int)i;
-    }
-    int index = free_index;
-    if (index < 0) {
-        index = oldest;
-        close(p->flows[index].upstream);
-        p->flows[index].used = false;
-        p->flows_recycled++;
-    }
-    int fd = socket(AF_INET, SOCK_DGRAM, 0);
-    if (fd < 0) return -1;
-    if (set_nonblocking(fd) != 0 ||
-        connect(fd, (const struct sockaddr *)&p->server_addr, sizeof p->server_addr) != 0) {
-        close(fd);
-        return -1;
-    }
-    flow *f = &p->flows[index];
-    f->used = true;
-    f->generation++;
-    f->client = *from;
-    f->upstream = fd;
-    f->last_us = now;
-    p->flows_opened++;
-    return index;
-}
-
-static uint64_t make_tag(uint32_t index, uint32_t generation, uint32_t direction) {
-    return (uint64_t)generation << 32 | (uint64_t)index << 1 | direction;
-}
-
-static void release_due(proxy *p, uint64_t now) {
-    static cradle_proxy_packet packet;
-    while (cradle_proxy_sched_pop_due(&p->sched, now, &packet)) {
-        uint32_t direction = (uint32_t)(packet.tag & 1u);
-        uint32_t index = (uint32_t)(packet.tag >> 1) & 0x7FFFFFFFu;
-        uint32_t generation = (uint32_t)(packet.tag >> 32);
-        flow *f = &p->flows[index];
-        if (!f->used || f->generation != generation) {
-            p->stale++;
-            continue;
-        }
-        ssize_t n;
-        if (direction == TO_SERVER)
-            n = send(f->upstream, packet.bytes, packet.length, 0);
-        else
-            n = sendto(p->listen_fd, packet.bytes, packet.length, 0, (const struct sockaddr *)&f->client,
-                       sizeof f->client);
-        if (n < 0)
-            p->send_errors++; /* full socket buffer or ICMP-refused peer: a loss, as on a network */
-        else
-            p->bytes_out += (uint64_t)n;
-    }
-}
-
-/* Reads every datagram waiting on fd (the listen socket when index < 0). */
-static void receive(proxy *p, int fd, int index, uint64_t now) {
-    static uint8_t buf[65536];
-    for (;;) {
-        struct sockaddr_in from;
-        socklen_t from_len = sizeof from;
-        ssize_t n = recvfrom(fd, buf, sizeof buf, 0, (struct sockaddr *)&from, &from_len);
-        if (n < 0) return; /* EAGAIN, or an ICMP error on a connected socket: nothing to forward */
-        p->bytes_in += (uint64_t)n;
-        if ((size_t)n > CRADLE_PROXY_PACKET_MAX) {
-            p->oversize++;
-            continue;
-        }
-        uint32_t direction = TO_CLIENT;
-        int fi = index;
-        if (index < 0) {
-            if (from_len != sizeof from || from.sin_family != AF_INET) continue;
-            fi = flow_for(p, &from, now);
-            if (fi < 0) {
-                p->send_errors++;
-                continue;
-            }
-            direction = TO_SERVER;
-        } else {
-            p->flows[index].last_us = now;
-        }
-        uint64_t tag = make_tag((uint32_t)fi, p->flows[fi].generation, direction);
-        cradle_proxy_sched_submit(&p->sched, now, tag, buf, (uint32_t)n);
-    }
 }
 
 /* What the command line asked for; explicit flags override the profile
@@ -397,21 +278,6 @@ static cradle_proxy_impairment impairment_of(const settings *st) {
     return config;
 }
 
-/* Binds the listening socket (port 0: the kernel picks, shown in the settings line). */
-static bool open_listen(proxy *p) {
-    p->listen_fd = socket(AF_INET, SOCK_DGRAM, 0);
-    if (p->listen_fd < 0 || set_nonblocking(p->listen_fd) != 0 ||
-        bind(p->listen_fd, (const struct sockaddr *)&p->listen_addr, sizeof p->listen_addr) != 0) {
-        char a[64];
-        fprintf(stderr, "cradle-proxy: cannot listen on UDP %s: %s\n", show(&p->listen_addr, a, sizeof a),
-                strerror(errno));
-        return false;
-    }
-    socklen_t len = sizeof p->listen_addr;
-    getsockname(p->listen_fd, (struct sockaddr *)&p->listen_addr, &len);
-    return true;
-}
-
 static void install_signals(void) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -429,9 +295,9 @@ static void print_settings(const proxy *p, const char *profile, const cradle_pro
     printf("{\"event\":\"proxy\",\"listen\":\"%s\",\"server\":\"%s\",\"profile\":\"%s\",\"latency_ms\":%u,"
            "\"jitter_ms\":%u,\"loss_pct\":%u,\"duplicate_pct\":%u,\"reorder_pct\":%u,\"seed\":%" PRIu64
            ",\"capacity\":%u}\n",
-           show(&p->listen_addr, a, sizeof a), show(&p->server_addr, b, sizeof b), profile, config->latency_ms,
+           show(&p->relay.listen_addr, a, sizeof a), show(&p->server_addr, b, sizeof b), profile, config->latency_ms,
            config->jitter_ms, config->loss_pct, config->duplicate_pct, config->reorder_pct, config->seed,
-           p->capacity);
+           p->relay.capacity);
     fflush(stdout);
     fprintf(stderr,
             "cradle-proxy: %s -> %s: latency %u ms, jitter %u ms, loss %u%%, duplicate %u%%, reorder %u%%, "
@@ -445,54 +311,33 @@ static void apply_latency_changes(proxy *p, uint64_t now) {
     while (p->changes_done < p->change_count &&
            now >= p->started_us + p->changes[p->changes_done].at_s * 1000000u) {
         const latency_change *c = &p->changes[p->changes_done++];
-        p->sched.config.latency_ms = c->latency_ms;
+        p->relay.sched.config.latency_ms = c->latency_ms;
         printf("{\"event\":\"latency\",\"after_s\":%" PRIu64 ",\"latency_ms\":%u}\n", c->at_s, c->latency_ms);
         fflush(stdout);
         fprintf(stderr, "cradle-proxy: %" PRIu64 " s: latency now %u ms each way\n", c->at_s, c->latency_ms);
     }
 }
 
-/* Forwards until SIGINT or SIGTERM: one poll over the listening socket and
- * every flow's upstream socket, woken for the next scheduled release.
- * Returns false when poll fails. */
+/* Forwards until SIGINT or SIGTERM, a relay turn at a time, woken for the
+ * next scheduled release or latency change. Returns false when poll fails. */
 static bool forward(proxy *p) {
-    struct pollfd fds[1 + MAX_FLOWS];
-    int owner[1 + MAX_FLOWS];
     while (!stop_signal) {
         if (report_requested) {
             report_requested = 0;
             print_counters(p, "counters");
         }
-        nfds_t n = 0;
-        fds[n] = (struct pollfd){.fd = p->listen_fd, .events = POLLIN};
-        owner[n++] = -1;
-        for (uint32_t i = 0; i < MAX_FLOWS; i++) {
-            if (!p->flows[i].used) continue;
-            fds[n] = (struct pollfd){.fd = p->flows[i].upstream, .events = POLLIN};
-            owner[n++] = (int)i;
-        }
-        int timeout = 1000;
-        uint64_t next = 0, now = now_us();
+        uint64_t now = now_us();
         apply_latency_changes(p, now);
-        if (cradle_proxy_sched_next_release(&p->sched, &next)) {
-            /* Round up: waking early would only spin. */
-            uint64_t wait = next > now ? (next - now + 999u) / 1000u : 0;
-            if (wait < (uint64_t)timeout) timeout = (int)wait;
-        }
+        int timeout = 1000;
         if (p->changes_done < p->change_count) {
             uint64_t due = p->started_us + p->changes[p->changes_done].at_s * 1000000u;
             uint64_t wait = due > now ? (due - now + 999u) / 1000u : 0;
             if (wait < (uint64_t)timeout) timeout = (int)wait;
         }
-        int ready = poll(fds, n, timeout);
-        if (ready < 0 && errno != EINTR) {
+        if (!cradle_proxy_relay_turn(&p->relay, timeout)) {
             fprintf(stderr, "cradle-proxy: poll: %s\n", strerror(errno));
             return false;
         }
-        now = now_us();
-        for (nfds_t i = 0; ready > 0 && i < n; i++)
-            if (fds[i].revents & (POLLIN | POLLERR)) receive(p, fds[i].fd, owner[i], now);
-        release_due(p, now_us());
     }
     print_counters(p, "exit");
     return true;
@@ -504,28 +349,16 @@ int main(int argc, char **argv) {
     int rc = parse_args(argc, argv, &p, &st);
     if (rc >= 0) return rc;
     cradle_proxy_impairment config = impairment_of(&st);
-    p.capacity = (uint32_t)st.capacity;
-    cradle_proxy_entry *entries = calloc(p.capacity, sizeof *entries);
-    cradle_proxy_packet *packets = calloc(p.capacity, sizeof *packets);
-    uint32_t *free_list = calloc(p.capacity, sizeof *free_list);
-    int status = 1;
-    if (!entries || !packets || !free_list) {
-        fprintf(stderr, "cradle-proxy: out of memory for %u packets\n", p.capacity);
-        goto out_free;
+    char message[160];
+    if (cradle_proxy_relay_open(&p.relay, &p.listen_addr, &p.server_addr, &config, (uint32_t)st.capacity, message,
+                                sizeof message) != 0) {
+        fprintf(stderr, "cradle-proxy: %s\n", message);
+        return 1;
     }
-    cradle_proxy_sched_init(&p.sched, &config, entries, packets, free_list, p.capacity);
-    if (!open_listen(&p)) goto out_close;
     install_signals();
     print_settings(&p, st.profile, &config);
     p.started_us = now_us();
-    status = forward(&p) ? 0 : 1;
-out_close:
-    for (uint32_t i = 0; i < MAX_FLOWS; i++)
-        if (p.flows[i].used) close(p.flows[i].upstream);
-    if (p.listen_fd >= 0) close(p.listen_fd);
-out_free:
-    free(entries);
-    free(packets);
-    free(free_list);
+    int status = forward(&p) ? 0 : 1;
+    cradle_proxy_relay_close(&p.relay);
     return status;
 }
