@@ -24,12 +24,15 @@ static void write_hash_field(cradle_writer *reply, const char *key, uint64_t has
 
 /* The rest of a player's entry: how early its inputs arrived over the last
  * second (input_delay.h; null before a second of them, or with a fixed
- * --input-delay), and whether its delay adapts. */
+ * --input-delay), whether its delay adapts, and how often it was raised and
+ * lowered. */
 static void write_slack(cradle_writer *reply, const cradle_server_slot *slot) {
     if (slot->adaptive && slot->delay.last_window_min != INT64_MAX)
-        cradle_writer_format(reply, ",\"input_slack\":%" PRId64 ",\"input_delay_auto\":true}", slot->delay.last_window_min);
+        cradle_writer_format(reply, ",\"input_slack\":%" PRId64 ",\"input_delay_auto\":true", slot->delay.last_window_min);
     else
-        cradle_writer_format(reply, ",\"input_slack\":null,\"input_delay_auto\":%s}", slot->adaptive ? "true" : "false");
+        cradle_writer_format(reply, ",\"input_slack\":null,\"input_delay_auto\":%s", slot->adaptive ? "true" : "false");
+    cradle_writer_format(reply, ",\"input_delay_raised\":%" PRIu64 ",\"input_delay_lowered\":%" PRIu64 "}",
+                         slot->adaptive ? slot->delay.raised : 0, slot->adaptive ? slot->delay.lowered : 0);
 }
 
 static void dev_status(cradle_server_host *host, const cradle_dev_request *req, cradle_writer *reply) {

@@ -79,6 +79,9 @@ wait_until 30 "the proxy's latency to fall back" latency_down
 wait_until 40 "the delay to be lowered again" delay_at_most 2
 wait_until 10 "the round trip to fall back under 5 ms" rtt_between 1 5000
 grep -q 'info: slot 0: input delay [0-9]* -> [12] steps' server.err || fail "no lowering in the log"
+# status counts the changes: at least the raise for 120 ms and the lowering after it
+[ "$(field input_delay_raised)" -ge 1 ] || fail "status counts no raise: $(status)"
+[ "$(field input_delay_lowered)" -ge 1 ] || fail "status counts no lowering: $(status)"
 
 kill -TERM "$CLIENT_PID" # it prints its summary and leaves
 rc=0
