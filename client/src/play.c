@@ -218,9 +218,8 @@ static int show_window(player *p, cradle_watch *w, const cradle_client_options *
         SDL_SetRenderDrawColor(renderer, 0, 0, 0, 255);
         SDL_RenderClear(renderer);
         if (k->render) {
-            float alpha = w ? (float)((double)(now - last_step_ns) * k->steps_per_second / 1e9)
+            float alpha = w ? cradle_present_alpha(now - last_step_ns, k->steps_per_second, 1.0)
                             : cradle_playback_alpha(&pb, now - last_step_ns, k->steps_per_second);
-            if (alpha > 0.999f) alpha = 0.999f;
             k->render(sim->has_previous ? sim->previous : sim->state, sim->state, alpha, &world);
             cradle_present_draw(&present, &world);
         }

@@ -3,6 +3,7 @@
  * SDL appears only as its keycode constants (SDL_keycode.h, no SDL call).
  */
 #include "playback.h"
+#include "present.h"
 
 #include <SDL_keycode.h>
 #include <stdio.h>
@@ -61,9 +62,7 @@ uint32_t cradle_playback_steps(cradle_playback *p, uint64_t elapsed_ns, uint32_t
 }
 
 float cradle_playback_alpha(const cradle_playback *p, uint64_t since_step_ns, uint32_t steps_per_second) {
-    if (p->paused) return 0.999f;
-    double alpha = (double)since_step_ns * (double)steps_per_second * p->speed / 1e9;
-    return alpha > 0.999 ? 0.999f : (float)alpha;
+    return p->paused ? 0.999f : cradle_present_alpha(since_step_ns, steps_per_second, p->speed);
 }
 
 void cradle_playback_mode(const cradle_playback *p, char *out, size_t size) {

@@ -89,3 +89,8 @@ void cradle_present_draw(const cradle_present *p, const cradle_draw *draw) {
                    (q->rgba & 0xFFFFFF00u) | alpha);
     }
 }
+
+float cradle_present_alpha(uint64_t since_step_ns, uint32_t steps_per_second, double speed) {
+    double alpha = (double)since_step_ns * (double)steps_per_second * speed / 1e9;
+    return alpha > 0.999 ? 0.999f : alpha < 0.0 ? 0.0f : (float)alpha;
+}

@@ -356,11 +356,8 @@ static void draw_world(window_session *s, const frame_loop *l, cradle_draw *worl
     if (!net->sim.state || net->phase == CRADLE_NETCLIENT_JOINING ||
         !(net->sim.has_previous || net->phase == CRADLE_NETCLIENT_PLAYING) || !k->render)
         return;
-    double step_ns = 1e9 / (double)k->steps_per_second;
-    double alpha = (double)(l->now - l->last_step_ns) / step_ns;
-    if (alpha > 0.999) alpha = 0.999;
-    if (alpha < 0.0) alpha = 0.0;
-    k->render(net->sim.has_previous ? net->sim.previous : net->sim.state, net->sim.state, (float)alpha, world);
+    float alpha = cradle_present_alpha(l->now > l->last_step_ns ? l->now - l->last_step_ns : 0, k->steps_per_second, 1.0);
+    k->render(net->sim.has_previous ? net->sim.previous : net->sim.state, net->sim.state, alpha, world);
     cradle_present_draw(&s->present, world);
 }
 
