@@ -72,6 +72,8 @@ static void dev_status(cradle_server_host *host, const cradle_dev_request *req, 
         const cradle_server_net_stats *ns = &host->net->stats;
         cradle_dev_field_bool(reply, "secure", host->net->secure);
         cradle_dev_field_u64(reply, "rate_limited", atomic_load(&ns->rate_limited));
+        cradle_dev_field_u64(reply, "rate_refunded", atomic_load(&ns->rate_refunded));
+        cradle_dev_field_u64(reply, "rate_addresses_evicted", atomic_load(&ns->rate_evicted));
         cradle_dev_field_u64(reply, "auth_failed", atomic_load(&ns->auth_failed));
         cradle_dev_field_u64(reply, "replayed", atomic_load(&ns->replayed));
         cradle_dev_field_u64(reply, "unauthenticated", atomic_load(&ns->unauthenticated));
@@ -159,12 +161,21 @@ static void dev_status(cradle_server_host *host, const cradle_dev_request *req, 
     cradle_dev_field_u64(reply, "raw_refused", atomic_load(&host->net->stats.raw_refused));
     /* Steps on disk after an fdatasync: a crash from now on keeps at least these. */
     cradle_dev_field_u64(reply, "durable_steps", host->log_open ? cradle_log_writer_durable_steps(&host->log) : 0);
-    /* The dev protocol itself: connections now, refused (all --dev-clients
-     * taken), event subscribers and those dropped for not reading. */
+    /* The dev protocol itself: connections now, accepted, refused (all
+     * --dev-clients taken) and denied (the credential check); lines handled
+     * and refused as too long; replies too large to send; event
+     * subscribers, the lines published to them and those dropped for not
+     * reading. */
     const cradle_transport_stats *dev = cradle_transport_get_stats(&host->transport);
     cradle_dev_field_u64(reply, "dev_clients", dev->clients);
+    cradle_dev_field_u64(reply, "dev_accepted", dev->accepted);
     cradle_dev_field_u64(reply, "dev_refused", dev->refused);
+    cradle_dev_field_u64(reply, "dev_denied", dev->denied);
+    cradle_dev_field_u64(reply, "dev_lines", dev->lines);
+    cradle_dev_field_u64(reply, "dev_too_long", dev->too_long);
+    cradle_dev_field_u64(reply, "dev_overflowed", dev->overflowed);
     cradle_dev_field_u64(reply, "dev_subscribers", dev->subscribers);
+    cradle_dev_field_u64(reply, "dev_published", dev->published);
     cradle_dev_field_u64(reply, "dev_subscribers_dropped", dev->subscribers_dropped);
     cradle_dev_reply_end(reply);
 }

@@ -290,6 +290,12 @@ static void sync_token_stats(cradle_server_net *net) {
     atomic_store(&s->token_cache_full, t->cache_full);
 }
 
+/* The rate limit's counters, for status (the game thread's reads). */
+static void sync_rate_stats(cradle_server_net *net) {
+    atomic_store(&net->stats.rate_refunded, net->ratelimit.stats.refunded);
+    atomic_store(&net->stats.rate_evicted, net->ratelimit.stats.evicted);
+}
+
 void cradle_server_net_set_build(cradle_server_net *net, const char *build_id) {
     if (!net->build_lock_ready) return;
     pthread_mutex_lock(&net->build_lock);
@@ -344,6 +350,7 @@ static void on_first_packet(cradle_server_net *net, ENetPeer *peer, const uint8_
     /* A valid, unused token is its own proof: its connect does not count
      * against its address (a LAN party behind one address gets in). */
     cradle_ratelimit_refund(&net->ratelimit, &peer->address.host, sizeof peer->address.host, mono_ms());
+    sync_rate_stats(net);
     net->peer[i].identified = true;
     net->peer[i].client_id = r.token.client_id;
     announce(net, peer);
@@ -493,8 +500,10 @@ static void handle_event(cradle_server_net *net, ENetEvent *event) {
     case ENET_EVENT_TYPE_CONNECT: {
         uint16_t i = peer_index(net, event->peer);
         uint64_t now = mono_ms();
-        if (!cradle_ratelimit_allow(&net->ratelimit, &event->peer->address.host,
-                                    sizeof event->peer->address.host, now)) {
+        bool allowed = cradle_ratelimit_allow(&net->ratelimit, &event->peer->address.host,
+                                              sizeof event->peer->address.host, now);
+        sync_rate_stats(net);
+        if (!allowed) {
             atomic_fetch_add(&net->stats.rate_limited, 1);
             /* Gone at once, with only a DISCONNECT that says why (the client
              * tries again later, and names the limit if it keeps failing). */
@@ -557,6 +566,7 @@ static void start_stream(cradle_server_net *net, const cradle_server_out *out) {
     if (!net->secure) { /* plaintext: admission is all the proof there is (loopback development) */
         ENetPeer *peer = &net->host->peers[out->peer];
         cradle_ratelimit_refund(&net->ratelimit, &peer->address.host, sizeof peer->address.host, mono_ms());
+        sync_rate_stats(net);
     }
     cradle_stream_start(&net->stream, out->peer, m.as.welcome.start_step, cradle_mono_ns());
     if (m.as.welcome.slot == CRADLE_WIRE_SPECTATOR)

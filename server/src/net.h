@@ -158,6 +158,8 @@ typedef struct cradle_server_net_stats {
     atomic_uint_fast64_t unauthenticated; /* packets before a valid HELLO that were not one */
     atomic_uint_fast64_t auth_timeouts;   /* peers dropped for not authenticating in time */
     atomic_uint_fast64_t evicted_unauthenticated; /* the oldest half-open peer, dropped for room */
+    atomic_uint_fast64_t rate_refunded; /* connects given back their token: they authenticated */
+    atomic_uint_fast64_t rate_evicted;  /* addresses the rate limit's full table forgot for room */
     atomic_uint_fast64_t bad_credential;  /* HELLO credential too short or a degenerate key */
     atomic_uint_fast64_t tokens_accepted;
     atomic_uint_fast64_t token_malformed, token_signature, token_server, token_build, token_future,

@@ -31,6 +31,10 @@ bots --bots 56 --spectator >s.out 2>s.err & spectators=$!
 wait "$players" || { cat p.err; fail "a player bot failed"; }
 wait "$spectators" || { cat s.err; fail "a spectator bot failed"; }
 [ "$(status joins)" = 64 ] || fail "joins $(status joins), expected 64"
+# each of them authenticated, so each connect gave its address's token back
+[ "$(status rate_refunded)" -ge 64 ] || fail "rate_refunded $(status rate_refunded), expected at least 64"
+# and status counts its own dev lines
+[ "$(status dev_lines)" -ge 2 ] && [ "$(status dev_accepted)" -ge 2 ] || fail "the dev counters do not move"
 echo "default limits: 64 bots joined ($(status rate_limited) connects turned away and tried again)"
 "$ctl" --socket dev.sock quit >/dev/null; wait "$SERVER_PID"; SERVER_PID=
 

@@ -143,7 +143,7 @@ static const struct {
                  "refused_reloads", NULL}},
     {"network", {"bytes_", "packets_", "dropped_malformed", "steps_repeated", "repairs", "fell_behind",
                  "dropped_in_full", "dropped_stale", NULL}},
-    {"security", {"rate_limited", "auth_", "replayed", "unauthenticated", "bad_credential", "tokens_", "token_",
+    {"security", {"rate_", "auth_", "replayed", "unauthenticated", "bad_credential", "tokens_", "token_",
                   NULL}},
     {"dev protocol", {"dev_", NULL}},
 };
