@@ -27,6 +27,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "cradle/help.h"
 #include "cradle/parse.h"
 #include "cradle/systime.h"
 #include "cradle/version.h"
@@ -60,30 +61,37 @@ static void on_report(int signo) {
 
 static uint64_t now_us(void) { return cradle_mono_ns() / 1000u; }
 
+enum { O_LISTEN = 1, O_SERVER, O_PROFILE, O_LATENCY, O_JITTER, O_LOSS, O_DUP, O_REORDER, O_LATENCY_AT, O_SEED,
+       O_CAP, O_HELP, O_VERSION };
+/* The one table of cradle-proxy's options (help.h), in the enum's order. */
+static const cradle_option rows[] = {
+    {"listen", O_LISTEN, "ADDR:PORT", "where clients send (PORT 0: any free port, printed)"},
+    {"server", O_SERVER, "ADDR:PORT", "where the server listens"},
+    {"profile", O_PROFILE, "NAME", "netcode: 250 ms latency, 250 ms jitter, 5% loss, 10% duplicates\n"
+                                   "yojimbo: 1000 ms latency, 100 ms jitter, 25% loss, 25% duplicates\n"
+                                   "none: no impairment (the default); flags below override it"},
+    {"latency", O_LATENCY, "MS", "one-way delay in each direction, 0..60000"},
+    {"jitter", O_JITTER, "MS", "uniform +-MS added to each delay (clamped at 0), 0..60000"},
+    {"loss", O_LOSS, "PCT", "packets dropped, 0..100"},
+    {"duplicate", O_DUP, "PCT", "packets sent twice (the copy with its own delay), 0..100"},
+    {"reorder", O_REORDER, "PCT", "packets held back 1..100 ms so later ones overtake, 0..100"},
+    {"latency-at", O_LATENCY_AT, "S:MS", "from S seconds after start on, a one-way delay of MS\n"
+                                         "(0..86400 s, 0..60000 ms; up to 8, in time order;\n"
+                                         "packets in flight keep theirs): a link that changes"},
+    {"seed", O_SEED, "N", "PRNG seed, 0..2^64-1 (default: from the clock, printed)"},
+    {"capacity", O_CAP, "N", "packets in flight at most, 1..1048576 (default 8192);\n"
+                             "beyond it packets are dropped and counted"},
+    {"help", O_HELP, NULL, "show this help"},
+    {"version", O_VERSION, NULL, "show the version"},
+};
+#define ROWS (sizeof rows / sizeof rows[0])
+
 static void usage(FILE *to) {
-    fprintf(to,
-            "usage: cradle-proxy --listen ADDR:PORT --server ADDR:PORT [options]\n"
-            "Forwards UDP between clients and a server, impairing it from a seeded PRNG.\n\n"
-            "  --listen ADDR:PORT   where clients send (PORT 0: any free port, printed)\n"
-            "  --server ADDR:PORT   where the server listens\n"
-            "  --profile NAME       netcode: 250 ms latency, 250 ms jitter, 5%% loss, 10%% duplicates\n"
-            "                       yojimbo: 1000 ms latency, 100 ms jitter, 25%% loss, 25%% duplicates\n"
-            "                       none: no impairment (the default); flags below override it\n"
-            "  --latency MS         one-way delay in each direction, 0..60000\n"
-            "  --jitter MS          uniform +-MS added to each delay (clamped at 0), 0..60000\n"
-            "  --loss PCT           packets dropped, 0..100\n"
-            "  --duplicate PCT      packets sent twice (the copy with its own delay), 0..100\n"
-            "  --reorder PCT        packets held back 1..100 ms so later ones overtake, 0..100\n"
-            "  --latency-at S:MS    from S seconds after start on, a one-way delay of MS\n"
-            "                       (0..86400 s, 0..60000 ms; up to 8, in time order;\n"
-            "                       packets in flight keep theirs): a link that changes\n"
-            "  --seed N             PRNG seed, 0..2^64-1 (default: from the clock, printed)\n"
-            "  --capacity N         packets in flight at most, 1..1048576 (default 8192);\n"
-            "                       beyond it packets are dropped and counted\n"
-            "  --help               show this help\n"
-            "  --version            show the version\n"
-            "Prints its settings as JSON on start, counters on SIGUSR1 and on exit.\n"
-            "Exit status: 0 after SIGINT/SIGTERM, 1 socket error, 2 usage.\n");
+    fprintf(to, "usage: cradle-proxy --listen ADDR:PORT --server ADDR:PORT [options]\n"
+                "Forwards UDP between clients and a server, impairing it from a seeded PRNG.\n\n");
+    cradle_options_help(to, rows, ROWS, sizeof rows[0], 23, 0);
+    fprintf(to, "Prints its settings as JSON on start, counters on SIGUSR1 and on exit.\n"
+                "Exit status: 0 after SIGINT/SIGTERM, 1 socket error, 2 usage.\n");
 }
 
 /* "A.B.C.D:PORT" into addr. port_min 0 lets the kernel choose. */
@@ -131,24 +139,12 @@ typedef struct settings {
     uint64_t seed, capacity;
 } settings;
 
-enum { O_LISTEN = 1, O_SERVER, O_PROFILE, O_LATENCY, O_JITTER, O_LOSS, O_DUP, O_REORDER, O_SEED, O_CAP,
-       O_LATENCY_AT, O_HELP, O_VERSION };
-static const struct option long_options[] = {
-    {"listen", required_argument, NULL, O_LISTEN},   {"server", required_argument, NULL, O_SERVER},
-    {"profile", required_argument, NULL, O_PROFILE}, {"latency", required_argument, NULL, O_LATENCY},
-    {"jitter", required_argument, NULL, O_JITTER},   {"loss", required_argument, NULL, O_LOSS},
-    {"duplicate", required_argument, NULL, O_DUP},   {"reorder", required_argument, NULL, O_REORDER},
-    {"seed", required_argument, NULL, O_SEED},       {"capacity", required_argument, NULL, O_CAP},
-    {"latency-at", required_argument, NULL, O_LATENCY_AT},
-    {"help", no_argument, NULL, O_HELP},             {"version", no_argument, NULL, O_VERSION},
-    {NULL, 0, NULL, 0},
-};
 
 /* One option. Returns -1 to go on, or the exit status (0 after --help or
  * --version, 2 on a usage error, named). */
 static int take_option(proxy *p, settings *st, int opt, const char *value) {
     char name[32];
-    snprintf(name, sizeof name, "--%s", opt > 0 && opt <= O_VERSION ? long_options[opt - 1].name : "?");
+    snprintf(name, sizeof name, "--%s", opt > 0 && opt <= O_VERSION ? rows[opt - 1].name : "?");
     uint64_t v = 0;
     switch (opt) {
     case O_LISTEN:
@@ -241,6 +237,8 @@ static int parse_args(int argc, char **argv, proxy *p, settings *st) {
                      .capacity = DEFAULT_CAPACITY};
     int opt;
     opterr = 0;
+    struct option long_options[ROWS + 1];
+    cradle_options_getopt(rows, ROWS, sizeof rows[0], long_options, NULL);
     while ((opt = getopt_long(argc, argv, "", long_options, NULL)) != -1) {
         if (opt == '?' || opt == ':') {
             fprintf(stderr, "cradle-proxy: unknown option or missing value in '%s'\n", argv[optind - 1]);

@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "cradle/cradle.h"
+#include "cradle/help.h"
 #include "replay/broadcast_fetch.h"
 #include "replay/desync.h"
 #include "replay/digest_golden.h"
@@ -76,39 +77,45 @@ typedef struct verdict {
     char failure_text[512];
 } verdict;
 
+/* The one table of cradle-replay's options (help.h); long options only. */
+static const cradle_option rows[] = {
+    {"game", 'g', "LIB", "game library (default: the build archived in LOG.builds/)"},
+    {"output", 'o', "FILE", "write the game's output bytes to FILE ('-' = stdout)"},
+    {"golden", 'G', "FILE", "compare the output with the golden file FILE (exit 1 at the\n"
+                            "first difference): the output's bytes, or one digest per\n"
+                            "window of steps (a file --digest wrote; told by its first line)"},
+    {"bless", 'B', "FILE", "write the output as the golden file FILE"},
+    {"digest", 'W', "W", "with --bless: write a digest golden file instead, one\n"
+                         "BLAKE2b-128 of the output per W steps (W 1..4294967295)"},
+    {"from", 'f', "STEP", "first step whose output is written or compared (default 0)"},
+    {"to", 't', "STEP", "last step to replay (default: the end of the log)"},
+    {"force", 'F', NULL, "use a library of another game or build than the log's"},
+    {"json", 'j', NULL, "print the summary as one JSON object on stdout"},
+    {"changes", 'L', NULL, "list on stderr what changed the session and before which\n"
+                           "step: each build reload, refused build and game data file"},
+    {"verify-key", 'K', "HEX", "check the log's signature against this Ed25519 public\n"
+                               "key (cradle-keys pub server.key --sign); fails if unsigned;\n"
+                               "for a broadcast URL, also every fragment's blocks"},
+    {"synctest", 'S', NULL, "sync test: run every step a second time from the state\n"
+                            "before it and compare the state block and the output bytes"},
+    {"every", 'E', "N", "with --synctest: move the state block to another address\n"
+                        "every N steps (default 100)"},
+    {"desync", 'D', "REPORT", "a client's desync report against the server's state at\n"
+                              "its step: from LOG when given, else the report re-run with\n"
+                              "--game; prints the differing fields"},
+    {"help", 'h', NULL, "show this help"},
+    {"version", 'V', NULL, "show the version"},
+};
+#define ROWS (sizeof rows / sizeof rows[0])
+
 static void usage(FILE *to) {
-    fprintf(to,
-            "usage: cradle-replay [options] LOG\n"
-            "       cradle-replay --game LIB [options] URL\n"
-            "Replays a session log headless, checks its state hashes and compares output.\n"
-            "A URL (http:// or https://) is a broadcast (cradle-server --broadcast): its\n"
-            "fragments are fetched and checked, and replayed as the session log they make.\n"
-            "  --game LIB      game library (default: the build archived in LOG.builds/)\n"
-            "  --output FILE   write the game's output bytes to FILE ('-' = stdout)\n"
-            "  --golden FILE   compare the output with the golden file FILE (exit 1 at the\n"
-            "                  first difference): the output's bytes, or one digest per\n"
-            "                  window of steps (a file --digest wrote; told by its first line)\n"
-            "  --bless FILE    write the output as the golden file FILE\n"
-            "  --digest W      with --bless: write a digest golden file instead, one\n"
-            "                  BLAKE2b-128 of the output per W steps (W 1..4294967295)\n"
-            "  --from STEP     first step whose output is written or compared (default 0)\n"
-            "  --to STEP       last step to replay (default: the end of the log)\n"
-            "  --force         use a library of another game or build than the log's\n"
-            "  --json          print the summary as one JSON object on stdout\n"
-            "  --changes       list on stderr what changed the session and before which\n"
-            "                  step: each build reload, refused build and game data file\n"
-            "  --verify-key HEX  check the log's signature against this Ed25519 public\n"
-            "                  key (cradle-keys pub server.key --sign); fails if unsigned;\n"
-            "                  for a broadcast URL, also every fragment's blocks\n"
-            "  --synctest      sync test: run every step a second time from the state\n"
-            "                  before it and compare the state block and the output bytes\n"
-            "  --every N       with --synctest: move the state block to another address\n"
-            "                  every N steps (default 100)\n"
-            "  --desync REPORT a client's desync report against the server's state at\n"
-            "                  its step: from LOG when given, else the report re-run with\n"
-            "                  --game; prints the differing fields\n"
-            "  --help, --version\n"
-            "Exit status: 0 success, 1 failure, 2 usage.\n");
+    fprintf(to, "usage: cradle-replay [options] LOG\n"
+                "       cradle-replay --game LIB [options] URL\n"
+                "Replays a session log headless, checks its state hashes and compares output.\n"
+                "A URL (http:// or https://) is a broadcast (cradle-server --broadcast): its\n"
+                "fragments are fetched and checked, and replayed as the session log they make.\n");
+    cradle_options_help(to, rows, ROWS, sizeof rows[0], 18, 0);
+    fprintf(to, "Exit status: 0 success, 1 failure, 2 usage.\n");
 }
 
 static double now_s(void) { return (double)cradle_mono_ns() / 1e9; }
@@ -126,19 +133,8 @@ static int fail(verdict *v, const char *fmt, ...) {
 static int check_args(const options *o);
 
 static int parse_args(int argc, char **argv, options *o) {
-    static const struct option longs[] = {
-        {"game", required_argument, NULL, 'g'},   {"output", required_argument, NULL, 'o'},
-        {"golden", required_argument, NULL, 'G'}, {"bless", required_argument, NULL, 'B'},
-        {"from", required_argument, NULL, 'f'},   {"to", required_argument, NULL, 't'},
-        {"force", no_argument, NULL, 'F'},        {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},         {"version", no_argument, NULL, 'V'},
-        {"verify-key", required_argument, NULL, 'K'},
-        {"synctest", no_argument, NULL, 'S'},     {"every", required_argument, NULL, 'E'},
-        {"desync", required_argument, NULL, 'D'},
-        {"digest", required_argument, NULL, 'W'},
-        {"changes", no_argument, NULL, 'L'},
-        {NULL, 0, NULL, 0},
-    };
+    struct option longs[ROWS + 1];
+    cradle_options_getopt(rows, ROWS, sizeof rows[0], longs, NULL);
     *o = (options){.to = UINT64_MAX, .every = SYNCTEST_DEFAULT_EVERY};
     int c;
     while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {

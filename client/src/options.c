@@ -18,17 +18,10 @@ enum { O_HOST = 256, O_PORT, O_GAME, O_SPECTATOR, O_SLOT, O_HEADLESS, O_SCRIPT, 
        O_SILENCE, O_RELOAD, O_PLAY, O_HELP, O_VERSION, O_SCREENSHOT, O_SERVER_KEY,
        O_TOKEN, O_ISSUER_KEY, O_INSECURE, O_CLIENT_ID, O_WATCH, O_DELAY, O_VERIFY_KEY };
 
-/* The one table of cradle-client's options: getopt's table and --help are
- * built from it. In help, '\n' continues the text on the next line; a row
- * without help is not listed (README screenshots and tests). */
-typedef struct option_row {
-    const char *name;
-    int id;
-    const char *arg; /* the value's name in --help; NULL: a switch */
-    const char *help;
-} option_row;
-
-static const option_row rows[] = {
+/* The one table of cradle-client's options (help.h): getopt's table and
+ * --help are built from it. In help, '\n' continues the text on the next
+ * line; a row without help is not listed (README screenshots). */
+static const cradle_option rows[] = {
     {"host", O_HOST, "ADDR", "server address (default 127.0.0.1)"},
     {"port", O_PORT, "N", "server UDP port (default 7777)"},
     {"game", O_GAME, "LIBRARY", "the game library (the same build as the server's)"},
@@ -70,12 +63,7 @@ static void usage(FILE *to) {
                 "       cradle-client --play LOG [--game LIBRARY] [--headless]\n"
                 "       cradle-client --watch URL --game LIBRARY [--delay S] [--verify-key HEX] [--headless]\n"
                 "Joins a cradle-server session and shows it in a window (SDL2).\n");
-    for (size_t i = 0; i < ROWS; i++) {
-        const option_row *r = &rows[i];
-        if (!r->help) continue;
-        int used = fprintf(to, "  --%s%s%s", r->name, r->arg ? " " : "", r->arg ? r->arg : "");
-        cradle_help_print(to, used, HELP_COLUMN, r->help);
-    }
+    cradle_options_help(to, rows, ROWS, sizeof rows[0], HELP_COLUMN, 0);
     fprintf(to, "Exit status: 0 ok, 1 error (unreachable, refused, connection lost, bad log),\n"
                 "2 usage (also a --steps already past), 4 desync (headless).\n");
 }
@@ -233,8 +221,7 @@ cradle_client_parse cradle_client_options_parse(cradle_client_options *o, int ar
     o->slot = -1;
     o->seed = 1;
     static struct option options[ROWS + 1];
-    for (size_t i = 0; i < ROWS; i++)
-        options[i] = (struct option){rows[i].name, rows[i].arg ? required_argument : no_argument, NULL, rows[i].id};
+    cradle_options_getopt(rows, ROWS, sizeof rows[0], options, NULL);
     int opt;
     opterr = 0;
     while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {

@@ -34,10 +34,8 @@ typedef enum value_kind {
  * and --help. A row without a name is a heading in --help. In help, '\n'
  * continues the text on the next line, under the first. */
 typedef struct option_row {
-    const char *name;  /* long name and --config key */
-    char flag;         /* short option, and apply()'s key */
-    const char *arg;   /* the value's name in --help; NULL: a switch (true/false in --config) */
-    const char *help;
+    cradle_option option; /* name: the long name and --config key; id: the short option and
+                             apply()'s key; arg NULL: a switch (true/false in --config) */
     bool not_config;   /* only on the command line */
     value_kind kind;   /* how apply() reads the value into its field */
     size_t offset;     /* the field in cradle_server_options */
@@ -54,45 +52,45 @@ typedef struct option_row {
 #define OWN VALUE_OWN, 0, 0, 0, 0
 
 static const option_row rows[] = {
-    {"game", 'g', "PATH", "game library (.so) to host (required)", false, PATH(game)},
-    {"bind", 'b', "ADDR", "IPv4 address to listen on (default: all)", false, OWN},
-    {"port", 'p', "N", "UDP port, 1..65535 (default 7777)", false, UINT(port, 1, 65535)},
-    {"dev-socket", 'd', "PATH", "serve the dev protocol on a Unix socket", false, PATH_UP_TO(dev_socket, 108)},
-    {"dev-stdin", 'i', NULL, "serve the dev protocol on stdin/stdout", false, SWITCH(dev_stdin)},
-    {"dev-clients", 'C', "N", "dev socket connections at once, 1..1024 (default 16); one\nmore is refused with a line naming this option", false,
+    {{"game", 'g', "PATH", "game library (.so) to host (required)"}, false, PATH(game)},
+    {{"bind", 'b', "ADDR", "IPv4 address to listen on (default: all)"}, false, OWN},
+    {{"port", 'p', "N", "UDP port, 1..65535 (default 7777)"}, false, UINT(port, 1, 65535)},
+    {{"dev-socket", 'd', "PATH", "serve the dev protocol on a Unix socket"}, false, PATH_UP_TO(dev_socket, 108)},
+    {{"dev-stdin", 'i', NULL, "serve the dev protocol on stdin/stdout"}, false, SWITCH(dev_stdin)},
+    {{"dev-clients", 'C', "N", "dev socket connections at once, 1..1024 (default 16); one\nmore is refused with a line naming this option"}, false,
      UINT(dev_clients, 1, CRADLE_SERVER_DEV_CLIENTS_MAX)},
-    {"log", 'l', "PATH", "record the session log to PATH", false, PATH(log)},
-    {"data", 'j', "DIR", "the folder the game's data files are under (default: the\ngame library's folder); edits to them apply live", false, PATH(data)},
-    {"seed", 's', "N", "session seed, 0..2^64-1 (default 1)", false, UINT(seed, 0, UINT64_MAX)},
-    {"players", 'n', "N", "player slots, 1..the game's maximum (default: its maximum)", false, OWN},
-    {"input-delay", 'D', "N|auto", "steps of input delay, 0..180, or auto (the default): each\nplayer's follows how early its inputs arrive", false, OWN},
-    {"mode", 'm', "paced|commanded", "real time (default), or only the dev protocol's step", false, OWN},
-    {"config", 'c', "FILE", "JSON object of these options (keys: the long names);\ncommand-line flags override it", true, OWN},
-    {"log-format", 'F', "text|json", "stderr log lines (default text)", false, OWN},
-    {"hash-interval", 'k', "K", "send the state hash every K steps, 1..65535 (default 30)", false, UINT(hash_interval, 1, 65535)},
-    {"spectators", 'S', "N", "spectators at once, 0..4000 (default 8; ENet allows 4,095 peers\nin all)", false, UINT(spectators, 0, 4000)},
-    {"timeout", 'T', "MS", "drop a silent peer after MS, 100..600000 (default 5000)", false, UINT(timeout_ms, 100, 600000)},
-    {"stop-timeout", 'W', "MS", "after SIGTERM/SIGINT, the most the session may take to stop,\n100..600000 (default 3000); then the log is kept up to the\nlast complete step and the server exits 1", false, UINT(stop_timeout_ms, 100, 600000)},
-    {"exit-when-empty", 'E', "S", "end the session S seconds after its last player left\n(once one joined, or Agones allocated it), 1..86400\n(default: never)", false, UINT(exit_when_empty_s, 1, 86400)},
-    {"agones", 'A', NULL, "report to the Agones SDK sidecar: Ready, Health while the game\nthread is alive, player labels, Shutdown; follow the GameServer\n(port from AGONES_SDK_HTTP_PORT, default 9358)", false, SWITCH(agones)},
-    {"resume", 'R', "LOG", "continue the session recorded in LOG (after a crash): its\nseed, players and steps; --log names the new log, which\nholds LOG's recovered steps and continues from them", false, PATH(resume)},
-    {NULL, 0, NULL, "Broadcast over HTTP (viewers: cradle-client --watch URL):", false, OWN},
-    {"broadcast", 'u', "URL", "upload the session (needs --log) to this HTTP origin: fragments,\nkeyframes and a sync document under URL (http:// or https://)", false, PATH_UP_TO(broadcast, 1024)},
-    {"broadcast-auth", 'U', "FILE", "send the secret in FILE (mode 0600) as X-Origin-Auth", false, PATH(broadcast_auth)},
-    {"broadcast-fragment-ms", 'y', "MS", "a fragment every MS, 1000..3000 (default 2000)", false, UINT(broadcast_fragment_ms, 1000, 3000)},
-    {"broadcast-keyframe-s", 'Y', "S", "a keyframe every S seconds, 1..600 (default 10)", false, UINT(broadcast_keyframe_s, 1, 600)},
-    {"broadcast-queue", 'Q', "N", "fragments kept while the origin fails, 1..100000 (default\n150: 5 minutes); then the oldest is lost, a gap", false, UINT(broadcast_queue, 1, 100000)},
-    {NULL, 0, NULL, "Security (the default is secure: a key and at least one trusted issuer):", false, OWN},
-    {"key", 'K', "FILE", "server key file; created (0600) if missing, and the\nserver id (its public key, for clients to pin) printed", false, PATH(key)},
-    {"trust", 't', "HEX", "trust join tokens signed by this issuer public key\n(cradle-keys pub ISSUER.key --sign); repeatable, up to 8\n(in --config: one key or an array of keys)", false, OWN},
-    {"trust-file", 'f', "FILE", "trusted issuer keys, one hex key a line ('#' comments)", false, PATH(trust_file)},
-    {"insecure", 'I', NULL, "plaintext, no tokens: local development only, refused\nunless --bind is a loopback address (127.x.x.x)", false, SWITCH(insecure)},
-    {"auth-timeout", 'a', "MS", "drop a peer not authenticated after MS, 100..60000\n(default 2000)", false, UINT(auth_timeout_ms, 100, 60000)},
-    {"connect-rate", 'r', "N", "connects a second per address, 1..100000 (default 2)", false, UINT(connect_rate, 1, 100000)},
-    {"connect-burst", 'B', "N", "connects at once per address, 1..100000 (default 5)", false, UINT(connect_burst, 1, 100000)},
-    {"dev-group", 'G', "GID", "also admit this group id to --dev-socket (mode 0660;\ndefault: only this user and root)", false, OWN},
-    {"help", 'h', NULL, "show this help", true, OWN},
-    {"version", 'V', NULL, "show the version", true, OWN},
+    {{"log", 'l', "PATH", "record the session log to PATH"}, false, PATH(log)},
+    {{"data", 'j', "DIR", "the folder the game's data files are under (default: the\ngame library's folder); edits to them apply live"}, false, PATH(data)},
+    {{"seed", 's', "N", "session seed, 0..2^64-1 (default 1)"}, false, UINT(seed, 0, UINT64_MAX)},
+    {{"players", 'n', "N", "player slots, 1..the game's maximum (default: its maximum)"}, false, OWN},
+    {{"input-delay", 'D', "N|auto", "steps of input delay, 0..180, or auto (the default): each\nplayer's follows how early its inputs arrive"}, false, OWN},
+    {{"mode", 'm', "paced|commanded", "real time (default), or only the dev protocol's step"}, false, OWN},
+    {{"config", 'c', "FILE", "JSON object of these options (keys: the long names);\ncommand-line flags override it"}, true, OWN},
+    {{"log-format", 'F', "text|json", "stderr log lines (default text)"}, false, OWN},
+    {{"hash-interval", 'k', "K", "send the state hash every K steps, 1..65535 (default 30)"}, false, UINT(hash_interval, 1, 65535)},
+    {{"spectators", 'S', "N", "spectators at once, 0..4000 (default 8; ENet allows 4,095 peers\nin all)"}, false, UINT(spectators, 0, 4000)},
+    {{"timeout", 'T', "MS", "drop a silent peer after MS, 100..600000 (default 5000)"}, false, UINT(timeout_ms, 100, 600000)},
+    {{"stop-timeout", 'W', "MS", "after SIGTERM/SIGINT, the most the session may take to stop,\n100..600000 (default 3000); then the log is kept up to the\nlast complete step and the server exits 1"}, false, UINT(stop_timeout_ms, 100, 600000)},
+    {{"exit-when-empty", 'E', "S", "end the session S seconds after its last player left\n(once one joined, or Agones allocated it), 1..86400\n(default: never)"}, false, UINT(exit_when_empty_s, 1, 86400)},
+    {{"agones", 'A', NULL, "report to the Agones SDK sidecar: Ready, Health while the game\nthread is alive, player labels, Shutdown; follow the GameServer\n(port from AGONES_SDK_HTTP_PORT, default 9358)"}, false, SWITCH(agones)},
+    {{"resume", 'R', "LOG", "continue the session recorded in LOG (after a crash): its\nseed, players and steps; --log names the new log, which\nholds LOG's recovered steps and continues from them"}, false, PATH(resume)},
+    {{NULL, 0, NULL, "Broadcast over HTTP (viewers: cradle-client --watch URL):"}, false, OWN},
+    {{"broadcast", 'u', "URL", "upload the session (needs --log) to this HTTP origin: fragments,\nkeyframes and a sync document under URL (http:// or https://)"}, false, PATH_UP_TO(broadcast, 1024)},
+    {{"broadcast-auth", 'U', "FILE", "send the secret in FILE (mode 0600) as X-Origin-Auth"}, false, PATH(broadcast_auth)},
+    {{"broadcast-fragment-ms", 'y', "MS", "a fragment every MS, 1000..3000 (default 2000)"}, false, UINT(broadcast_fragment_ms, 1000, 3000)},
+    {{"broadcast-keyframe-s", 'Y', "S", "a keyframe every S seconds, 1..600 (default 10)"}, false, UINT(broadcast_keyframe_s, 1, 600)},
+    {{"broadcast-queue", 'Q', "N", "fragments kept while the origin fails, 1..100000 (default\n150: 5 minutes); then the oldest is lost, a gap"}, false, UINT(broadcast_queue, 1, 100000)},
+    {{NULL, 0, NULL, "Security (the default is secure: a key and at least one trusted issuer):"}, false, OWN},
+    {{"key", 'K', "FILE", "server key file; created (0600) if missing, and the\nserver id (its public key, for clients to pin) printed"}, false, PATH(key)},
+    {{"trust", 't', "HEX", "trust join tokens signed by this issuer public key\n(cradle-keys pub ISSUER.key --sign); repeatable, up to 8\n(in --config: one key or an array of keys)"}, false, OWN},
+    {{"trust-file", 'f', "FILE", "trusted issuer keys, one hex key a line ('#' comments)"}, false, PATH(trust_file)},
+    {{"insecure", 'I', NULL, "plaintext, no tokens: local development only, refused\nunless --bind is a loopback address (127.x.x.x)"}, false, SWITCH(insecure)},
+    {{"auth-timeout", 'a', "MS", "drop a peer not authenticated after MS, 100..60000\n(default 2000)"}, false, UINT(auth_timeout_ms, 100, 60000)},
+    {{"connect-rate", 'r', "N", "connects a second per address, 1..100000 (default 2)"}, false, UINT(connect_rate, 1, 100000)},
+    {{"connect-burst", 'B', "N", "connects at once per address, 1..100000 (default 5)"}, false, UINT(connect_burst, 1, 100000)},
+    {{"dev-group", 'G', "GID", "also admit this group id to --dev-socket (mode 0660;\ndefault: only this user and root)"}, false, OWN},
+    {{"help", 'h', NULL, "show this help"}, true, OWN},
+    {{"version", 'V', NULL, "show the version"}, true, OWN},
 };
 #define ROWS (sizeof rows / sizeof rows[0])
 #define HELP_COLUMN 28
@@ -102,50 +100,32 @@ static char short_options[2 * ROWS + 1];
 
 /* getopt's tables, from the rows (once). */
 static void build_getopt_tables(void) {
-    if (long_options[0].name) return;
-    size_t n = 0, k = 0;
-    for (size_t i = 0; i < ROWS; i++) {
-        if (!rows[i].name) continue;
-        long_options[n++] = (struct option){rows[i].name, rows[i].arg ? required_argument : no_argument, NULL,
-                                            rows[i].flag};
-        short_options[k++] = rows[i].flag;
-        if (rows[i].arg) short_options[k++] = ':';
-    }
-    long_options[n] = (struct option){NULL, 0, NULL, 0};
-    short_options[k] = '\0';
+    if (!long_options[0].name) cradle_options_getopt(&rows[0].option, ROWS, sizeof rows[0], long_options, short_options);
 }
 
 static const option_row *row_of_flag(int flag) {
     for (size_t i = 0; i < ROWS; i++)
-        if (rows[i].name && rows[i].flag == flag) return &rows[i];
+        if (rows[i].option.name && rows[i].option.id == flag) return &rows[i];
     return NULL;
 }
 
 static const option_row *row_of_name(const char *name) {
     for (size_t i = 0; i < ROWS; i++)
-        if (rows[i].name && name && strcmp(rows[i].name, name) == 0) return &rows[i];
+        if (rows[i].option.name && name && strcmp(rows[i].option.name, name) == 0) return &rows[i];
     return NULL;
 }
 
 static void usage(FILE *to) {
     fprintf(to, "usage: cradle-server --game LIBRARY [options]\n"
                 "Hosts one session of a Cradle game over ENet (UDP).\n\n");
-    for (size_t i = 0; i < ROWS; i++) {
-        const option_row *r = &rows[i];
-        if (!r->name) {
-            fprintf(to, "%s\n", r->help);
-            continue;
-        }
-        int used = fprintf(to, "  -%c, --%s%s%s", r->flag, r->name, r->arg ? " " : "", r->arg ? r->arg : "");
-        cradle_help_print(to, used, HELP_COLUMN, r->help);
-    }
+    cradle_options_help(to, &rows[0].option, ROWS, sizeof rows[0], HELP_COLUMN, 1);
     fprintf(to, "Exit status: 0 after quit, SIGINT or SIGTERM; 1 failure; 2 usage or configuration\n"
                 "error; 3 the UDP port is taken (a script may retry another port).\n");
 }
 
 static const char *flag_name(int opt) {
     const option_row *r = row_of_flag(opt);
-    return r ? r->name : "?";
+    return r ? r->option.name : "?";
 }
 
 static bool copy_path(char *field, size_t capacity, const char *text) {
@@ -295,7 +275,7 @@ static bool apply(cradle_server_options *o, int opt, const char *value, const ch
 
 /* Whether the option's value is a number (not a path, a name or a switch). */
 static bool takes_integer(const option_row *r) {
-    return r->kind == VALUE_UINT || r->flag == 'n' || r->flag == 'D' || r->flag == 'G';
+    return r->kind == VALUE_UINT || r->option.id == 'n' || r->option.id == 'D' || r->option.id == 'G';
 }
 
 /* A JSON number is exact in every JSON tool below 2^53 (a double's
@@ -410,11 +390,11 @@ cradle_server_parse cradle_server_options_parse_config_text(cradle_server_option
             ok = false;
             break;
         }
-        if (opt->flag == 't') {
+        if (opt->option.id == 't') {
             ok = config_trust(o, item, opt, where);
         } else {
             char value[CRADLE_SERVER_PATH_MAX];
-            ok = config_text(item, opt, where, value, sizeof value) && apply(o, opt->flag, value, where);
+            ok = config_text(item, opt, where, value, sizeof value) && apply(o, opt->option.id, value, where);
         }
         if (!ok) break;
     }
@@ -500,7 +480,7 @@ cradle_server_parse cradle_server_options_parse(cradle_server_options *o, int ar
         char where[48];
         snprintf(where, sizeof where, "--%s", flag_name(opt));
         const option_row *row = row_of_flag(opt);
-        if (!apply(o, opt, row && !row->arg ? "true" : optarg, where)) return CRADLE_SERVER_EXIT_USAGE;
+        if (!apply(o, opt, row && !row->option.arg ? "true" : optarg, where)) return CRADLE_SERVER_EXIT_USAGE;
     }
     if (o->game[0] == '\0') {
         fprintf(stderr, "cradle-server: --game is required: the path of a game library (.so)\n");

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "cradle/cradle.h"
+#include "cradle/help.h"
 #include "ctl.h"
 
 #define REQUEST_MAX (CRADLE_TRANSPORT_LINE_MAX + 2)
@@ -48,19 +49,24 @@ typedef struct ctl {
     char *request;    /* REQUEST_MAX bytes */
 } ctl;
 
+/* The one table of cradlectl's options (help.h): short and long. */
+static const cradle_option rows[] = {
+    {"socket", 's', "PATH", "the host's dev socket (default: $CRADLE_SOCKET)"},
+    {"file", 'f', "FILE", "run the commands in FILE, one per line ('-': stdin)"},
+    {"json", 'j', NULL, "print each reply and event as the raw JSON line"},
+    {"readable", 'r', NULL, "print replies as readable blocks even when stdout\nis not a terminal (the default on a terminal)"},
+    {"timeout", 't', "SECS", "connect and reply timeout (default 5)"},
+    {"help", 'h', NULL, "show this help"},
+    {"version", 'V', NULL, "show the version"},
+};
+#define ROWS (sizeof rows / sizeof rows[0])
+
 static void usage(FILE *to) {
+    fprintf(to, "usage: cradlectl [options] [COMMAND [ARG...]]\n"
+                "Sends dev-protocol commands to a Cradle host and prints the replies.\n\n");
+    cradle_options_help(to, rows, ROWS, sizeof rows[0], 24, 1);
     fprintf(to,
-            "usage: cradlectl [options] [COMMAND [ARG...]]\n"
-            "Sends dev-protocol commands to a Cradle host and prints the replies.\n\n"
-            "  -s, --socket PATH     the host's dev socket (default: $CRADLE_SOCKET)\n"
-            "  -f, --file FILE       run the commands in FILE, one per line ('-': stdin)\n"
-            "  -j, --json            print each reply and event as the raw JSON line\n"
-            "  -r, --readable        print replies as readable blocks even when stdout\n"
-            "                        is not a terminal (the default on a terminal)\n"
-            "  -t, --timeout SECS    connect and reply timeout (default 5)\n"
-            "  -h, --help            show this help\n"
-            "  -V, --version         show the version\n\n"
-            "Commands:\n"
+            "\nCommands:\n"
             "  status                the host's step, mode and state\n"
             "  step N                advance N steps (commanded hosts)\n"
             "  quit                  stop the host\n"
@@ -420,17 +426,13 @@ static int run_lines(ctl *c, FILE *in, const char *name, bool interactive) {
 int main(int argc, char **argv) {
     ctl c = {.socket_path = getenv("CRADLE_SOCKET"), .timeout_s = 5.0, .fd = -1};
     const char *file = NULL;
-    static const struct option options[] = {
-        {"socket", required_argument, NULL, 's'}, {"file", required_argument, NULL, 'f'},
-        {"json", no_argument, NULL, 'j'},         {"timeout", required_argument, NULL, 't'},
-        {"readable", no_argument, NULL, 'r'},
-        {"help", no_argument, NULL, 'h'},         {"version", no_argument, NULL, 'V'},
-        {NULL, 0, NULL, 0},
-    };
+    struct option options[ROWS + 1];
+    char shorts[2 * ROWS + 2] = "+"; /* '+': options end at the first command word, so "step -1"
+                                        reaches the host */
+    cradle_options_getopt(rows, ROWS, sizeof rows[0], options, shorts + 1);
     int opt;
-    /* '+': options end at the first command word, so "step -1" reaches the host. */
     bool json = false, readable = false;
-    while ((opt = getopt_long(argc, argv, "+s:f:jrt:hV", options, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, shorts, options, NULL)) != -1) {
         switch (opt) {
         case 's': c.socket_path = optarg; break;
         case 'f': file = optarg; break;

@@ -17,54 +17,38 @@ enum {
 };
 
 typedef struct option_row {
-    int id;
-    const char *name;
-    const char *arg; /* NULL: a flag */
-    const char *help;
-    uint64_t min, max; /* numbers: the range; max 0: not a number */
+    cradle_option option; /* help.h: name, id, the value's name (NULL: a flag), help */
+    uint64_t min, max;    /* numbers: the range; max 0: not a number */
 } option_row;
 
 static const option_row ROWS[] = {
-    {OPT_GAME, "game", "LIB", "the game library (.so) to run (required)", 0, 0},
-    {OPT_LOG, "log", "FILE", "the session log to write (required; refused if it exists, see --force)", 0, 0},
-    {OPT_SEED, "seed", "N", "seed of the game's init and of the input (default 1)", 0, UINT64_MAX},
-    {OPT_PLAYERS, "players", "N", "players present from step 0 (default 1)", 1, CRADLE_GAME_MAX_PLAYERS},
-    {OPT_STEPS, "steps", "N",
-     "steps to run (default 600); commanded: the most the session may run\n(default no limit)", 0,
-     RECORD_MAX_STEPS},
-    {OPT_SCRIPT, "script", "FILE", "input script: lines '<step> <slot> <hex>|leave|join'", 0, 0},
-    {OPT_BOTS, "bots", NULL,
-     "the game's own bots play (its bot entry, else random bits with\npersistence); default: seeded random "
-     "input bytes each step",
-     0, 0},
-    {OPT_OUTPUT, "output", "FILE", "also write the game's output bytes ('-' = stdout)", 0, 0},
-    {OPT_HASH_INTERVAL, "hash-interval", "K", "record the state hash every K steps (default 60, 0 = never)", 0,
-     UINT32_MAX},
-    {OPT_RELOAD, "reload", "STEP:LIB", "switch to another build of the game before STEP (repeatable)", 0, 0},
-    {OPT_DATA, "data", "DIR", "the folder the game's data files are under (default: the\nlibrary's folder)", 0, 0},
-    {OPT_DATA_AT, "data-at", "STEP:DIR",
-     "before STEP, read the game's data files from DIR instead and apply\nthose that changed (repeatable)", 0, 0},
-    {OPT_WATCH, "watch", NULL,
-     "hot reload: a rebuilt --game takes over between two steps, as on\nthe server (not with --reload), and "
-     "edited data files apply", 0, 0},
-    {OPT_BLOCK_SIZE, "block-size", "N", "log block payload bytes (default 65536)", 0, UINT32_MAX},
-    {OPT_FORCE, "force", NULL, "overwrite an existing log", 0, 0},
-    {OPT_PACED, "paced", NULL, "step at the game's steps per second in real time (default: as\nfast as it goes)",
-     0, 0},
-    {OPT_COMMANDED, "commanded", NULL,
-     "only the dev protocol's step command advances it; needs\n--dev-stdin or --dev-socket", 0, 0},
-    {OPT_DEV_STDIN, "dev-stdin", NULL,
-     "dev protocol on stdin, replies on stdout (implies --commanded;\nstatus lines then go to stderr)", 0, 0},
-    {OPT_DEV_SOCKET, "dev-socket", "PATH",
-     "dev protocol on a Unix socket (mode 0600); paced or fast, status,\nflush and quit work while it runs", 0,
-     0},
-    {OPT_DEV_CLIENTS, "dev-clients", "N", "dev socket connections at once (default 16)", 1, 1024},
-    {OPT_MAX_COUNT, "max-count", "N", "largest step count one command may ask (default 100000)", 1,
-     CRADLE_DEV_COUNT_LIMIT},
-    {OPT_JSON, "json", NULL, "status and done lines as JSON", 0, 0},
-    {OPT_NO_CHECK, "no-check", NULL, "do not replay the log at the end to check it", 0, 0},
-    {OPT_HELP, "help", NULL, "show this help", 0, 0},
-    {OPT_VERSION, "version", NULL, "show the version", 0, 0},
+    {{"game", OPT_GAME, "LIB", "the game library (.so) to run (required)"}, 0, 0},
+    {{"log", OPT_LOG, "FILE", "the session log to write (required; refused if it exists, see --force)"}, 0, 0},
+    {{"seed", OPT_SEED, "N", "seed of the game's init and of the input (default 1)"}, 0, UINT64_MAX},
+    {{"players", OPT_PLAYERS, "N", "players present from step 0 (default 1)"}, 1, CRADLE_GAME_MAX_PLAYERS},
+    {{"steps", OPT_STEPS, "N", "steps to run (default 600); commanded: the most the session may run\n(default no limit)"}, 0, RECORD_MAX_STEPS},
+    {{"script", OPT_SCRIPT, "FILE", "input script: lines '<step> <slot> <hex>|leave|join'"}, 0, 0},
+    {{"bots", OPT_BOTS, NULL, "the game's own bots play (its bot entry, else random bits with\npersistence); default: seeded random "
+     "input bytes each step"}, 0, 0},
+    {{"output", OPT_OUTPUT, "FILE", "also write the game's output bytes ('-' = stdout)"}, 0, 0},
+    {{"hash-interval", OPT_HASH_INTERVAL, "K", "record the state hash every K steps (default 60, 0 = never)"}, 0, UINT32_MAX},
+    {{"reload", OPT_RELOAD, "STEP:LIB", "switch to another build of the game before STEP (repeatable)"}, 0, 0},
+    {{"data", OPT_DATA, "DIR", "the folder the game's data files are under (default: the\nlibrary's folder)"}, 0, 0},
+    {{"data-at", OPT_DATA_AT, "STEP:DIR", "before STEP, read the game's data files from DIR instead and apply\nthose that changed (repeatable)"}, 0, 0},
+    {{"watch", OPT_WATCH, NULL, "hot reload: a rebuilt --game takes over between two steps, as on\nthe server (not with --reload), and "
+     "edited data files apply"}, 0, 0},
+    {{"block-size", OPT_BLOCK_SIZE, "N", "log block payload bytes (default 65536)"}, 0, UINT32_MAX},
+    {{"force", OPT_FORCE, NULL, "overwrite an existing log"}, 0, 0},
+    {{"paced", OPT_PACED, NULL, "step at the game's steps per second in real time (default: as\nfast as it goes)"}, 0, 0},
+    {{"commanded", OPT_COMMANDED, NULL, "only the dev protocol's step command advances it; needs\n--dev-stdin or --dev-socket"}, 0, 0},
+    {{"dev-stdin", OPT_DEV_STDIN, NULL, "dev protocol on stdin, replies on stdout (implies --commanded;\nstatus lines then go to stderr)"}, 0, 0},
+    {{"dev-socket", OPT_DEV_SOCKET, "PATH", "dev protocol on a Unix socket (mode 0600); paced or fast, status,\nflush and quit work while it runs"}, 0, 0},
+    {{"dev-clients", OPT_DEV_CLIENTS, "N", "dev socket connections at once (default 16)"}, 1, 1024},
+    {{"max-count", OPT_MAX_COUNT, "N", "largest step count one command may ask (default 100000)"}, 1, CRADLE_DEV_COUNT_LIMIT},
+    {{"json", OPT_JSON, NULL, "status and done lines as JSON"}, 0, 0},
+    {{"no-check", OPT_NO_CHECK, NULL, "do not replay the log at the end to check it"}, 0, 0},
+    {{"help", OPT_HELP, NULL, "show this help"}, 0, 0},
+    {{"version", OPT_VERSION, NULL, "show the version"}, 0, 0},
 };
 #define ROW_COUNT (sizeof ROWS / sizeof ROWS[0])
 
@@ -72,10 +56,7 @@ static void usage(FILE *to) {
     fprintf(to, "usage: cradle-record --game LIB --log FILE [options]\n"
                 "Runs a game library offline from step 0, records the session log and\n"
                 "replays the log at the end to check it reproduces the live run.\n\n");
-    for (size_t i = 0; i < ROW_COUNT; i++) {
-        int used = fprintf(to, "  --%s%s%s", ROWS[i].name, ROWS[i].arg ? " " : "", ROWS[i].arg ? ROWS[i].arg : "");
-        cradle_help_print(to, used, 24, ROWS[i].help);
-    }
+    cradle_options_help(to, &ROWS[0].option, ROW_COUNT, sizeof ROWS[0], 24, 0);
     fprintf(to, "\nDev protocol: one JSON object per line, one reply line each:\n"
                 "  {\"cmd\":\"step\",\"count\":N}  {\"cmd\":\"status\"}  {\"cmd\":\"flush\"}  {\"cmd\":\"quit\"}\n"
                 "Exit status: 0 success, 1 failure (the replay check included), 2 usage.\n");
@@ -167,16 +148,14 @@ int record_options_parse(record_options *o, int argc, char **argv) {
     *o = (record_options){.seed = 1, .steps = 600, .players = 1, .hash_interval = 60, .max_count = 100000,
                           .check = true};
     struct option longs[ROW_COUNT + 1];
-    for (size_t i = 0; i < ROW_COUNT; i++)
-        longs[i] = (struct option){ROWS[i].name, ROWS[i].arg ? required_argument : no_argument, NULL, ROWS[i].id};
-    longs[ROW_COUNT] = (struct option){NULL, 0, NULL, 0};
+    cradle_options_getopt(&ROWS[0].option, ROW_COUNT, sizeof ROWS[0], longs, NULL);
     bool bots = false, script = false;
     int id;
     opterr = 0;
     while ((id = getopt_long(argc, argv, "", longs, NULL)) != -1) {
         const option_row *row = NULL;
         for (size_t i = 0; i < ROW_COUNT; i++)
-            if (ROWS[i].id == id) row = &ROWS[i];
+            if (ROWS[i].option.id == id) row = &ROWS[i];
         if (!row) {
             fprintf(stderr, "cradle-record: unknown option or missing value: '%s'\n", argv[optind - 1]);
             usage(stderr);
@@ -189,7 +168,7 @@ int record_options_parse(record_options *o, int argc, char **argv) {
             if (!cradle_parse_u64(optarg, row->min, row->max, &v)) {
                 fprintf(stderr, "cradle-record: --%s must be a whole number from %" PRIu64 " to %" PRIu64
                                 ", got '%s'\n",
-                        row->name, row->min, row->max, optarg);
+                        row->option.name, row->min, row->max, optarg);
                 return 2;
             }
             store_number(o, id, v);
