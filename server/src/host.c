@@ -25,7 +25,8 @@
 #define BROADCAST_FINISH_MS 1000u /* the broadcast's last uploads after the trailer */
 #define IDLE_BATCH 12u /* steps run at once while no peer takes the stream: one wake per reload poll at 60/s */
 #define HELLO_TIMEOUT_NS 5000000000ull
-#define OUT_PUSH_PATIENCE_NS 2000000000ull
+#define OUT_PUSH_PATIENCE_NS 2000000000ull /* a step command's wait for room, at most */
+#define OUT_STEP_ROOM 32u /* free outbound slots a paced turn needs to run its steps */
 
 void cradle_server_say(cradle_server_host *host, const char *level, const char *event, const char *format,
                        ...) {
@@ -59,29 +60,38 @@ void cradle_server_print(const cradle_server_options *options, const char *level
 
 /* ---- outbound --------------------------------------------------------------- */
 
-/* Queues host->out_scratch. Waits only for the network thread to make room
- * (it drains the ring when woken); gives up and counts after two seconds. */
-static void push_out(cradle_server_host *host, bool wake) {
-    if (cradle_ring_push(&host->net->out, &host->out_scratch)) {
-        cradle_server_net_wake(host->net);
-        return;
-    }
-    uint64_t start = cradle_mono_ns();
-    while (!cradle_ring_push(&host->net->out, &host->out_scratch)) {
-        cradle_server_net_wake(host->net);
-        if (cradle_mono_ns() - start > OUT_PUSH_PATIENCE_NS) {
-            host->dropped_out++;
-            return;
-        }
-        cradle_sleep_ns(100000);
-    }
-    if (wake) cradle_server_net_wake(host->net);
+/* The policy for a full ring to the network thread (which drains it every
+ * turn): the game thread never sleeps on it. A paced turn runs its steps
+ * only when OUT_STEP_ROOM slots are free (has_room_for_steps): otherwise
+ * the steps wait for the next turn, and the clock drops what a long stall
+ * owes (dropped_steps). A join's state streams while 8 are free
+ * (stream_join). What still finds the ring full, a reply or a control, is
+ * dropped and counted (dropped_out): the peer's handshake times out and it
+ * tries again. Only a step command (commanded mode, the dev protocol) waits
+ * for room, up to OUT_PUSH_PATIENCE_NS (wait_for_room). */
+static void push_out(cradle_server_host *host) {
+    if (!cradle_ring_push(&host->net->out, &host->out_scratch)) host->dropped_out++;
+    cradle_server_net_wake(host->net); /* every message: steps go out at once */
 }
 
-/* Encodes m into the outbound slot and queues it for peer (or broadcast),
- * waking the network thread when asked. */
+static bool has_room_for_steps(const cradle_server_host *host) {
+    return cradle_ring_count(&host->net->out) + OUT_STEP_ROOM <= cradle_ring_capacity(&host->net->out);
+}
+
+/* A step command's wait for the network thread to take what the steps
+ * before sent: woken, it drains the ring. Gives up after the patience (the
+ * steps then run, and what finds no room is counted in dropped_out). */
+static void wait_for_room(cradle_server_host *host) {
+    uint64_t start = cradle_mono_ns();
+    while (!has_room_for_steps(host) && cradle_mono_ns() - start < OUT_PUSH_PATIENCE_NS) {
+        cradle_server_net_wake(host->net);
+        cradle_sleep_ns(100000);
+    }
+}
+
+/* Encodes m into the outbound slot and queues it for peer (or broadcast). */
 static void queue_message(cradle_server_host *host, uint16_t peer, uint32_t generation,
-                          const cradle_wire_message *m, uint8_t flags, bool wake) {
+                          const cradle_wire_message *m, uint8_t flags) {
     cradle_server_out *out = &host->out_scratch;
     size_t n = 0;
     int rc = cradle_wire_encode(out->bytes, sizeof out->bytes, &n, m);
@@ -92,12 +102,12 @@ static void queue_message(cradle_server_host *host, uint16_t peer, uint32_t gene
     out->flags = flags;
     out->length = (uint32_t)n;
     out->first_step = m->type == CRADLE_WIRE_STEPS ? m->as.steps.first_step : 0; /* the wire has 32 bits */
-    push_out(host, wake);
+    push_out(host);
 }
 
 static void send_message(cradle_server_host *host, uint16_t peer, uint32_t generation,
                          const cradle_wire_message *m, uint8_t flags) {
-    queue_message(host, peer, generation, m, flags, true);
+    queue_message(host, peer, generation, m, flags);
 }
 
 void cradle__server_send_to_peer(cradle_server_host *host, uint16_t peer, const cradle_wire_message *m,
@@ -115,7 +125,7 @@ static void disconnect_peer(cradle_server_host *host, uint16_t peer) {
     out->generation = host->peers[peer].generation;
     out->flags = CRADLE_SERVER_OUT_CONTROL | CRADLE_SERVER_OUT_DISCONNECT;
     out->length = 0;
-    push_out(host, true);
+    push_out(host);
 }
 
 /* Sends the STEPS being packed to every admitted peer. */
@@ -140,10 +150,7 @@ void cradle__server_flush_steps(cradle_server_host *host) {
     m.as.steps.snapshots = host->pending;
     m.as.steps.hash_count = (uint8_t)host->pending_hash_count;
     memcpy(m.as.steps.hashes, host->pending_hashes, host->pending_hash_count * sizeof(cradle_wire_hash));
-    /* With nobody to send them to, the network thread need not wake for them:
-     * it takes them (its step history must hold every step) when it wakes
-     * anyway, for a datagram, within a second, before it reads the datagram. */
-    queue_message(host, CRADLE_SERVER_BROADCAST, 0, &m, CRADLE_SERVER_OUT_RELIABLE, has_listeners(host));
+    queue_message(host, CRADLE_SERVER_BROADCAST, 0, &m, CRADLE_SERVER_OUT_RELIABLE);
     host->pending_count = 0;
     host->pending_hash_count = 0;
 }
@@ -701,6 +708,7 @@ void cradle_server_host_poll(cradle_server_host *host) {
 void cradle_server_host_advance(cradle_server_host *host, uint64_t count) {
     drain_in(host); /* inputs that arrived count for these steps */
     for (uint64_t i = 0; i < count; i++) {
+        if (!has_room_for_steps(host)) wait_for_room(host);
         (void)cradle_clock_command_step(&host->clock);
         run_step(host);
         if ((i & 255u) == 255u) /* a long step command is progress too */
@@ -926,68 +934,75 @@ static void watch_audience(cradle_server_host *host, uint64_t now) {
     }
 }
 
-int cradle_server_host_run(cradle_server_host *host) {
-    uint64_t last = cradle_mono_ns();
-    host->last_offer_ns = last;
-    host->last_reload_poll_ns = last;
+void cradle_server_host_start(cradle_server_host *host, uint64_t now) {
+    host->last_offer_ns = now;
+    host->last_reload_poll_ns = now;
     if (host->transport_open) cradle_transport_watch(&host->transport, host->net->game_wake_fd[0]);
     cradle__server_data_start(host);
-    while (!host->quit && !*host->signalled) {
-        drain_in(host);
-        uint64_t now = cradle_mono_ns();
-        atomic_store_explicit(&host->alive_ms, now / 1000000u, memory_order_relaxed); /* the watchdog reads it */
-        if (now - host->last_reload_poll_ns >= RELOAD_POLL_NS) {
-            host->last_reload_poll_ns = now;
-            cradle_reload_result r = cradle_reload_poll(&host->reload, now);
-            cradle__server_after_reload(host, &r);
-            expire_silent_peers(host, now);
-        }
-        if (host->trial.pid) poll_trial(host, now);
-        cradle__server_data_poll(host, now);
-        watch_audience(host, now);
-        if (host->options->mode == CRADLE_SERVER_PACED && !host->paused) {
-            /* The clock plans a few steps an offer and drops what a stalled
-             * host owes past that; an empty session's batch (below) is no
-             * stall: its time is offered a cap's worth at a time. */
-            uint64_t left = now - host->last_offer_ns;
-            uint64_t cap = (uint64_t)CRADLE_CLOCK_DEFAULT_MAX_STEPS * cradle_clock_step_ns(&host->clock);
-            bool batch = !has_listeners(host) && left <= (uint64_t)(IDLE_BATCH + 1u) * cradle_clock_step_ns(&host->clock);
-            host->last_offer_ns = now;
-            do {
-                uint64_t part = batch && left > cap ? cap : left;
-                left -= part;
-                cradle_clock_plan plan = cradle_clock_offer_elapsed(&host->clock, part);
-                host->dropped_steps += plan.dropped;
-                for (uint32_t i = 0; i < plan.steps; i++) {
-                    (void)cradle_clock_next(&host->clock);
-                    run_step(host);
-                }
-            } while (left > 0);
-        } else {
-            host->last_offer_ns = now;
-        }
-        stream_join(host);
-        cradle__server_flush_steps(host);
-        if (host->transport_open) cradle__server_publish_lag(host, now);
-        if (host->log_open) report_log_error(host, cradle_log_writer_maybe_sync(&host->log, now));
-        /* Nothing to do before the next step, reload check or dev line. */
-        uint64_t wait = host->last_reload_poll_ns + RELOAD_POLL_NS - now;
-        if (host->options->mode == CRADLE_SERVER_PACED && !host->paused) {
-            uint64_t until = cradle_clock_ns_until_next(&host->clock);
-            /* With nobody to send steps to, they run IDLE_BATCH at a time
-             * (offered to the clock in parts, so none is dropped): an empty
-             * session wakes 5 times a second instead of 60, as often as it
-             * looks for a new build anyway. */
-            if (!has_listeners(host)) until += (IDLE_BATCH - 1u) * cradle_clock_step_ns(&host->clock);
-            if (until < wait) wait = until;
-        }
-        uint64_t data_at = cradle_data_files_next_ns(&host->data);
-        if (data_at <= now) wait = 0; /* a data file settled while this turn ran */
-        else if (data_at - now < wait) wait = data_at - now;
-        if (host->join_active) wait = 0;
-        if (host->trial.pid && wait > TRIAL_POLL_NS) wait = TRIAL_POLL_NS; /* a trial takes milliseconds */
-        wait_for_work(host, wait);
+}
+
+uint64_t cradle_server_host_turn(cradle_server_host *host, uint64_t now) {
+    drain_in(host);
+    atomic_store_explicit(&host->alive_ms, now / 1000000u, memory_order_relaxed); /* the watchdog reads it */
+    if (now - host->last_reload_poll_ns >= RELOAD_POLL_NS) {
+        host->last_reload_poll_ns = now;
+        cradle_reload_result r = cradle_reload_poll(&host->reload, now);
+        cradle__server_after_reload(host, &r);
+        expire_silent_peers(host, now);
     }
+    if (host->trial.pid) poll_trial(host, now);
+    cradle__server_data_poll(host, now);
+    watch_audience(host, now);
+    bool paced = host->options->mode == CRADLE_SERVER_PACED && !host->paused;
+    if (paced && has_room_for_steps(host)) {
+        /* The clock plans a few steps an offer and drops what a stalled
+         * host owes past that; an empty session's batch (below) is no
+         * stall: its time is offered a cap's worth at a time. With the
+         * ring to the network thread nearly full the time is not
+         * offered: it waits for the next turn (push_out's policy). */
+        uint64_t left = now - host->last_offer_ns;
+        uint64_t cap = (uint64_t)CRADLE_CLOCK_DEFAULT_MAX_STEPS * cradle_clock_step_ns(&host->clock);
+        bool batch = !has_listeners(host) && left <= (uint64_t)(IDLE_BATCH + 1u) * cradle_clock_step_ns(&host->clock);
+        host->last_offer_ns = now;
+        do {
+            uint64_t part = batch && left > cap ? cap : left;
+            left -= part;
+            cradle_clock_plan plan = cradle_clock_offer_elapsed(&host->clock, part);
+            host->dropped_steps += plan.dropped;
+            for (uint32_t i = 0; i < plan.steps; i++) {
+                (void)cradle_clock_next(&host->clock);
+                run_step(host);
+            }
+        } while (left > 0);
+    } else if (!paced) {
+        host->last_offer_ns = now;
+    } /* else the time waits for room (last_offer_ns kept) */
+    stream_join(host);
+    cradle__server_flush_steps(host);
+    if (host->transport_open) cradle__server_publish_lag(host, now);
+    if (host->log_open) report_log_error(host, cradle_log_writer_maybe_sync(&host->log, now));
+    /* Nothing to do before the next step, reload check or dev line. */
+    uint64_t wait = host->last_reload_poll_ns + RELOAD_POLL_NS - now;
+    if (paced) {
+        uint64_t until = cradle_clock_ns_until_next(&host->clock);
+        /* With nobody to send steps to, they run IDLE_BATCH at a time
+         * (offered to the clock in parts, so none is dropped): an empty
+         * session wakes 5 times a second instead of 60, as often as it
+         * looks for a new build anyway. */
+        if (!has_listeners(host)) until += (IDLE_BATCH - 1u) * cradle_clock_step_ns(&host->clock);
+        if (until < wait) wait = until;
+    }
+    uint64_t data_at = cradle_data_files_next_ns(&host->data);
+    if (data_at <= now) wait = 0; /* a data file settled while this turn ran */
+    else if (data_at - now < wait) wait = data_at - now;
+    if (host->join_active) wait = 0;
+    if (host->trial.pid && wait > TRIAL_POLL_NS) wait = TRIAL_POLL_NS; /* a trial takes milliseconds */
+    return wait;
+}
+
+int cradle_server_host_run(cradle_server_host *host) {
+    cradle_server_host_start(host, cradle_mono_ns());
+    while (!host->quit && !*host->signalled) wait_for_work(host, cradle_server_host_turn(host, cradle_mono_ns()));
     return 0;
 }
 

@@ -220,7 +220,17 @@ void cradle_server_host_poll(cradle_server_host *host);
  * first) and sends them. Allocates nothing. */
 void cradle_server_host_advance(cradle_server_host *host, uint64_t count);
 
-/* Runs the game loop until quit (dev protocol) or a signal. Returns 0. */
+/* The game loop, time passed in: start once at now, then a turn at each
+ * now (CLOCK_MONOTONIC nanoseconds): it takes what the network thread
+ * delivered, looks for a new build, data files and a trial, runs the steps
+ * the clock owes (paced), streams a join, sends the steps. Returns the
+ * nanoseconds until it has something to do again (0: at once); the caller
+ * waits that long or until woken (the network thread's wake, a dev line). */
+void cradle_server_host_start(cradle_server_host *host, uint64_t now);
+uint64_t cradle_server_host_turn(cradle_server_host *host, uint64_t now);
+
+/* Runs the game loop on the OS clock until quit (dev protocol) or a
+ * signal: start, then turns. Returns 0. */
 int cradle_server_host_run(cradle_server_host *host);
 
 /* Tells the clients the server stops (BYE shutdown) and closes the log with

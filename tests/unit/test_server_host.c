@@ -64,12 +64,14 @@ static cradle_server_in in_slot;
 static cradle_server_out out_slot;
 static cradle_wire_message out_msg;
 
+static cradle_server_mode setup_mode = CRADLE_SERVER_COMMANDED;
+
 static int setup(void **state) {
     (void)state;
     memset(&options, 0, sizeof options);
     strcpy(options.game, RELOAD_LIB_INC1);
     options.players = 2;
-    options.mode = CRADLE_SERVER_COMMANDED;
+    options.mode = setup_mode;
     options.hash_interval = 10;
     options.spectators = 1;
     options.input_delay = 2;
@@ -420,6 +422,41 @@ static void test_step_path_allocates_nothing(void **state) {
     assert_int_equal(allocations, 1);
 }
 
+/* The step path never sleeps on the ring to the network thread: with it
+ * nearly full, a paced turn runs no step and owes the time; once the
+ * network thread took the messages, the next turn runs the steps owed, none
+ * dropped. The turns get their time passed in: no clock is read. */
+static void test_paced_steps_wait_for_room(void **state) {
+    (void)state;
+    assert_int_equal(host->options->mode, CRADLE_SERVER_PACED);
+    uint64_t t0 = 1000000000000ull, step_ns = cradle_clock_step_ns(&host->clock);
+    cradle_server_host_start(host, t0);
+    connect_player(3, 1, CRADLE_WIRE_ANY_SLOT);
+    drain_out();
+    (void)cradle_server_host_turn(host, t0 + 3 * step_ns + step_ns / 2);
+    uint64_t ran = host->sim.next_step;
+    assert_true(ran >= 3);
+    drain_out();
+    memset(&out_slot, 0, sizeof out_slot);
+    out_slot.flags = CRADLE_SERVER_OUT_CONTROL;
+    uint32_t capacity = cradle_ring_capacity(&net->out);
+    while (cradle_ring_count(&net->out) + 32u <= capacity) assert_true(cradle_ring_push(&net->out, &out_slot));
+    (void)cradle_server_host_turn(host, t0 + 6 * step_ns + step_ns / 2);
+    assert_int_equal(host->sim.next_step, ran); /* no room: the steps wait */
+    drain_out();
+    (void)cradle_server_host_turn(host, t0 + 6 * step_ns + step_ns / 2);
+    assert_int_equal(host->sim.next_step, ran + 3); /* the time owed, run now */
+    assert_int_equal(host->dropped_steps, 0);
+    assert_int_equal(host->dropped_out, 0);
+}
+
+static int setup_paced(void **state) {
+    setup_mode = CRADLE_SERVER_PACED;
+    int rc = setup(state);
+    setup_mode = CRADLE_SERVER_COMMANDED;
+    return rc;
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_welcome_inputs_and_hashes, setup, teardown),
@@ -428,6 +465,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_join_in_progress_and_rejoin, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bye_and_desync, setup, teardown),
         cmocka_unit_test_setup_teardown(test_step_path_allocates_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_paced_steps_wait_for_room, setup_paced, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
