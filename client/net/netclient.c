@@ -841,7 +841,7 @@ void cradle_netclient_close(cradle_netclient *net) {
     free(net->queue_epoch);
     free(net->queue_has_hash);
     free(net->history);
-    net->base = net->queue = net->history = NULL;
+    net->base = net->queue = net->history = net->data_storage = NULL; /* closing twice is harmless */
     net->sim.contract = NULL;
     net->queue_step = net->queue_hash = NULL;
     net->queue_epoch = net->queue_has_hash = NULL;

@@ -324,7 +324,7 @@ static void on_first_packet(cradle_server_net *net, ENetPeer *peer, const uint8_
         .context = peer->connectID,
         .now_unix = (uint64_t)time(NULL),
         .max_bytes = CRADLE_SERVER_IN_BYTES,
-        .game = net->game,
+        .game = net->game[0] ? net->game : NULL, /* not configured (a test, a bench): not checked */
     };
     cradle_handshake_result r;
     cradle_handshake_action action = cradle_handshake_first_packet(&r, &net->peer[i].session, &config, data, size);
