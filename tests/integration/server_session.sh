@@ -39,7 +39,15 @@ rejoin=$!
 rejoined() { [ "$(grep -c 'joined as the player in slot 2 at step' server.err)" -ge 2 ]; }
 wait_until 30 "the rejoin of slot 2" rejoined
 run_client late --slot 3 --seed 14 --steps 600 --output late.bin & late=$!
-for pid in $p0 $p1 $spec $late; do wait "$pid"; done
+# A client that fails is named with what it printed, and the server's log.
+wait_client() { # name pid
+  local rc=0
+  wait "$2" || rc=$?
+  [ "$rc" -eq 0 ] && return 0
+  echo "client $1 exited $rc:"; cat "$1.out" "$1.err"; echo "server:"; cat server.err
+  return 1
+}
+wait_client p0 $p0; wait_client p1 $p1; wait_client spec $spec; wait_client late $late
 wait $rejoin || true
 
 hash=""
