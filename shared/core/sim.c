@@ -75,6 +75,17 @@ int cradle_sim_restore(cradle_sim *sim, const void *state, size_t size, uint64_t
     return CRADLE_OK;
 }
 
+int cradle_sim_restore_storage(cradle_sim *sim, const void *storage, size_t size, uint64_t next_step) {
+    assert(sim && sim->contract && storage);
+    if (size < sim->contract->state_size) return CRADLE_ESIM_STATE;
+    size_t n = size < sim->state_capacity ? size : sim->state_capacity;
+    memcpy(sim->state, storage, n);
+    memset((uint8_t *)sim->state + n, 0, sim->state_capacity - n);
+    sim->next_step = next_step;
+    sim->has_previous = false;
+    return CRADLE_OK;
+}
+
 void cradle_sim_save(const cradle_sim *sim, void *out) {
     assert(sim && sim->contract && out);
     memcpy(out, sim->state, sim->contract->state_size);

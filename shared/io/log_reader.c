@@ -145,6 +145,35 @@ void cradle_log_reader_close(cradle_log_reader *r) {
 
 uint64_t cradle_log_reader_position(const cradle_log_reader *r) { return r->offset; }
 
+cradle_log_block_place cradle_log_reader_block_place(const cradle_log_reader *r) {
+    assert(r && r->block && r->sequence > 0);
+    return (cradle_log_block_place){.offset = r->block_offset,
+                                    .sequence = r->sequence - 1u,
+                                    .first_step = cradle_cursor_load_u64(r->block + CRADLE__LOG_BLOCK_FIRST_STEP)};
+}
+
+int cradle_log_reader_jump(cradle_log_reader *r, cradle_log_block_place place) {
+    assert(r && r->block);
+    if (place.offset < CRADLE_LOG_HEADER_BYTES || place.offset >= r->size) {
+        cradle__log_message(r->message, sizeof r->message,
+                            "no block at byte %" PRIu64 ": the log's blocks are bytes %u..%" PRIu64,
+                            place.offset, CRADLE_LOG_HEADER_BYTES, r->size);
+        return CRADLE_ERANGE;
+    }
+    r->offset = place.offset;
+    r->sequence = place.sequence;
+    r->steps = r->run_step = r->run_end = place.first_step;
+    r->payload = r->pos = r->records_left = 0;
+    r->trailer_block = false;
+    r->adopt = false;
+    r->partial = true;
+    r->last_hash_step = UINT64_MAX;
+    r->end = CRADLE_LOG_END_NONE;
+    r->error = 0;
+    r->message[0] = '\0';
+    return 0;
+}
+
 void cradle_log_reader_start_anywhere(cradle_log_reader *r) {
     assert(r && r->block && r->offset == CRADLE_LOG_HEADER_BYTES && r->steps == 0);
     r->adopt = true;

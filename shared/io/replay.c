@@ -129,6 +129,7 @@ int cradle_replay_open(cradle_replay *r, const cradle_replay_config *config) {
         goto out_close;
     }
     if (config->start_state) {
+        r->skip_before = config->start_step;
         rc = cradle_sim_restore(&r->sim, config->start_state, config->start_state_size, config->start_step);
         if (rc != 0) {
             fail(r, rc, "the keyframe's %" PRIu32 "-byte state does not fit build '%s' (%" PRIu32 " bytes)",
@@ -137,6 +138,7 @@ int cradle_replay_open(cradle_replay *r, const cradle_replay_config *config) {
         }
     }
     snprintf(r->build_id, sizeof r->build_id, "%s", config->start_state ? config->start_build : h->build_id);
+    if (!config->start_state) memcpy(r->build_file_hash, h->build_file_hash, sizeof r->build_file_hash);
     return 0;
 
 out_close:
@@ -196,6 +198,7 @@ static int on_reload_record(cradle_replay *r, cradle_replay_item *item) {
         r->in_use = next;
     }
     snprintf(r->build_id, sizeof r->build_id, "%s", rec->build_id);
+    memcpy(r->build_file_hash, rec->file_hash, sizeof r->build_file_hash);
     r->reloads++;
     item->build_id = r->build_id;
     item->archived = archived;
@@ -244,11 +247,12 @@ static void compare_hash(cradle_replay *r, cradle_replay_item *item, uint64_t st
     r->mismatch_replayed = item->replayed_hash;
 }
 
-/* Whether a record comes before a keyframe start (config.start_state) and
- * is passed over: the state already holds what it did. */
+/* Whether a record comes before a keyframe start (config.start_state, or
+ * a seek through the index) and is passed over: the state already holds
+ * what it did. */
 static bool before_start(const cradle_replay *r, const cradle_log_record *rec) {
-    uint64_t start = r->config.start_step;
-    if (!r->config.start_state) return false;
+    uint64_t start = r->skip_before;
+    if (start == 0) return false;
     switch (rec->kind) {
     case CRADLE_LOG_RECORD_HASH: return rec->step + 1u < start;
     case CRADLE_LOG_RECORD_TRAILER: return false;
@@ -367,13 +371,106 @@ static int take_record(cradle_replay *r, cradle_replay_item *item) {
     return fail(r, CRADLE_ELOG_CORRUPT, "unknown record kind %d", (int)rec->kind);
 }
 
+/* The library of the build a keyframe names, into path: the caller's
+ * library when it is the log's first build, else its archive beside the
+ * log, else the caller's when it stands for every build (reload_game_path).
+ * Returns 0 or the sticky failure. */
+static int keyframe_library(cradle_replay *r, const cradle_replay_keyframe *k, char *path, size_t size) {
+    const cradle_log_header *h = &r->reader.header;
+    bool known = !all_zero(k->build_file_hash, sizeof k->build_file_hash);
+    if (r->config.game_path && strcmp(k->key.build_id, h->build_id) == 0 &&
+        (!known || memcmp(k->build_file_hash, h->build_file_hash, sizeof h->build_file_hash) == 0)) {
+        snprintf(path, size, "%s", r->config.game_path);
+        return 0;
+    }
+    if (known && cradle_log_build_path(path, size, r->config.log_path, k->build_file_hash) == 0 && file_exists(path))
+        return 0;
+    if (r->config.game_path && r->config.reload_game_path) {
+        snprintf(path, size, "%s", r->config.game_path);
+        return 0;
+    }
+    return fail(r, CRADLE_EINVAL, "build '%s' of the keyframe at step %" PRIu64 " is not archived beside the log (%s.builds/)",
+                k->key.build_id, k->key.step, r->config.log_path);
+}
+
+/* Restores keyframe k: its build in charge, its state, the log read on
+ * from its block. Returns 0 or the sticky failure. */
+static int restart_at(cradle_replay *r, const cradle_replay_keyframe *k) {
+    const cradle_replay_index *index = r->index;
+    cradle_broadcast_keyframe key;
+    char why[CRADLE_REPLAY_MESSAGE_MAX];
+    int rc = cradle_broadcast_keyframe_decode(&r->codec, index->bytes + k->doc_offset, k->doc_size, index->session,
+                                              NULL, &key, r->keyframe_state, r->capacity, why, sizeof why);
+    if (rc != 0) return fail(r, CRADLE_EINDEX, "index keyframe of step %" PRIu64 ": %s", k->key.step, why);
+    if (strcmp(key.build_id, r->build_id) != 0 ||
+        memcmp(k->build_file_hash, r->build_file_hash, sizeof r->build_file_hash) != 0) {
+        char path[CRADLE_LOG_PATH_MAX + 128];
+        rc = keyframe_library(r, k, path, sizeof path);
+        if (rc != 0) return rc;
+        int next = 1 - r->in_use;
+        rc = load_library(r, next, path, key.build_id);
+        if (rc != 0) return rc;
+        const cradle_game_contract *contract = cradle_reload_contract(&r->libraries[next]);
+        if (r->sim.state != r->storage.state &&
+            (contract->state_size > r->sim.state_capacity || contract->state_align > r->sim.state_align)) {
+            int moved = cradle_sim_move(&r->sim, r->storage.state, r->capacity, STATE_ALIGN, why, sizeof why);
+            assert(moved == 0 && "the driver's own storage holds any build it loads");
+            (void)moved;
+        }
+        rc = cradle_sim_rebind(&r->sim, contract, why, sizeof why);
+        if (rc != 0) {
+            cradle_reload_close(&r->libraries[next]);
+            return fail(r, rc, "build '%s' of the keyframe at step %" PRIu64 ": %s", key.build_id, key.step, why);
+        }
+        cradle_reload_close(&r->libraries[r->in_use]);
+        r->in_use = next;
+        snprintf(r->build_id, sizeof r->build_id, "%s", key.build_id);
+        memcpy(r->build_file_hash, k->build_file_hash, sizeof r->build_file_hash);
+    }
+    rc = cradle_sim_restore_storage(&r->sim, r->keyframe_state, key.state_size, key.step + 1u);
+    if (rc != 0)
+        return fail(r, rc, "the keyframe of step %" PRIu64 " holds %" PRIu32 " state bytes; build '%s' has %" PRIu32,
+                    key.step, key.state_size, r->build_id, cradle_sim_state_size(&r->sim));
+    rc = cradle_log_reader_jump(&r->reader, k->block);
+    if (rc != 0) return fail(r, CRADLE_EINDEX, "index keyframe of step %" PRIu64 ": %s", key.step, r->reader.message);
+    r->skip_before = key.step + 1u;
+    r->held = r->ran_step = r->ended = r->stopped = false;
+    r->keyframe_seeks++;
+    return 0;
+}
+
+int cradle_replay_use_index(cradle_replay *r, const cradle_replay_index *index) {
+    assert(r && r->reader_open && index);
+    if (memcmp(index->session, r->reader.session, sizeof index->session) != 0)
+        return fail(r, CRADLE_EINDEX, "the index is of another session than %s", r->config.log_path);
+    if (!r->keyframe_state) {
+        r->keyframe_state = malloc(r->capacity);
+        if (!r->keyframe_state || cradle_broadcast_codec_init(&r->codec, 0) != 0)
+            return fail(r, CRADLE_ENOMEM, "out of memory for seeking");
+    }
+    r->index = index;
+    return 0;
+}
+
+const uint8_t *cradle_replay_build_file_hash(const cradle_replay *r) {
+    return all_zero(r->build_file_hash, sizeof r->build_file_hash) ? NULL : r->build_file_hash;
+}
+
 int cradle_replay_seek(cradle_replay *r, uint64_t step) {
     if (r->error) return r->error;
-    if (step < r->sim.next_step) {
+    const cradle_replay_keyframe *k = r->index ? cradle_replay_index_find(r->index, step) : NULL;
+    if (k && (step < r->sim.next_step || k->key.step + 1u > r->sim.next_step)) {
+        int rc = restart_at(r, k);
+        if (rc != 0) return rc;
+    } else if (step < r->sim.next_step) {
         cradle_replay_config config = r->config;
+        const cradle_replay_index *index = r->index;
+        uint64_t keyframe_seeks = r->keyframe_seeks;
         cradle_replay_close(r);
         int rc = cradle_replay_open(r, &config);
         if (rc != 0) return rc;
+        if (index && (rc = cradle_replay_use_index(r, index)) != 0) return rc;
+        r->keyframe_seeks = keyframe_seeks;
     }
     cradle_replay_item item;
     while (r->sim.next_step < step) {
@@ -438,5 +535,9 @@ void cradle_replay_close(cradle_replay *r) {
     cradle_sim_storage_close(&r->storage);
     free(r->data);
     r->data = NULL;
+    free(r->keyframe_state);
+    r->keyframe_state = NULL;
+    if (r->codec.compress || r->codec.decompress) cradle_broadcast_codec_free(&r->codec);
+    r->index = NULL;
     r->sim.contract = NULL;
 }

@@ -91,6 +91,7 @@
     X(CRADLE_EDATA_REFUSED,    -145, "data_refused",        "the game refused a data file") \
     X(CRADLE_EDATA,            -146, "data_file",           "a data file is not one the game declares, or too large for it") \
     X(CRADLE_EBROADCAST,       -147, "broadcast",           "a broadcast document is invalid") \
+    X(CRADLE_EINDEX,           -148, "replay_index",        "a replay's keyframe index is invalid") \
     /* security: key files, join tokens, the secure channel, rate limits */              \
     X(CRADLE_EKEY_PERMISSIONS, -200, "key_permissions",     "key file is accessible by group or others (must be 0600)") \
     X(CRADLE_EKEY_FORMAT,      -201, "key_format",          "not a Cradle key file, or a damaged one") \

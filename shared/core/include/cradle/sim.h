@@ -102,6 +102,15 @@ CRADLE_MUST_CHECK int cradle_sim_start(cradle_sim *sim, uint64_t seed, uint32_t 
 CRADLE_MUST_CHECK int cradle_sim_restore(cradle_sim *sim, const void *state, size_t size,
                                          uint64_t next_step);
 
+/* Takes the whole state storage saved before step next_step: size bytes,
+ * at least the contract's state_size (the bytes past it are what a later
+ * build grows into, kept across reloads as the sim keeps them); the
+ * storage past size is zero, and bytes past state_capacity are not taken.
+ * For a seek that restores a keyframe across reloads. Returns 0 or
+ * CRADLE_ESIM_STATE when size is below the state_size (nothing changes). */
+CRADLE_MUST_CHECK int cradle_sim_restore_storage(cradle_sim *sim, const void *storage, size_t size,
+                                                 uint64_t next_step);
+
 /* Copies the state block (the contract's state_size bytes) to out. */
 void cradle_sim_save(const cradle_sim *sim, void *out);
 

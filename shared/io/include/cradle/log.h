@@ -422,6 +422,26 @@ bool cradle_log_reader_grow(cradle_log_reader *r, uint64_t size);
 /* Byte offset just past the last verified block (or the header). */
 uint64_t cradle_log_reader_position(const cradle_log_reader *r);
 
+/* The block the last record delivered came from: its byte offset, sequence
+ * and first step (what cradle_log_reader_jump() takes to read it again).
+ * Valid after a next() that returned 1. */
+typedef struct cradle_log_block_place {
+    uint64_t offset;
+    uint32_t sequence;
+    uint64_t first_step;
+} cradle_log_block_place;
+cradle_log_block_place cradle_log_reader_block_place(const cradle_log_reader *r);
+
+/* Reads on from the block at `place` (a seek: a keyframe index names where
+ * a step's block is): the next next() loads that block and checks it as
+ * any other (checksum, signer) and that it is the one named: its sequence
+ * and first step. From there the reader is partial, as after
+ * start_anywhere (the trailer's digest is not checked). Clears a sticky
+ * error or end: what comes after the place is read again. Returns 0, or
+ * CRADLE_ERANGE when place is not inside the file past its header (r->message
+ * says so; nothing changed). */
+CRADLE_MUST_CHECK int cradle_log_reader_jump(cradle_log_reader *r, cradle_log_block_place place);
+
 void cradle_log_reader_close(cradle_log_reader *r);
 
 /* Internal: every record but the common case below. */

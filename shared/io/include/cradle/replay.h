@@ -14,7 +14,8 @@
  *          its output bytes when asked), a hash check, a reload, the trailer
  *   catch_up  handles the records that follow the step just run, up to the
  *          next step, without running it
- *   seek   runs forward (or from the start again) to a step boundary
+ *   seek   to a step boundary, forward or back: from the nearest keyframe of
+ *          an index (use_index), else forward (or from the start again)
  *   rerun  runs the step next() just ran again, from a state saved before it
  *          (a sync test: the same state and snapshot must give the same bytes)
  *   move   puts the state block at another address (the caller's storage)
@@ -47,8 +48,10 @@
 #include <stdint.h>
 
 #include "cradle/errors.h"
+#include "cradle/broadcast.h"
 #include "cradle/log.h"
 #include "cradle/reload.h"
+#include "cradle/replay_index.h"
 #include "cradle/sim.h"
 #include "cradle/sim_storage.h"
 
@@ -130,6 +133,13 @@ typedef struct cradle_replay {
     uint32_t capacity;
     cradle_log_record record;
     char build_id[CRADLE_GAME_BUILD_ID_MAX + 1]; /* the build the log runs now */
+    uint8_t build_file_hash[CRADLE_LOG_FILE_HASH_BYTES]; /* its library file's; zero: unknown */
+    uint64_t skip_before;          /* records before this step are passed over (a keyframe start) */
+    /* seeking through a keyframe index (use_index) */
+    const cradle_replay_index *index;
+    cradle_broadcast_codec codec;
+    uint8_t *keyframe_state;       /* capacity bytes */
+    uint64_t keyframe_seeks;       /* seeks that restored a keyframe */
     /* what the replay found so far */
     uint64_t steps;                /* steps run */
     uint64_t hashes_checked;
@@ -174,10 +184,27 @@ CRADLE_MUST_CHECK int cradle_replay_catch_up(cradle_replay *r);
 const uint8_t *cradle_replay_peek_step(cradle_replay *r);
 
 /* Runs until the sim's next step is `step` (hash checks and reloads on the
- * way count as in next()), starting over from step 0 when `step` is behind.
- * Returns 0, CRADLE_ERANGE when the log ends before `step` (the sim stays at
- * its last step), or the sticky error. */
+ * way count as in next()). With an index (use_index), from the nearest
+ * keyframe at or before `step` when that is ahead of the sim or `step` is
+ * behind it: the keyframe's build takes charge (the archived library its
+ * hash names; no on_reload runs, the state already holds what it did), the
+ * state is restored and the log read on from the keyframe's block, its
+ * HASH records compared as ever. Without one, starting over from step 0
+ * when `step` is behind. Returns 0, CRADLE_ERANGE when the log ends before
+ * `step` (a torn tail: the sim stays at the last complete step), or the
+ * sticky error. */
 CRADLE_MUST_CHECK int cradle_replay_seek(cradle_replay *r, uint64_t step);
+
+/* Seeks through this index from now on (the caller keeps it loaded until
+ * close; cradle_replay_index_load() checked it against this log). Allocates
+ * the keyframe buffer and the zstd context. Returns 0, CRADLE_EINDEX when
+ * the index is of another session (a message), or CRADLE_ENOMEM. */
+CRADLE_MUST_CHECK int cradle_replay_use_index(cradle_replay *r, const cradle_replay_index *index);
+
+/* The hash of the library file of the build in charge (the name of its
+ * archive beside the log), or NULL when not known (a library the caller
+ * named for a build not archived). */
+const uint8_t *cradle_replay_build_file_hash(const cradle_replay *r);
 
 /* Runs the step next() just ran again, on its recorded snapshot, with the
  * build in charge, from `saved`: size bytes (the build's state_size) that
