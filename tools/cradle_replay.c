@@ -13,6 +13,8 @@
  *   cradle-replay --synctest [--every N] run.log  run every step twice, compare (replay/synctest.h)
  *   cradle-replay --desync REPORT [run.log]       a client's desync, field by field (replay/desync.h)
  *   cradle-replay --changes run.log               also list the reloads and data files applied
+ *   cradle-replay --index run.log                 build the keyframe index (run.log.index)
+ *   cradle-replay --from 90000 --to 90599 run.log seek to 90000 through the index, replay 600 steps
  *
  * The library defaults to the build archived beside the log
  * (<log>.builds/<hash>.so); --game names another. A library of another game
@@ -57,6 +59,9 @@ typedef struct options {
     bool every_given;
     const char *verify_key;        /* hex Ed25519 public key, or NULL */
     uint8_t verify_public[32];
+    bool index;                    /* --index: build the keyframe index and stop */
+    const char *index_file;        /* --index-file: the index to build or use; NULL = LOG.index */
+    uint64_t interval;             /* --interval: steps between keyframes; 0 = the default */
 } options;
 
 /* What the run found; printed as the summary. */
@@ -73,6 +78,8 @@ typedef struct verdict {
     uint64_t golden_byte, golden_step;
     bool golden_past_end;          /* the output ended before the golden file */
     uint64_t reloads;
+    uint64_t start_step;           /* the step the replay ran first (--from through the index) */
+    const char *index;             /* with --from: how the index served ("loaded", "rebuilt", "absent") */
     const char *failure;           /* a fatal error's message, or NULL */
     char failure_text[512];
 } verdict;
@@ -87,7 +94,9 @@ static const cradle_option rows[] = {
     {"bless", 'B', "FILE", "write the output as the golden file FILE"},
     {"digest", 'W', "W", "with --bless: write a digest golden file instead, one\n"
                          "BLAKE2b-128 of the output per W steps (W 1..4294967295)"},
-    {"from", 'f', "STEP", "first step whose output is written or compared (default 0)"},
+    {"from", 'f', "STEP", "first step whose output is written or compared (default 0);\n"
+                          "with a keyframe index (--index) the replay seeks there\n"
+                          "and runs only the steps from the keyframe before it"},
     {"to", 't', "STEP", "last step to replay (default: the end of the log)"},
     {"force", 'F', NULL, "use a library of another game or build than the log's"},
     {"json", 'j', NULL, "print the summary as one JSON object on stdout"},
@@ -103,6 +112,12 @@ static const cradle_option rows[] = {
     {"desync", 'D', "REPORT", "a client's desync report against the server's state at\n"
                               "its step: from LOG when given, else the report re-run with\n"
                               "--game; prints the differing fields"},
+    {"index", 'I', NULL, "build the log's keyframe index (LOG.index): its state every\n"
+                         "--interval steps, for seeking (--from, --desync,\n"
+                         "cradle-client --play); a damaged or stale one is rebuilt"},
+    {"interval", 'N', "N", "with --index: steps between keyframes (default 1200)"},
+    {"index-file", 'X', "FILE", "the keyframe index to build or use (default: LOG.index;\n"
+                                "required to --index a broadcast URL)"},
     {"help", 'h', NULL, "show this help"},
     {"version", 'V', NULL, "show the version"},
 };
@@ -148,6 +163,15 @@ static int parse_args(int argc, char **argv, options *o) {
         case 'j': o->json = true; break;
         case 'S': o->synctest = true; break;
         case 'D': o->desync = optarg; break;
+        case 'I': o->index = true; break;
+        case 'X': o->index_file = optarg; break;
+        case 'N':
+            if (!cradle_parse_u64(optarg, 1, CRADLE_REPLAY_INDEX_INTERVAL_MAX, &o->interval)) {
+                fprintf(stderr, "cradle-replay: --interval '%s': expected steps between keyframes, 1..%u in decimal\n",
+                        optarg, CRADLE_REPLAY_INDEX_INTERVAL_MAX);
+                return 2;
+            }
+            break;
         case 'E':
             if (!cradle_parse_u64(optarg, 1, UINT64_MAX, &o->every)) {
                 fprintf(stderr, "cradle-replay: --every '%s': expected a number of steps, 1..2^64-1 in decimal\n",
@@ -228,9 +252,19 @@ static int check_args(const options *o) {
                         "--force and --json\n");
         return 2;
     }
-    if (o->synctest && (o->output || o->golden || o->bless || o->from)) {
+    if (o->synctest && (o->output || o->golden || o->bless)) {
         fprintf(stderr, "cradle-replay: --synctest compares each step's two runs; it takes no --output, "
-                        "--golden, --bless or --from\n");
+                        "--golden or --bless\n");
+        return 2;
+    }
+    if (o->index && (o->synctest || o->output || o->golden || o->bless || o->from || o->to != UINT64_MAX ||
+                     o->desync || o->changes)) {
+        fprintf(stderr, "cradle-replay: --index builds the index of the whole log; it takes only LOG, --game, "
+                        "--force, --interval, --index-file, --verify-key and --json\n");
+        return 2;
+    }
+    if (o->interval && !o->index) {
+        fprintf(stderr, "cradle-replay: --interval is for --index\n");
         return 2;
     }
     return 0;
@@ -295,6 +329,7 @@ typedef struct run {
     FILE *bless;                  /* --bless, written to bless_tmp then renamed */
     char bless_tmp[4096];
     uint64_t output_total;        /* output bytes of the steps replayed */
+    cradle_replay_index index;    /* --from: the keyframe index the driver seeks through */
     /* the output bytes of the step where the golden comparison failed */
     uint8_t diff_ours[CRADLE_GAME_OUTPUT_MAX];
     size_t diff_ours_len, diff_step_start;
@@ -597,6 +632,10 @@ static void print_json(const run *r, bool ok, double seconds, double rate) {
     put_text(j, "log", r->o.log);
     json_object_set_new(j, "verdict", json_string(ok ? "ok" : "failed"));
     put_count(j, "steps", v->steps);
+    if (r->o.from) {
+        put_count(j, "start_step", v->start_step);
+        put_text(j, "index", v->index);
+    }
     put_real(j, "seconds", seconds);
     put_real(j, "steps_per_second", rate);
     put_count(j, "hashes_checked", v->hashes_checked);
@@ -667,6 +706,105 @@ static bool report(run *r) {
     return ok;
 }
 
+static void warn_index(void *context, const char *message) {
+    (void)context;
+    fprintf(stderr, "cradle-replay: warning: %s\n", message);
+}
+
+static void index_progress(void *context, uint64_t done, uint64_t total) {
+    if (*(const bool *)context) progress(done, total, 0);
+}
+
+/* --index: the keyframe index of the whole log, built and written. For a
+ * broadcast URL the log is the fetched copy: the index goes where
+ * --index-file says (it fits the server's log too, byte for byte the
+ * same). Returns whether it was written. */
+static bool build_index(run *r, bool from_url) {
+    if (from_url && !r->o.index_file) {
+        fprintf(stderr, "cradle-replay: --index of a broadcast URL needs --index-file FILE (the fetched log is "
+                        "not kept)\n");
+        return false;
+    }
+    bool tty = isatty(STDERR_FILENO) && !r->o.json;
+    cradle_replay_index_built built;
+    char message[1024];
+    double t0 = now_s();
+    int rc = cradle_replay_index_create(&(cradle_replay_index_build){.log_path = r->o.log,
+                                                                     .game_path = r->o.game,
+                                                                     .index_path = r->o.index_file,
+                                                                     .interval = (uint32_t)r->o.interval,
+                                                                     .force = r->o.force,
+                                                                     .reload_game_path = from_url,
+                                                                     .progress = index_progress,
+                                                                     .progress_context = &tty,
+                                                                     .warn = warn_index},
+                                        &built, message, sizeof message);
+    double seconds = now_s() - t0;
+    if (tty) fprintf(stderr, "\r%60s\r", "");
+    char path[CRADLE_LOG_PATH_MAX];
+    if (r->o.index_file) snprintf(path, sizeof path, "%s", r->o.index_file);
+    else if (cradle_replay_index_path(path, sizeof path, r->o.log) != 0) snprintf(path, sizeof path, "?");
+    if (rc != 0) {
+        fprintf(stderr, "cradle-replay: --index: %s\n", message);
+        if (r->o.json) {
+            json_t *j = json_pack("{s:s, s:s, s:s}", "log", r->o.log, "verdict", "failed", "error", message);
+            char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+            if (text) printf("%s\n", text);
+            free(text);
+            json_decref(j);
+        }
+        return false;
+    }
+    double share = built.log_bytes ? 100.0 * (double)built.index_bytes / (double)built.log_bytes : 0.0;
+    fprintf(stderr, "cradle-replay: indexed %" PRIu64 " steps in %.3f s: %" PRIu64 " keyframes, %" PRIu64
+                    " bytes (%.0f%% of the log's %" PRIu64 ") in %s\n",
+            built.steps, seconds, built.keyframes, built.index_bytes, share, built.log_bytes, path);
+    if (r->o.json) {
+        json_t *j = json_object();
+        if (!j) return true;
+        put_text(j, "log", r->o.log);
+        json_object_set_new(j, "verdict", json_string("ok"));
+        put_text(j, "index", path);
+        put_count(j, "steps", built.steps);
+        put_count(j, "keyframes", built.keyframes);
+        put_count(j, "interval", r->o.interval ? r->o.interval : CRADLE_REPLAY_INDEX_INTERVAL_DEFAULT);
+        put_count(j, "index_bytes", built.index_bytes);
+        put_count(j, "log_bytes", built.log_bytes);
+        put_real(j, "seconds", seconds);
+        char *text = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(15));
+        if (text) printf("%s\n", text);
+        free(text);
+        json_decref(j);
+    }
+    return true;
+}
+
+/* --from: through the log's keyframe index (LOG.index, or --index-file),
+ * the replay starts at the keyframe before --from instead of step 0; a
+ * damaged or stale index is built again first; without one the replay runs
+ * from step 0 as always. Returns 0, or 1 with the failure in the verdict. */
+static int seek_from(run *r) {
+    char why[1024];
+    int outcome = cradle_replay_attach_index(&r->replay, &r->index, r->o.index_file, true, why, sizeof why);
+    if (outcome < 0) return fail(&r->v, "keyframe index: %s", why);
+    static const char *const names[] = {"absent", "loaded", "rebuilt"};
+    r->v.index = names[outcome];
+    if (outcome == CRADLE_REPLAY_INDEX_REBUILT)
+        fprintf(stderr, "cradle-replay: keyframe index: %s\n", why);
+    if (outcome == CRADLE_REPLAY_INDEX_ABSENT) {
+        fprintf(stderr, "cradle-replay: no keyframe index%s%s: replaying from step 0 (cradle-replay --index "
+                        "makes one)\n", why[0] ? ": " : "", why);
+        return 0;
+    }
+    const cradle_replay_keyframe *k = cradle_replay_index_find(&r->index, r->o.from);
+    if (!k) return 0; /* --from is before the first keyframe: from step 0 */
+    if (cradle_replay_seek(&r->replay, k->key.step + 1u) != 0) return fail(&r->v, "%s", r->replay.message);
+    r->v.start_step = k->key.step + 1u;
+    fprintf(stderr, "cradle-replay: from the keyframe after step %" PRIu64 " (%" PRIu64 " steps before --from)\n",
+                k->key.step, r->o.from - r->v.start_step);
+    return 0;
+}
+
 static void cleanup(run *r) {
     if (r->bless) fclose(r->bless);
     if (r->bless_tmp[0]) unlink(r->bless_tmp);
@@ -705,6 +843,11 @@ int main(int argc, char **argv) {
                     fetched.bytes, r->o.log, fetched.ended ? "" : " (still live: up to now)");
         r->o.log = fetched.log;
     }
+    if (r->o.index) {
+        bool ok = build_index(r, from_url);
+        broadcast_fetch_clean(&fetched);
+        return ok ? 0 : 1;
+    }
     cradle_replay_config config = {.log_path = r->o.log,
                                    .reload_game_path = from_url,
                                    .game_path = r->o.game,
@@ -717,9 +860,11 @@ int main(int argc, char **argv) {
         fail(&r->v, "%s", r->replay.message);
     } else {
         r->replay_open = true;
-        if (r->o.synctest && synctest_open(&r->sync, &r->replay, r->o.every) != 0)
+        if (r->o.from && seek_from(r) != 0)
+            ; /* said in the verdict */
+        else if (r->o.synctest && synctest_open(&r->sync, &r->replay, r->o.every) != 0) /* where the seek left it */
             fail(&r->v, "out of memory for the sync test's %" PRIu32 "-byte state blocks", r->replay.capacity);
-        else if (r->o.synctest && second_run_open(&r->second, r->o.log, r->o.game, r->o.force) != 0)
+        else if (r->o.synctest && second_run_open(&r->second, r->o.log, r->o.game, r->o.force, r->o.from, r->o.to) != 0)
             fail(&r->v, "cannot start the sync test's second process");
         else if (open_outputs(r) == 0) {
             r->second_open = r->o.synctest;
@@ -735,6 +880,7 @@ int main(int argc, char **argv) {
     }
     bool ok = report(r);
     cleanup(r);
+    cradle_replay_index_free(&r->index);
     broadcast_fetch_clean(&fetched);
     return ok ? 0 : 1;
 }

@@ -457,6 +457,7 @@ int cradle_replay_index_create(const cradle_replay_index_build *build, cradle_re
                                                            .game_path = build->game_path,
                                                            .copy_dir = build->copy_dir,
                                                            .force = build->force,
+                                                           .reload_game_path = build->reload_game_path,
                                                            .warn = build->warn,
                                                            .warn_context = build->warn_context});
     if (rc != 0) {
@@ -515,4 +516,62 @@ out:
     cradle_replay_close(r);
     free(r);
     return rc;
+}
+
+/* ---- a replay that seeks ------------------------------------------------ */
+
+int cradle_replay_attach_index(cradle_replay *r, cradle_replay_index *index, const char *index_path, bool rebuild,
+                               char *message, size_t message_size) {
+    assert(r && r->reader_open && index);
+    memset(index, 0, sizeof *index);
+    say(message, message_size, "%s", "");
+    char path[CRADLE_LOG_PATH_MAX];
+    if (index_path) snprintf(path, sizeof path, "%s", index_path);
+    else if (cradle_replay_index_path(path, sizeof path, r->config.log_path) != 0) {
+        say(message, message_size, "log path too long: %s", r->config.log_path);
+        return CRADLE_ERANGE;
+    }
+    char why[CRADLE_REPLAY_INDEX_MESSAGE_MAX + CRADLE_LOG_PATH_MAX];
+    int rc = cradle_replay_index_load(index, path, r->reader.session, r->reader.size, why, sizeof why);
+    if (rc == CRADLE_EIO && errno == ENOENT) return CRADLE_REPLAY_INDEX_ABSENT;
+    if (rc == CRADLE_ENOMEM) {
+        say(message, message_size, "%s", why);
+        return rc;
+    }
+    cradle_replay_index_outcome outcome = CRADLE_REPLAY_INDEX_LOADED;
+    if (rc != 0) {
+        if (!rebuild) {
+            say(message, message_size, "%s", why);
+            return CRADLE_REPLAY_INDEX_ABSENT;
+        }
+        cradle_replay_index_built built;
+        char failed[CRADLE_REPLAY_INDEX_MESSAGE_MAX];
+        rc = cradle_replay_index_create(&(cradle_replay_index_build){.log_path = r->config.log_path,
+                                                                     .game_path = r->config.game_path,
+                                                                     .copy_dir = r->config.copy_dir,
+                                                                     .index_path = path,
+                                                                     .force = r->config.force,
+                                                                     .reload_game_path = r->config.reload_game_path,
+                                                                     .warn = r->config.warn,
+                                                                     .warn_context = r->config.warn_context},
+                                        &built, failed, sizeof failed);
+        if (rc != 0) {
+            say(message, message_size, "%s; building it again failed: %s", why, failed);
+            return rc < 0 ? rc : CRADLE_EINDEX;
+        }
+        rc = cradle_replay_index_load(index, path, r->reader.session, r->reader.size, failed, sizeof failed);
+        if (rc != 0) {
+            say(message, message_size, "%s; the index built again is refused too: %s", why, failed);
+            return rc;
+        }
+        say(message, message_size, "%s; built again", why);
+        outcome = CRADLE_REPLAY_INDEX_REBUILT;
+    }
+    rc = cradle_replay_use_index(r, index);
+    if (rc != 0) {
+        say(message, message_size, "%s", r->message);
+        cradle_replay_index_free(index);
+        return rc;
+    }
+    return (int)outcome;
 }

@@ -182,12 +182,27 @@ static uint8_t *kept_state(const desync_options *o, const cradle_desync_report *
  * (exact for a deterministic game). */
 static int from_log(const desync_options *o, const cradle_desync_report *rep) {
     static cradle_replay replay;
+    static cradle_replay_index index;
     cradle_replay_config config = {.log_path = o->log, .game_path = o->game, .force = o->force};
     int status = 1;
     uint8_t *kept = kept_state(o, rep);
-    if (cradle_replay_open(&replay, &config) != 0 || (!kept && cradle_replay_seek(&replay, rep->step + 1) != 0)) {
+    if (cradle_replay_open(&replay, &config) != 0) {
         fprintf(stderr, "cradle-replay: --desync: %s\n", replay.message);
         goto out;
+    }
+    if (!kept) { /* from the keyframe before the step, when the log has an index */
+        char why[1024];
+        int outcome = cradle_replay_attach_index(&replay, &index, NULL, true, why, sizeof why);
+        if (outcome < 0) {
+            fprintf(stderr, "cradle-replay: --desync: keyframe index: %s\n", why);
+            goto out;
+        }
+        if (outcome == CRADLE_REPLAY_INDEX_REBUILT || (outcome == CRADLE_REPLAY_INDEX_ABSENT && why[0]))
+            fprintf(stderr, "cradle-replay: --desync: keyframe index: %s\n", why);
+        if (cradle_replay_seek(&replay, rep->step + 1) != 0) {
+            fprintf(stderr, "cradle-replay: --desync: %s\n", replay.message);
+            goto out;
+        }
     }
     const cradle_game_contract *c = replay.sim.contract;
     if (strcmp(c->name, rep->game) != 0 && !o->force) {
@@ -213,6 +228,7 @@ static int from_log(const desync_options *o, const cradle_desync_report *rep) {
 out:
     free(kept);
     cradle_replay_close(&replay);
+    cradle_replay_index_free(&index);
     return status;
 }
 

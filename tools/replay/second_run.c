@@ -13,7 +13,7 @@
 
 extern char **environ;
 
-int second_run_open(second_run *s, const char *log, const char *game, bool force) {
+int second_run_open(second_run *s, const char *log, const char *game, bool force, uint64_t from, uint64_t to) {
     *s = (second_run){.pid = -1};
     int pipefd[2];
     if (pipe(pipefd) != 0) {
@@ -26,13 +26,18 @@ int second_run_open(second_run *s, const char *log, const char *game, bool force
     static char log_path[4096], game_path[4096];
     snprintf(log_path, sizeof log_path, "%s", log);
     snprintf(game_path, sizeof game_path, "%s", game ? game : "");
-    char *argv[8];
+    static char from_flag[] = "--from", to_flag[] = "--to", from_text[24], to_text[24];
+    snprintf(from_text, sizeof from_text, "%" PRIu64, from);
+    snprintf(to_text, sizeof to_text, "%" PRIu64, to);
+    char *argv[12];
     int n = 0;
     argv[n++] = program;
     argv[n++] = output;
     argv[n++] = dash;
     if (game) argv[n++] = game_flag, argv[n++] = game_path;
     if (force) argv[n++] = force_flag;
+    if (from) argv[n++] = from_flag, argv[n++] = from_text; /* a slice: the same steps, through the index */
+    if (to != UINT64_MAX) argv[n++] = to_flag, argv[n++] = to_text;
     argv[n++] = log_path;
     argv[n] = NULL;
     posix_spawn_file_actions_t actions;

@@ -22,8 +22,9 @@ typedef struct second_run {
     uint64_t step, byte; /* where: the step and the output byte of the whole replay */
 } second_run;
 
-/* Starts the second process. Returns 0, or -1 with why on stderr. */
-int second_run_open(second_run *s, const char *log, const char *game, bool force);
+/* Starts the second process, replaying steps from..to (UINT64_MAX: the
+ * end) as the first does. Returns 0, or -1 with why on stderr. */
+int second_run_open(second_run *s, const char *log, const char *game, bool force, uint64_t from, uint64_t to);
 
 /* Compares step's output (n bytes) with the second process's next n bytes.
  * Returns 0, or 1 when they differ (s->differs, s->step, s->byte). */

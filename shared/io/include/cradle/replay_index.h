@@ -160,6 +160,7 @@ typedef struct cradle_replay_index_build {
     const char *index_path;  /* NULL: <log_path>.index */
     uint32_t interval;       /* 0: CRADLE_REPLAY_INDEX_INTERVAL_DEFAULT */
     bool force;              /* as cradle_replay_config.force */
+    bool reload_game_path;   /* as cradle_replay_config.reload_game_path (a fetched broadcast) */
     /* called now and then with the log bytes read and in all */
     void (*progress)(void *context, uint64_t done, uint64_t total);
     void *progress_context;
@@ -183,5 +184,26 @@ typedef struct cradle_replay_index_built {
 CRADLE_MUST_CHECK int cradle_replay_index_create(const cradle_replay_index_build *build,
                                                  cradle_replay_index_built *built, char *message,
                                                  size_t message_size);
+
+/* ---- a replay that seeks ------------------------------------------------ */
+
+struct cradle_replay;
+
+typedef enum cradle_replay_index_outcome {
+    CRADLE_REPLAY_INDEX_ABSENT = 0, /* no index file: the replay seeks from step 0 */
+    CRADLE_REPLAY_INDEX_LOADED,     /* the index was checked and is in use */
+    CRADLE_REPLAY_INDEX_REBUILT,    /* the file was refused (message: why) and built again, now in use */
+} cradle_replay_index_outcome;
+
+/* Loads the index of r's log (index_path, NULL: <log>.index), checked
+ * against the log, and has r seek through it (cradle_replay_use_index).
+ * A file that is refused is never used: with `rebuild` it is built again
+ * from the log (a whole replay, with r's library, --force and copy
+ * directory) and that one is used, else the outcome is ABSENT with the
+ * refusal in message. Returns the outcome (>= 0) with *index loaded when in
+ * use (the caller frees it after closing r), or a negative code with a
+ * message when the rebuild failed or memory ran out. */
+int cradle_replay_attach_index(struct cradle_replay *r, cradle_replay_index *index, const char *index_path,
+                               bool rebuild, char *message, size_t message_size);
 
 #endif
