@@ -785,9 +785,10 @@ static bool build_index(run *r, bool from_url) {
  * from step 0 as always. Returns 0, or 1 with the failure in the verdict. */
 static int seek_from(run *r) {
     char why[1024];
-    int outcome = cradle_replay_attach_index(&r->replay, &r->index, r->o.index_file, true, why, sizeof why);
+    int outcome = cradle_replay_attach_index(&r->replay, &r->index, r->o.index_file, CRADLE_REPLAY_INDEX_REBUILD, why,
+                                             sizeof why);
     if (outcome < 0) return fail(&r->v, "keyframe index: %s", why);
-    static const char *const names[] = {"absent", "loaded", "rebuilt"};
+    static const char *const names[] = {"absent", "loaded", "rebuilt", "built"};
     r->v.index = names[outcome];
     if (outcome == CRADLE_REPLAY_INDEX_REBUILT)
         fprintf(stderr, "cradle-replay: keyframe index: %s\n", why);

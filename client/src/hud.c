@@ -23,6 +23,7 @@ static int panel_lines(const cradle_hud_info *info, char lines[CRADLE_HUD_LINES]
     if (info->pending > 1) snprintf(lines[n++], 64, "BEHIND %" PRIu64, info->pending);
     snprintf(lines[n++], 64, "FPS %.0f", info->fps);
     if (info->mode) snprintf(lines[n++], 64, "%s", info->mode);
+    if (info->build) snprintf(lines[n++], 64, "BUILD %.16s", info->build);
     return n;
 }
 

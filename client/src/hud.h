@@ -19,12 +19,13 @@ typedef struct cradle_hud_info {
     uint64_t pending;        /* received steps not yet run */
     double fps;
     const char *mode;        /* NULL, or e.g. "PLAY x2" / "PAUSED" */
+    const char *build;       /* NULL, or the build in charge (--play: it changes at reloads) */
     const char *banner;      /* NULL = none */
     const char *detail;      /* second banner line, may be NULL */
     uint32_t banner_rgba;
 } cradle_hud_info;
 
-#define CRADLE_HUD_LINES 8
+#define CRADLE_HUD_LINES 9
 #define CRADLE_HUD_PANEL_RGBA 0x101418ffu /* opaque: nothing of the game shows through */
 #define CRADLE_HUD_TEXT_RGBA 0xb0bec5ffu
 

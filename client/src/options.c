@@ -16,7 +16,7 @@
 enum { O_HOST = 256, O_PORT, O_GAME, O_SPECTATOR, O_SLOT, O_HEADLESS, O_SCRIPT, O_BOT, O_BOTS,
        O_SEED, O_STEPS, O_OUTPUT, O_DESYNC, O_CONFIG, O_MUTE, O_FULLSCREEN, O_SIZE, O_CONNECT,
        O_SILENCE, O_RELOAD, O_PLAY, O_HELP, O_VERSION, O_SCREENSHOT, O_SERVER_KEY,
-       O_TOKEN, O_ISSUER_KEY, O_INSECURE, O_CLIENT_ID, O_WATCH, O_DELAY, O_VERIFY_KEY };
+       O_TOKEN, O_ISSUER_KEY, O_INSECURE, O_CLIENT_ID, O_WATCH, O_DELAY, O_VERIFY_KEY, O_SEEK };
 
 /* The one table of cradle-client's options (help.h): getopt's table and
  * --help are built from it. In help, '\n' continues the text on the next
@@ -47,7 +47,8 @@ static const cradle_option rows[] = {
     {"connect-timeout", O_CONNECT, "MS", "give up connecting after MS (default 5000)"},
     {"silence-timeout", O_SILENCE, "MS", "give up when the server is silent for MS (default 5000)"},
     {"reload-timeout", O_RELOAD, "MS", "give up when an announced build does not appear (default 10000)"},
-    {"play", O_PLAY, "LOG", "show a recorded session (Space pause, +/- speed, Right step)"},
+    {"play", O_PLAY, "LOG", "show a recorded session: Space pause, +/- speed, Right/Left step,\nL/J 10 s on/back, Home/End, the seek bar (a keyframe index,\nLOG.index, is built the first time)"},
+    {"seek", O_SEEK, "STEP", "with --play: start at STEP (headless: print the state there\nand exit)"},
     {"watch", O_WATCH, "URL", "watch a broadcast (cradle-server --broadcast) through any HTTP\ncache: needs --game, the build the session runs"},
     {"delay", O_DELAY, "S", "with --watch: play S seconds behind live, 2..600 (default 6)"},
     {"verify-key", O_VERIFY_KEY, "HEX", "with --watch: the server's signing key to pin (cradle-keys pub\nserver.key --sign): a fragment or keyframe it did not sign is\nrefused"},
@@ -158,6 +159,10 @@ static bool apply_checked(cradle_client_options *o, int opt, const char *value, 
     case O_SCREENSHOT:
         if (!apply_screenshot(o, value)) *flag = "--screenshot", *allowed = "FILE.bmp:STEPS";
         return true;
+    case O_SEEK:
+        if (!cradle_parse_u64(value, 0, UINT64_MAX - 1u, &o->seek)) *flag = "--seek", *allowed = "a step number";
+        o->seek_given = true;
+        return true;
     case O_DELAY:
         if (!cradle_parse_u64(value, 2, 600, &v)) *flag = "--delay", *allowed = "2..600 seconds";
         o->delay_s = (uint32_t)v;
@@ -181,6 +186,10 @@ static cradle_client_parse check_combination(cradle_client_options *o) {
     }
     if (o->watch && o->play) {
         fprintf(stderr, "cradle-client: --watch and --play exclude each other\n");
+        return CRADLE_CLIENT_EXIT_USAGE;
+    }
+    if (o->seek_given && !o->play) {
+        fprintf(stderr, "cradle-client: --seek is for --play\n");
         return CRADLE_CLIENT_EXIT_USAGE;
     }
     if ((o->delay_s || o->verify) && !o->watch) {

@@ -16,6 +16,8 @@ typedef struct cradle_client_options {
     const char *output;      /* game output bytes per step */
     const char *desync_report; /* default cradle-desync-<pid>.bin in the current directory */
     const char *play;        /* session log to show */
+    uint64_t seek;           /* --seek STEP: --play starts at this step (through LOG.index) */
+    bool seek_given;
     const char *watch;       /* --watch URL: a broadcast to show (watch.h) */
     uint32_t delay_s;        /* --delay S: how far behind live a broadcast plays */
     bool verify;             /* --verify-key HEX: a broadcast must be signed by ... */

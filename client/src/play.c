@@ -2,7 +2,9 @@
  * play: --play LOG (see play.h), through the replay driver (replay.h): the
  * library is --game, or else the build archived beside the log
  * (<log>.builds/<hash>.so); a reload record switches to the build archived
- * for it, as in cradle-replay.
+ * for it, as in cradle-replay. Seeks (the timeline's moves, --seek) go
+ * through the log's keyframe index (replay_index.h), built beside the log
+ * the first time.
  */
 #include "play.h"
 
@@ -15,8 +17,10 @@
 #include <sys/stat.h>
 
 #include "cradle/replay.h"
+#include "cradle/replay_index.h"
 #include "cradle/systime.h"
 #include "hud.h"
+#include "timeline.h"
 #include "present.h"
 #include "render_sdl.h"
 #include "audio.h"
@@ -29,6 +33,9 @@
 
 typedef struct player {
     cradle_replay replay;        /* the log through the game: state, previous, events */
+    cradle_replay_index index;   /* the keyframes seeks restore */
+    const char *index_outcome;   /* "loaded", "built", "rebuilt", "absent" */
+    uint64_t steps;              /* the log's complete steps: the timeline's length */
     uint8_t *snapshot;           /* the last step's snapshot, for the HUD's players */
     bool ended;                  /* the replay reached the end of the log */
     char error[CRADLE_REPLAY_MESSAGE_MAX];
@@ -45,6 +52,49 @@ static void warn(void *context, const char *message) {
 static const char *sound_library(const cradle_client_options *o, const cradle_replay *r) {
     if (o->game) return o->game;
     return cradle_reload_copy_path(&r->libraries[r->in_use]);
+}
+
+/* The log's complete steps (a torn tail's are not), read without the game:
+ * the reader checks every block as the replay will. */
+static uint64_t count_steps(const char *path) {
+    cradle_log_reader reader;
+    char message[CRADLE_LOG_MESSAGE_MAX];
+    if (cradle_log_reader_open(&reader, path, message, sizeof message) != 0) return 0;
+    cradle_log_record record;
+    while (cradle_log_reader_next(&reader, &record) == 1) {
+    }
+    uint64_t steps = reader.steps;
+    cradle_log_reader_close(&reader);
+    return steps;
+}
+
+/* Seeking: the log's length, and its index (built when there is none, or
+ * built again when refused; without one a seek back runs from step 0). */
+static void play_index(player *p) {
+    p->steps = count_steps(p->replay.config.log_path);
+    char why[1024];
+    int outcome = cradle_replay_attach_index(&p->replay, &p->index, NULL, CRADLE_REPLAY_INDEX_BUILD, why, sizeof why);
+    static const char *const names[] = {"absent", "loaded", "rebuilt", "built"};
+    p->index_outcome = outcome >= 0 ? names[outcome] : "absent";
+    if (outcome < 0)
+        fprintf(stderr, "cradle-client: --play: no keyframe index (%s): a seek back replays from step 0\n", why);
+    else if (outcome != CRADLE_REPLAY_INDEX_LOADED && why[0])
+        fprintf(stderr, "cradle-client: --play: keyframe index: %s\n", why);
+}
+
+/* Puts the replay at `target` (the state before that step, its records
+ * handled as after a step): through the index when there is one. Returns 0
+ * or -1 (p->error). */
+static int play_seek(player *p, uint64_t target) {
+    int rc = cradle_replay_seek(&p->replay, target);
+    if (rc == CRADLE_ERANGE) rc = 0; /* past a torn tail: the last complete step */
+    if (rc == 0) rc = cradle_replay_catch_up(&p->replay);
+    if (rc < 0) {
+        snprintf(p->error, sizeof p->error, "%s", p->replay.message);
+        return -1;
+    }
+    p->ended = p->replay.ended;
+    return 0;
 }
 
 static int play_open(player *p, const cradle_client_options *o) {
@@ -89,15 +139,20 @@ static int play_step(player *p) {
 
 static void play_close(player *p) {
     cradle_replay_close(&p->replay);
+    cradle_replay_index_free(&p->index);
     free(p->snapshot);
     p->snapshot = NULL;
 }
 
 static int summary(player *p) {
     const cradle_replay *r = &p->replay;
+    char seek[160] = "";
+    if (p->index_outcome)
+        snprintf(seek, sizeof seek, ",\"next_step\":%" PRIu64 ",\"build\":\"%s\",\"index\":\"%s\",\"keyframe_seeks\":%" PRIu64,
+                 r->sim.next_step, r->build_id, p->index_outcome, r->keyframe_seeks);
     printf("{\"event\":\"played\",\"steps\":%" PRIu64 ",\"hashes_checked\":%" PRIu64
-           ",\"final_hash\":\"%016" PRIx64 "\",\"verdict\":\"%s\"}\n",
-           r->steps, r->hashes_checked, r->sim.contract ? cradle_sim_hash(&r->sim) : 0,
+           ",\"final_hash\":\"%016" PRIx64 "\"%s,\"verdict\":\"%s\"}\n",
+           r->steps, r->hashes_checked, r->sim.contract ? cradle_sim_hash(&r->sim) : 0, seek,
            p->error[0] ? "error" : r->mismatch ? "hash_mismatch" : "ok");
     if (p->error[0]) fprintf(stderr, "cradle-client: --play: %s\n", p->error);
     if (r->mismatch)
@@ -117,10 +172,21 @@ int cradle_client_play(const cradle_client_options *o) {
         goto out;
     }
     if (o->headless || !cradle_client_video_init()) {
-        int rc;
-        while ((rc = play_step(&p)) == 1)
-            if (o->steps && p.replay.steps >= o->steps) break;
+        if (o->seek_given) { /* the state at a step, for tools */
+            play_index(&p);
+            (void)play_seek(&p, o->seek);
+        } else {
+            int rc;
+            while ((rc = play_step(&p)) == 1)
+                if (o->steps && p.replay.steps >= o->steps) break;
+        }
         status = summary(&p);
+        goto out;
+    }
+    play_index(&p);
+    if (o->seek_given && play_seek(&p, o->seek) != 0) {
+        status = summary(&p);
+        SDL_Quit();
         goto out;
     }
     status = play_window(&p, o);
@@ -132,11 +198,22 @@ out:
 
 static cradle_particle particles[PARTICLES];
 
-void cradle_client_play_poll(cradle_playback *pb) {
+void cradle_client_play_poll(cradle_playback *pb, int width, int height) {
     SDL_Event e;
+    double at;
     while (SDL_PollEvent(&e)) {
         if (e.type == SDL_QUIT) cradle_playback_apply(pb, CRADLE_PLAYBACK_QUIT);
         else if (e.type == SDL_KEYDOWN) cradle_playback_apply(pb, cradle_playback_key(e.key.keysym.sym, e.key.repeat != 0));
+        else if (width <= 0) continue; /* no timeline */
+        else if (e.type == SDL_MOUSEBUTTONDOWN && e.button.button == SDL_BUTTON_LEFT &&
+                 cradle_timeline_hit(width, height, (float)e.button.x, (float)e.button.y, &at)) {
+            pb->dragging = true;
+            cradle_playback_bar(pb, at);
+        } else if (e.type == SDL_MOUSEMOTION && pb->dragging) {
+            cradle_playback_bar(pb, cradle_timeline_fraction(width, height, (float)e.motion.x));
+        } else if (e.type == SDL_MOUSEBUTTONUP && e.button.button == SDL_BUTTON_LEFT) {
+            pb->dragging = false;
+        }
     }
 }
 
@@ -178,10 +255,18 @@ static int show_window(player *p, cradle_watch *w, const cradle_client_options *
     bool failed = false;
     uint64_t now = cradle_client_now_ns(), last_frame = now, last_step_ns = now;
     while (!pb.quit) {
-        cradle_client_play_poll(&pb);
+        int window_w = 0, window_h = 0;
+        if (!w) SDL_GetWindowSize(window, &window_w, &window_h); /* --play's timeline takes the mouse */
+        cradle_client_play_poll(&pb, window_w, window_h);
         now = cradle_client_now_ns();
         float dt = (float)(now - last_frame) / 1e9f;
         uint32_t ran = 0;
+        uint64_t target;
+        if (!w && !failed && cradle_playback_seek(&pb, sim->next_step, p->steps, k->steps_per_second, &target)) {
+            if (play_seek(p, target) != 0) failed = true;
+            k = sim->contract; /* the build of that step */
+            last_step_ns = now;
+        }
         if (w) { /* a broadcast runs on the server's clock: no pause, no speed */
             int rc = failed ? 0 : cradle_watch_advance(w, cradle_wall_ns() / 1000000u, CRADLE_PLAYBACK_MAX_OWED);
             if (rc < 0) failed = true;
@@ -231,7 +316,8 @@ static int show_window(player *p, cradle_watch *w, const cradle_client_options *
             for (uint32_t slot = 0; slot < k->max_players; slot++) players += cradle_snapshot_present(snapshot, slot);
         cradle_hud_info hud = {.step = sim->next_step, .rtt_ms = -1.0, .input_delay = -1,
                                .players = players, .player_limit = replay->reader.header.player_count,
-                               .slot = -2, .fps = dt > 0.0f ? 1.0 / (double)dt : 0.0, .mode = mode};
+                               .slot = -2, .fps = dt > 0.0f ? 1.0 / (double)dt : 0.0, .mode = mode,
+                               .build = w ? NULL : replay->build_id};
         if (w) {
             cradle_watch_hud(w, mode, sizeof mode, &hud.banner, detail, sizeof detail);
             hud.detail = detail[0] ? detail : NULL;
@@ -257,6 +343,8 @@ static int show_window(player *p, cradle_watch *w, const cradle_client_options *
             }
         }
         cradle_hud_draw(&hud, &screen, render.output_w, render.output_h);
+        if (!w) cradle_timeline_draw(&screen, render.output_w, render.output_h, sim->next_step, p->steps,
+                                     k->steps_per_second);
         SDL_RenderPresent(renderer);
         if (!vsync) SDL_Delay(4);
     }

@@ -520,8 +520,8 @@ out:
 
 /* ---- a replay that seeks ------------------------------------------------ */
 
-int cradle_replay_attach_index(cradle_replay *r, cradle_replay_index *index, const char *index_path, bool rebuild,
-                               char *message, size_t message_size) {
+int cradle_replay_attach_index(cradle_replay *r, cradle_replay_index *index, const char *index_path,
+                               cradle_replay_index_policy policy, char *message, size_t message_size) {
     assert(r && r->reader_open && index);
     memset(index, 0, sizeof *index);
     say(message, message_size, "%s", "");
@@ -533,14 +533,15 @@ int cradle_replay_attach_index(cradle_replay *r, cradle_replay_index *index, con
     }
     char why[CRADLE_REPLAY_INDEX_MESSAGE_MAX + CRADLE_LOG_PATH_MAX];
     int rc = cradle_replay_index_load(index, path, r->reader.session, r->reader.size, why, sizeof why);
-    if (rc == CRADLE_EIO && errno == ENOENT) return CRADLE_REPLAY_INDEX_ABSENT;
+    bool missing = rc == CRADLE_EIO && errno == ENOENT;
+    if (missing && policy != CRADLE_REPLAY_INDEX_BUILD) return CRADLE_REPLAY_INDEX_ABSENT;
     if (rc == CRADLE_ENOMEM) {
         say(message, message_size, "%s", why);
         return rc;
     }
     cradle_replay_index_outcome outcome = CRADLE_REPLAY_INDEX_LOADED;
     if (rc != 0) {
-        if (!rebuild) {
+        if (policy == CRADLE_REPLAY_INDEX_USE) {
             say(message, message_size, "%s", why);
             return CRADLE_REPLAY_INDEX_ABSENT;
         }
@@ -556,7 +557,8 @@ int cradle_replay_attach_index(cradle_replay *r, cradle_replay_index *index, con
                                                                      .warn_context = r->config.warn_context},
                                         &built, failed, sizeof failed);
         if (rc != 0) {
-            say(message, message_size, "%s; building it again failed: %s", why, failed);
+            if (missing) say(message, message_size, "building %s failed: %s", path, failed);
+            else say(message, message_size, "%s; building it again failed: %s", why, failed);
             return rc < 0 ? rc : CRADLE_EINDEX;
         }
         rc = cradle_replay_index_load(index, path, r->reader.session, r->reader.size, failed, sizeof failed);
@@ -564,8 +566,9 @@ int cradle_replay_attach_index(cradle_replay *r, cradle_replay_index *index, con
             say(message, message_size, "%s; the index built again is refused too: %s", why, failed);
             return rc;
         }
-        say(message, message_size, "%s; built again", why);
-        outcome = CRADLE_REPLAY_INDEX_REBUILT;
+        if (missing) say(message, message_size, "built %s", path);
+        else say(message, message_size, "%s; built again", why);
+        outcome = missing ? CRADLE_REPLAY_INDEX_BUILT : CRADLE_REPLAY_INDEX_REBUILT;
     }
     rc = cradle_replay_use_index(r, index);
     if (rc != 0) {

@@ -16,6 +16,7 @@
 
 #include "play.h"
 #include "playback.h"
+#include "timeline.h"
 
 #define SPS 60u
 #define MS 1000000ull /* ns */
@@ -41,7 +42,95 @@ static void test_keys_map_to_actions(void **unused) {
     assert_int_equal(cradle_playback_key(SDLK_SPACE, true), CRADLE_PLAYBACK_NONE);
     assert_int_equal(cradle_playback_key(SDLK_ESCAPE, true), CRADLE_PLAYBACK_NONE);
     assert_int_equal(cradle_playback_key(SDLK_a, false), CRADLE_PLAYBACK_NONE);
-    assert_int_equal(cradle_playback_key(SDLK_LEFT, false), CRADLE_PLAYBACK_NONE);
+    /* the timeline's keys */
+    assert_int_equal(cradle_playback_key(SDLK_LEFT, false), CRADLE_PLAYBACK_STEP_BACK);
+    assert_int_equal(cradle_playback_key(SDLK_COMMA, true), CRADLE_PLAYBACK_STEP_BACK);
+    assert_int_equal(cradle_playback_key(SDLK_l, false), CRADLE_PLAYBACK_JUMP_FORWARD);
+    assert_int_equal(cradle_playback_key(SDLK_PAGEDOWN, true), CRADLE_PLAYBACK_JUMP_FORWARD);
+    assert_int_equal(cradle_playback_key(SDLK_j, false), CRADLE_PLAYBACK_JUMP_BACK);
+    assert_int_equal(cradle_playback_key(SDLK_PAGEUP, false), CRADLE_PLAYBACK_JUMP_BACK);
+    assert_int_equal(cradle_playback_key(SDLK_HOME, false), CRADLE_PLAYBACK_TO_START);
+    assert_int_equal(cradle_playback_key(SDLK_END, false), CRADLE_PLAYBACK_TO_END);
+    assert_int_equal(cradle_playback_key(SDLK_HOME, true), CRADLE_PLAYBACK_NONE);
+}
+
+/* Moves other than a step forward become one seek a frame. */
+static void test_seeks_fold_the_moves_of_a_frame(void **unused) {
+    (void)unused;
+    cradle_playback p;
+    cradle_playback_init(&p);
+    uint64_t to = 0;
+    assert_false(cradle_playback_seek(&p, 500, 10000, SPS, &to)); /* nothing asked */
+    cradle_playback_apply(&p, CRADLE_PLAYBACK_JUMP_FORWARD);
+    assert_true(cradle_playback_seek(&p, 500, 10000, SPS, &to));
+    assert_int_equal(to, 500 + 10 * SPS);
+    assert_false(cradle_playback_seek(&p, 1100, 10000, SPS, &to)); /* taken */
+    cradle_playback_apply(&p, CRADLE_PLAYBACK_JUMP_BACK);
+    cradle_playback_apply(&p, CRADLE_PLAYBACK_JUMP_BACK);
+    cradle_playback_apply(&p, CRADLE_PLAYBACK_JUMP_FORWARD);
+    assert_true(cradle_playback_seek(&p, 1100, 10000, SPS, &to));
+    assert_int_equal(to, 1100 - 10 * SPS);
+    cradle_playback_apply(&p, CRADLE_PLAYBACK_JUMP_BACK); /* clamped at the start */
+    assert_true(cradle_playback_seek(&p, 200, 10000, SPS, &to));
+    assert_int_equal(to, 0);
+    cradle_playback_apply(&p, CRADLE_PLAYBACK_JUMP_FORWARD); /* and at the end */
+    assert_true(cradle_playback_seek(&p, 9900, 10000, SPS, &to));
+    assert_int_equal(to, 10000);
+    /* a step back only while paused, one step each */
+    cradle_playback_apply(&p, CRADLE_PLAYBACK_STEP_BACK);
+    assert_false(cradle_playback_seek(&p, 300, 10000, SPS, &to));
+    cradle_playback_apply(&p, CRADLE_PLAYBACK_TOGGLE_PAUSE);
+    cradle_playback_apply(&p, CRADLE_PLAYBACK_STEP_BACK);
+    cradle_playback_apply(&p, CRADLE_PLAYBACK_STEP_BACK);
+    cradle_playback_apply(&p, CRADLE_PLAYBACK_STEP);
+    assert_true(cradle_playback_seek(&p, 300, 10000, SPS, &to));
+    assert_int_equal(to, 298);
+    assert_int_equal(cradle_playback_steps(&p, 1000 * MS, SPS), 0); /* the step forward with a seek is void */
+    cradle_playback_apply(&p, CRADLE_PLAYBACK_STEP_BACK);
+    assert_true(cradle_playback_seek(&p, 0, 10000, SPS, &to));
+    assert_int_equal(to, 0);
+    /* Home and End */
+    cradle_playback_apply(&p, CRADLE_PLAYBACK_JUMP_FORWARD);
+    cradle_playback_apply(&p, CRADLE_PLAYBACK_TO_START);
+    assert_true(cradle_playback_seek(&p, 4000, 10000, SPS, &to));
+    assert_int_equal(to, 0);
+    cradle_playback_apply(&p, CRADLE_PLAYBACK_TO_END);
+    assert_true(cradle_playback_seek(&p, 4000, 10000, SPS, &to));
+    assert_int_equal(to, 10000);
+    /* the seek bar replaces what came before it in the frame */
+    cradle_playback_apply(&p, CRADLE_PLAYBACK_JUMP_FORWARD);
+    cradle_playback_bar(&p, 0.25);
+    assert_true(cradle_playback_seek(&p, 4000, 10000, SPS, &to));
+    assert_int_equal(to, 2500);
+    cradle_playback_bar(&p, 7.0); /* clamped */
+    assert_true(cradle_playback_seek(&p, 4000, 10000, SPS, &to));
+    assert_int_equal(to, 10000);
+    cradle_playback_bar(&p, 0.5);
+    assert_true(cradle_playback_seek(&p, 4000, 0, SPS, &to)); /* an empty log */
+    assert_int_equal(to, 0);
+}
+
+/* The seek bar's geometry and its clock. */
+static void test_the_timeline_maps_places_to_fractions(void **unused) {
+    (void)unused;
+    cradle_hud_rect bar = cradle_timeline_bar(1000, 600);
+    assert_true(bar.x == CRADLE_TIMELINE_MARGIN && bar.w == 1000.0f - 2.0f * CRADLE_TIMELINE_MARGIN);
+    double f = -1.0;
+    assert_true(cradle_timeline_hit(1000, 600, bar.x + bar.w / 2.0f, bar.y + 2.0f, &f));
+    assert_true(f > 0.499 && f < 0.501);
+    assert_true(cradle_timeline_hit(1000, 600, bar.x, bar.y - CRADLE_TIMELINE_GRAB + 1.0f, &f));
+    assert_true(f == 0.0);
+    assert_false(cradle_timeline_hit(1000, 600, 500.0f, 300.0f, &f)); /* the game, not the bar */
+    assert_false(cradle_timeline_hit(1000, 600, 2.0f, bar.y, &f));    /* the margin */
+    assert_true(cradle_timeline_fraction(1000, 600, -50.0f) == 0.0);  /* a drag past the ends */
+    assert_true(cradle_timeline_fraction(1000, 600, 5000.0f) == 1.0);
+    char text[32];
+    cradle_timeline_clock(text, sizeof text, 0, SPS);
+    assert_string_equal(text, "0:00");
+    cradle_timeline_clock(text, sizeof text, 61 * SPS + 59, SPS);
+    assert_string_equal(text, "1:01");
+    cradle_timeline_clock(text, sizeof text, 432000, SPS);
+    assert_string_equal(text, "2:00:00");
 }
 
 static void test_playing_runs_steps_at_the_rate_carrying_fractions(void **unused) {
@@ -200,7 +289,7 @@ static void test_sdl_key_events_drive_playback(void **unused) {
     (void)unused;
     cradle_playback p;
     cradle_playback_init(&p);
-    cradle_client_play_poll(&p); /* nothing queued: no change */
+    cradle_client_play_poll(&p, 0, 0); /* nothing queued: no change */
     assert_false(p.paused);
 
     press(SDLK_SPACE);                          /* pause */
@@ -213,7 +302,7 @@ static void test_sdl_key_events_drive_playback(void **unused) {
     press(SDLK_MINUS);                          /* x2 */
     push_key(SDL_KEYDOWN, SDLK_SPACE, true);    /* a held Space's repeat: still paused */
     press(SDLK_a);                              /* not a playback key */
-    cradle_client_play_poll(&p);
+    cradle_client_play_poll(&p, 0, 0);
     assert_true(p.paused);
     assert_false(p.quit);
     assert_true(p.speed == 2.0);
@@ -222,12 +311,12 @@ static void test_sdl_key_events_drive_playback(void **unused) {
     assert_int_equal(cradle_playback_steps(&p, 1000 * MS, SPS), 0);
 
     press(SDLK_SPACE); /* resume at x2 */
-    cradle_client_play_poll(&p);
+    cradle_client_play_poll(&p, 0, 0);
     assert_false(p.paused);
     assert_int_equal(cradle_playback_steps(&p, 50 * MS, SPS), 6);
 
     press(SDLK_ESCAPE);
-    cradle_client_play_poll(&p);
+    cradle_client_play_poll(&p, 0, 0);
     assert_true(p.quit);
 
     cradle_playback_init(&p); /* the window's close button */
@@ -235,8 +324,70 @@ static void test_sdl_key_events_drive_playback(void **unused) {
     memset(&quit, 0, sizeof quit);
     quit.type = SDL_QUIT;
     assert_int_equal(SDL_PushEvent(&quit), 1);
-    cradle_client_play_poll(&p);
+    cradle_client_play_poll(&p, 0, 0);
     assert_true(p.quit);
+}
+
+static void push_mouse(SDL_EventType type, int x, int y) {
+    SDL_Event e;
+    memset(&e, 0, sizeof e);
+    e.type = type;
+    if (type == SDL_MOUSEMOTION) {
+        e.motion.x = x;
+        e.motion.y = y;
+        e.motion.state = SDL_BUTTON_LMASK;
+    } else {
+        e.button.button = SDL_BUTTON_LEFT;
+        e.button.state = type == SDL_MOUSEBUTTONDOWN ? SDL_PRESSED : SDL_RELEASED;
+        e.button.x = x;
+        e.button.y = y;
+    }
+    assert_int_equal(SDL_PushEvent(&e), 1);
+}
+
+/* Clicks and drags on the seek bar, through SDL's queue as the window gets them. */
+static void test_sdl_mouse_on_the_seek_bar_seeks(void **unused) {
+    (void)unused;
+    cradle_playback p;
+    cradle_playback_init(&p);
+    const int width = 1000, height = 600;
+    cradle_hud_rect bar = cradle_timeline_bar(width, height);
+    int y = (int)(bar.y + bar.h / 2.0f);
+    uint64_t to = 0;
+    push_mouse(SDL_MOUSEBUTTONDOWN, (int)(bar.x + bar.w * 0.75f), y);
+    push_mouse(SDL_MOUSEBUTTONUP, (int)(bar.x + bar.w * 0.75f), y);
+    cradle_client_play_poll(&p, width, height);
+    assert_true(cradle_playback_seek(&p, 0, 4000, SPS, &to));
+    assert_true(to >= 2995 && to <= 3005);
+    /* a drag: down on the bar, moved along (and off it), the last place counts */
+    push_mouse(SDL_MOUSEBUTTONDOWN, (int)(bar.x + bar.w * 0.5f), y);
+    push_mouse(SDL_MOUSEMOTION, (int)(bar.x + bar.w * 0.4f), y + 200);
+    push_mouse(SDL_MOUSEMOTION, (int)(bar.x + bar.w * 0.1f), y + 300);
+    cradle_client_play_poll(&p, width, height);
+    assert_true(p.dragging);
+    assert_true(cradle_playback_seek(&p, 3000, 4000, SPS, &to));
+    assert_true(to >= 395 && to <= 405);
+    push_mouse(SDL_MOUSEBUTTONUP, (int)(bar.x + bar.w * 0.1f), y + 300);
+    push_mouse(SDL_MOUSEMOTION, (int)(bar.x + bar.w * 0.9f), y); /* released: a move is only a move */
+    cradle_client_play_poll(&p, width, height);
+    assert_false(p.dragging);
+    assert_false(cradle_playback_seek(&p, 400, 4000, SPS, &to));
+    /* a click on the game, and any click with no timeline (--watch), seek nowhere */
+    push_mouse(SDL_MOUSEBUTTONDOWN, width / 2, height / 2);
+    push_mouse(SDL_MOUSEBUTTONUP, width / 2, height / 2);
+    cradle_client_play_poll(&p, width, height);
+    push_mouse(SDL_MOUSEBUTTONDOWN, (int)(bar.x + bar.w * 0.75f), y);
+    cradle_client_play_poll(&p, 0, 0);
+    assert_false(cradle_playback_seek(&p, 400, 4000, SPS, &to));
+    /* keys: J back 10 s, End */
+    press(SDLK_j);
+    cradle_client_play_poll(&p, width, height);
+    assert_true(cradle_playback_seek(&p, 1000, 4000, SPS, &to));
+    assert_int_equal(to, 1000 - 10 * SPS);
+    press(SDLK_END);
+    cradle_client_play_poll(&p, width, height);
+    assert_true(cradle_playback_seek(&p, 1000, 4000, SPS, &to));
+    assert_int_equal(to, 4000);
 }
 
 int main(void) {
@@ -249,9 +400,12 @@ int main(void) {
         cmocka_unit_test(test_catch_up_is_bounded),
         cmocka_unit_test(test_alpha_follows_speed_and_pause),
         cmocka_unit_test(test_quit),
+        cmocka_unit_test(test_seeks_fold_the_moves_of_a_frame),
+        cmocka_unit_test(test_the_timeline_maps_places_to_fractions),
     };
     const struct CMUnitTest sdl[] = {
         cmocka_unit_test(test_sdl_key_events_drive_playback),
+        cmocka_unit_test(test_sdl_mouse_on_the_seek_bar_seeks),
     };
     int failed = cmocka_run_group_tests_name("playback", pure, NULL, NULL);
     failed += cmocka_run_group_tests_name("playback_sdl", sdl, sdl_setup, sdl_teardown);

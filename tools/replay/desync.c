@@ -192,7 +192,7 @@ static int from_log(const desync_options *o, const cradle_desync_report *rep) {
     }
     if (!kept) { /* from the keyframe before the step, when the log has an index */
         char why[1024];
-        int outcome = cradle_replay_attach_index(&replay, &index, NULL, true, why, sizeof why);
+        int outcome = cradle_replay_attach_index(&replay, &index, NULL, CRADLE_REPLAY_INDEX_REBUILD, why, sizeof why);
         if (outcome < 0) {
             fprintf(stderr, "cradle-replay: --desync: keyframe index: %s\n", why);
             goto out;

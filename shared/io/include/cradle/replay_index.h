@@ -190,20 +190,28 @@ CRADLE_MUST_CHECK int cradle_replay_index_create(const cradle_replay_index_build
 struct cradle_replay;
 
 typedef enum cradle_replay_index_outcome {
-    CRADLE_REPLAY_INDEX_ABSENT = 0, /* no index file: the replay seeks from step 0 */
+    CRADLE_REPLAY_INDEX_ABSENT = 0, /* no index in use: the replay seeks from step 0 */
     CRADLE_REPLAY_INDEX_LOADED,     /* the index was checked and is in use */
     CRADLE_REPLAY_INDEX_REBUILT,    /* the file was refused (message: why) and built again, now in use */
+    CRADLE_REPLAY_INDEX_BUILT,      /* there was none: built, now in use */
 } cradle_replay_index_outcome;
+
+typedef enum cradle_replay_index_policy {
+    CRADLE_REPLAY_INDEX_USE,         /* use a file that passes its checks; build nothing */
+    CRADLE_REPLAY_INDEX_REBUILD,     /* also build a refused one again */
+    CRADLE_REPLAY_INDEX_BUILD,       /* also build a missing one */
+} cradle_replay_index_policy;
 
 /* Loads the index of r's log (index_path, NULL: <log>.index), checked
  * against the log, and has r seek through it (cradle_replay_use_index).
- * A file that is refused is never used: with `rebuild` it is built again
+ * A file that is refused is never used: by the policy it is built again
  * from the log (a whole replay, with r's library, --force and copy
  * directory) and that one is used, else the outcome is ABSENT with the
- * refusal in message. Returns the outcome (>= 0) with *index loaded when in
- * use (the caller frees it after closing r), or a negative code with a
- * message when the rebuild failed or memory ran out. */
+ * refusal in message; a missing one is built by CRADLE_REPLAY_INDEX_BUILD.
+ * Returns the outcome (>= 0) with *index loaded when in use (the caller
+ * frees it after closing r), or a negative code with a message when a build
+ * failed or memory ran out. */
 int cradle_replay_attach_index(struct cradle_replay *r, cradle_replay_index *index, const char *index_path,
-                               bool rebuild, char *message, size_t message_size);
+                               cradle_replay_index_policy policy, char *message, size_t message_size);
 
 #endif
