@@ -4,6 +4,7 @@
  * reply; bad arguments get an error reply, never a crash.
  */
 #include "dev_commands.h"
+#include "log_index.h"
 #include "broadcast.h"
 
 #include <inttypes.h>
@@ -124,6 +125,13 @@ static void dev_status(cradle_server_host *host, const cradle_dev_request *req, 
     cradle_dev_field_u64(reply, "data_delay_last_us", host->data_delay_last_ns / 1000u);
     cradle_dev_field_u64(reply, "data_apply_last_us", host->data_apply_last_ns / 1000u);
     cradle_dev_field_u64(reply, "data_apply_max_us", host->data_apply_max_ns / 1000u);
+    if (host->index) { /* the keyframe index beside the log (log_index.h) */
+        cradle_dev_field_u64(reply, "index_keyframes",
+                             atomic_load_explicit(&host->index->keyframes, memory_order_relaxed));
+        cradle_dev_field_u64(reply, "index_skipped", atomic_load_explicit(&host->index->skipped, memory_order_relaxed));
+        if (atomic_load_explicit(&host->index->failed, memory_order_acquire))
+            cradle_dev_field_string(reply, "index_error", host->index->error);
+    }
     /* --broadcast: the uploads to the HTTP origin (broadcast.h). */
     if (host->broadcast) {
         cradle_server_broadcast_stats b;

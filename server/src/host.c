@@ -5,6 +5,7 @@
 
 #include "dev_commands.h"
 #include "host_internal.h"
+#include "log_index.h"
 
 #include <assert.h>
 #include <inttypes.h>
@@ -269,6 +270,8 @@ static void run_step(cradle_server_host *host) {
     if (host->log_open) {
         host->step_mark = cradle_log_writer_mark(&host->log); /* what a rescue keeps if step s never returns */
         report_log_error(host, cradle_log_writer_append_step(&host->log, s, host->snapshot));
+        if (host->index && cradle_server_log_index_due(host->index, s) && !host->log.sealed)
+            host->index_block = cradle_log_writer_block_place(&host->log); /* the block step s is in */
     }
     atomic_store_explicit(&host->in_step, s + 1u, memory_order_release);
     cradle_sim_step(&host->sim, host->snapshot);
@@ -295,6 +298,12 @@ static void run_step(cradle_server_host *host) {
                                              host->log.sequence, host->log.block_first_step,
                                              host->sim.contract->build_id);
     }
+    if (host->index && cradle_server_log_index_due(host->index, s) && host->index_block.first_step <= s &&
+        host->index_block.offset)
+        cradle_server_log_index_put(host->index, s, host->index_block, host->sim.contract->build_id,
+                                    cradle_log_writer_build_file_hash(&host->log), host->sim.state,
+                                    host->sim.state_capacity);
+    host->index_block.offset = 0;
     if (host->broadcast) cradle_server_broadcast_live(host->broadcast, s + 1u);
     if (host->step_watchers) cradle__server_publish_step(host, cradle_mono_ns() - started);
 }
@@ -877,6 +886,21 @@ int cradle_server_host_open_log(cradle_server_host *host, const cradle_game_cont
         return rc;
     }
     host->log_open = true;
+    /* The keyframe index beside the log, as it records; not for a resumed
+     * session (its log starts where the old one was cut). */
+    if (options->index_interval && !options->resume[0]) {
+        host->index = calloc(1, sizeof *host->index);
+        rc = host->index ? cradle_server_log_index_open(host->index, options->log, host->log.session,
+                                                        options->index_interval, host->sim.state_capacity,
+                                                        log_message, sizeof log_message)
+                         : CRADLE_ENOMEM;
+        if (rc != 0) {
+            cradle_server_say(host, "warning", "log", "no keyframe index beside the log: %s",
+                              host->index ? log_message : "out of memory");
+            free(host->index);
+            host->index = NULL;
+        }
+    }
     return 0;
 }
 
@@ -1009,6 +1033,19 @@ int cradle_server_host_run(cradle_server_host *host) {
 /* The log's trailer is in the broadcast's ring: its last fragments and the
  * "ended" sync document go up, within a second (the stop deadline is the
  * watchdog's). */
+/* The keyframe index: its last keyframe written, the file named. */
+static void close_index(cradle_server_host *host) {
+    if (!host->index) return;
+    char message[CRADLE_REPLAY_INDEX_MESSAGE_MAX];
+    uint64_t keyframes = atomic_load_explicit(&host->index->keyframes, memory_order_relaxed);
+    if (cradle_server_log_index_close(host->index, message, sizeof message) != 0)
+        cradle_server_say(host, "warning", "log", "the keyframe index beside the log failed: %s", message);
+    else
+        cradle_server_say(host, "info", "log", "keyframe index written: %" PRIu64 " keyframes", keyframes);
+    free(host->index);
+    host->index = NULL;
+}
+
 static void finish_broadcast(cradle_server_host *host) {
     bool done = cradle_server_broadcast_finish(host->broadcast, BROADCAST_FINISH_MS);
     cradle_server_broadcast_stats st;
@@ -1036,6 +1073,7 @@ int cradle_server_host_finish(cradle_server_host *host) {
                  : cradle_log_writer_close(&host->log, final_hash);
         host->log_open = false;
         if (host->broadcast) finish_broadcast(host);
+        close_index(host);
         if (rc != 0)
             cradle_server_say(host, "error", "log", "closing the session log failed: %s",
                               cradle_strerror(rc));
@@ -1052,6 +1090,7 @@ void cradle_server_host_deinit(cradle_server_host *host) {
     host->transport_open = false;
     if (host->log_open) cradle_log_writer_abandon(&host->log);
     host->log_open = false;
+    close_index(host);
     cradle_trial_stop(&host->trial);
     cradle_reload_close(&host->reload);
     free(host->recent);

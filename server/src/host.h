@@ -169,6 +169,8 @@ typedef struct cradle_server_host {
     cradle_log_writer log;
     bool log_open;
     bool log_failed; /* a write failed: reported once, retried by the writer */
+    struct cradle_server_log_index *index; /* the keyframe index beside the log (log_index.h); NULL: none */
+    cradle_log_block_place index_block;    /* the block of the step that runs, when a keyframe follows it */
 
     /* dev protocol */
     cradle_transport transport;

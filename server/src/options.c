@@ -15,6 +15,7 @@
 #include "cradle/help.h"
 #include "cradle/json.h"
 #include "cradle/parse.h"
+#include "cradle/replay_index.h"
 #include "cradle/transport.h"
 #include "cradle/version.h"
 #include "cradle/wire.h"
@@ -60,6 +61,7 @@ static const option_row rows[] = {
     {{"dev-clients", 'C', "N", "dev socket connections at once, 1..1024 (default 16); one\nmore is refused with a line naming this option"}, false,
      UINT(dev_clients, 1, CRADLE_SERVER_DEV_CLIENTS_MAX)},
     {{"log", 'l', "PATH", "record the session log to PATH"}, false, PATH(log)},
+    {{"index-interval", 'x', "N", "with --log: keep the state every N steps in LOG.index, the\nkeyframe index replays seek through, 0..2^30 (default 1200;\n0: none)"}, false, UINT(index_interval, 0, 1u << 30)},
     {{"data", 'j', "DIR", "the folder the game's data files are under (default: the\ngame library's folder); edits to them apply live"}, false, PATH(data)},
     {{"seed", 's', "N", "session seed, 0..2^64-1 (default 1)"}, false, UINT(seed, 0, UINT64_MAX)},
     {{"players", 'n', "N", "player slots, 1..the game's maximum (default: its maximum)"}, false, OWN},
@@ -433,6 +435,7 @@ void cradle_server_options_defaults(cradle_server_options *o) {
     o->dev_clients = CRADLE_TRANSPORT_DEFAULT_CLIENTS;
     o->broadcast_fragment_ms = 2000;
     o->broadcast_keyframe_s = 10;
+    o->index_interval = CRADLE_REPLAY_INDEX_INTERVAL_DEFAULT;
     o->broadcast_queue = 150;
 }
 

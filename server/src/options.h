@@ -39,6 +39,7 @@ typedef struct cradle_server_options {
     cradle_server_mode mode;
     bool log_json; /* --log-format json */
     uint32_t hash_interval; /* K */
+    uint32_t index_interval; /* --index-interval: steps between the log index's keyframes; 0 = none */
     uint32_t spectators; /* most spectators at once */
     uint32_t timeout_ms; /* peer timeout */
     uint32_t stop_timeout_ms; /* --stop-timeout (watchdog.h) */

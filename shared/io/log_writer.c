@@ -294,6 +294,7 @@ int cradle_log_writer_open(cradle_log_writer *w, const char *path, const cradle_
         goto out_unlink;
     }
     w->bytes_written = sizeof head;
+    memcpy(w->build_file_hash, w->header.build_file_hash, sizeof w->build_file_hash);
     if (w->on_written) w->on_written(w->on_written_context, head, sizeof head);
     crypto_generichash_init(&w->digest, NULL, 0, CRADLE_LOG_DIGEST_BYTES);
     crypto_generichash_update(&w->digest, head, sizeof head);
@@ -367,7 +368,20 @@ int cradle_log_writer_append_reload(cradle_log_writer *w, uint64_t step, const c
     memcpy(p + 10 + len, hash, sizeof hash);
     w->used += n;
     w->records++;
+    memcpy(w->build_file_hash, hash, sizeof hash);
     return 0;
+}
+
+const uint8_t *cradle_log_writer_build_file_hash(const cradle_log_writer *w) {
+    for (size_t i = 0; i < sizeof w->build_file_hash; i++)
+        if (w->build_file_hash[i]) return w->build_file_hash;
+    return NULL;
+}
+
+cradle_log_block_place cradle_log_writer_block_place(const cradle_log_writer *w) {
+    assert(w && !w->sealed);
+    return (cradle_log_block_place){.offset = w->bytes_written, .sequence = w->sequence,
+                                    .first_step = w->block_first_step};
 }
 
 int cradle_log_writer_append_refused(cradle_log_writer *w, uint64_t step,

@@ -400,7 +400,7 @@ static int restart_at(cradle_replay *r, const cradle_replay_keyframe *k) {
     cradle_broadcast_keyframe key;
     char why[CRADLE_REPLAY_MESSAGE_MAX];
     int rc = cradle_broadcast_keyframe_decode(&r->codec, index->bytes + k->doc_offset, k->doc_size, index->session,
-                                              NULL, &key, r->keyframe_state, r->capacity, why, sizeof why);
+                                              NULL, &key, r->keyframe_state, r->keyframe_capacity, why, sizeof why);
     if (rc != 0) return fail(r, CRADLE_EINDEX, "index keyframe of step %" PRIu64 ": %s", k->key.step, why);
     if (strcmp(key.build_id, r->build_id) != 0 ||
         memcmp(k->build_file_hash, r->build_file_hash, sizeof r->build_file_hash) != 0) {
@@ -443,11 +443,19 @@ int cradle_replay_use_index(cradle_replay *r, const cradle_replay_index *index) 
     assert(r && r->reader_open && index);
     if (memcmp(index->session, r->reader.session, sizeof index->session) != 0)
         return fail(r, CRADLE_EINDEX, "the index is of another session than %s", r->config.log_path);
-    if (!r->keyframe_state) {
-        r->keyframe_state = malloc(r->capacity);
-        if (!r->keyframe_state || cradle_broadcast_codec_init(&r->codec, 0) != 0)
-            return fail(r, CRADLE_ENOMEM, "out of memory for seeking");
+    /* a keyframe holds its recorder's whole storage, which may be larger
+       than this replay's (the bytes past it are zero): room for the largest */
+    uint32_t need = r->capacity;
+    for (uint32_t i = 0; i < index->count; i++)
+        if (index->keys[i].key.state_size > need) need = index->keys[i].key.state_size;
+    if (need > r->keyframe_capacity) {
+        free(r->keyframe_state);
+        r->keyframe_state = malloc(need);
+        r->keyframe_capacity = r->keyframe_state ? need : 0;
+        if (!r->keyframe_state) return fail(r, CRADLE_ENOMEM, "out of memory for a %" PRIu32 "-byte keyframe", need);
     }
+    if (!r->codec.decompress && cradle_broadcast_codec_init(&r->codec, 0) != 0)
+        return fail(r, CRADLE_ENOMEM, "out of memory for seeking");
     r->index = index;
     return 0;
 }
@@ -537,6 +545,7 @@ void cradle_replay_close(cradle_replay *r) {
     r->data = NULL;
     free(r->keyframe_state);
     r->keyframe_state = NULL;
+    r->keyframe_capacity = 0;
     if (r->codec.compress || r->codec.decompress) cradle_broadcast_codec_free(&r->codec);
     r->index = NULL;
     r->sim.contract = NULL;

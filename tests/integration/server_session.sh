@@ -3,8 +3,9 @@
 # a spectator, a player who drops and rejoins its slot, and a late joiner who
 # catches up from a state block. Every client checks every state hash the
 # server sends (one per 30 steps) and all end on the same hash at step 599;
-# SIGTERM then closes the log with a trailer, and cradle-replay replays it to
-# the output bytes two of the clients computed.
+# SIGTERM then closes the log with a trailer and names its keyframe index,
+# and cradle-replay replays it to the output bytes two of the clients
+# computed, seeking through the index the server wrote.
 set -euo pipefail
 server=$1 client=$2 game=$3 replay=$4
 here=$(cd "$(dirname "$0")" && pwd)
@@ -13,7 +14,7 @@ work=$(mktemp -d)
 trap 'stop_server_on_exit; rm -rf "$work"' EXIT
 cd "$work"
 
-start_server --game "$game" --players 4 --log session.log --dev-socket dev.sock --hash-interval 30
+start_server --game "$game" --players 4 --log session.log --dev-socket dev.sock --hash-interval 30 --index-interval 120
 echo "server on port $PORT"
 run_client() { # name args...
   local name=$1; shift
@@ -71,6 +72,10 @@ kill -TERM "$SERVER_PID"
 rc=0; wait "$SERVER_PID" || rc=$?
 [ "$rc" -eq 0 ] || { echo "server exited $rc"; cat server.err; exit 1; }
 grep -q "session log closed" server.err
+# The server wrote the log's keyframe index as it recorded (a keyframe every
+# 120 steps): the replays of a slice below seek through it.
+grep -q "keyframe index written: [45] keyframes" server.err
+[ -s session.log.index ]
 out=$("$replay" --json session.log)
 echo "$out"
 <<<"$out" grep -q '"verdict":"ok"'
@@ -79,7 +84,11 @@ echo "$out"
 # The log replays to the same output bytes the clients computed live.
 for name in p0 late; do
   start=$(json_field "$(grep done $name.out)" start_step)
-  "$replay" --output replay_$name.bin --from "$start" --to 599 session.log
+  "$replay" --json --output replay_$name.bin --from "$start" --to 599 session.log >replay_$name.json
+  if [ "$start" -gt 120 ]; then # from the keyframe before start, not from step 0
+    grep -q '"index":"loaded"' replay_$name.json || { cat replay_$name.json; exit 1; }
+    [ "$(json_field "$(cat replay_$name.json)" start_step)" -gt 0 ]
+  fi
   cmp replay_$name.bin $name.bin
   [ -s $name.bin ]
 done

@@ -147,6 +147,14 @@ typedef struct cradle_log_writer_config {
     const uint8_t *sign_secret;
 } cradle_log_writer_config;
 
+/* A log block's place: its byte offset in the file, sequence and first
+ * step. A keyframe index names the block of each keyframe's step by it. */
+typedef struct cradle_log_block_place {
+    uint64_t offset;
+    uint32_t sequence;
+    uint64_t first_step;
+} cradle_log_block_place;
+
 /* The caller owns the struct; fields are visible for inspection, change none. */
 typedef struct cradle_log_writer {
     int fd;
@@ -161,6 +169,8 @@ typedef struct cradle_log_writer {
     uint32_t sealed_written;   /* bytes of the sealed block already written */
     uint32_t sequence;         /* of the block being filled */
     uint64_t block_first_step;
+    uint8_t build_file_hash[CRADLE_LOG_FILE_HASH_BYTES]; /* the library of the build in charge (the
+                                                            header's, then the last RELOAD's) */
     uint64_t steps;            /* steps appended */
     uint64_t steps_written;    /* steps whose blocks are in the file */
     uint64_t bytes_written;    /* file size */
@@ -419,17 +429,21 @@ void cradle_log_reader_require_signer(cradle_log_reader *r, const uint8_t public
  * from there. Returns true when it has bytes to read again. */
 bool cradle_log_reader_grow(cradle_log_reader *r, uint64_t size);
 
+/* The log block the next record goes into: its offset in the file (the
+ * blocks before it are written), sequence and first step; what a keyframe
+ * index names for the step just appended (replay_index.h). */
+cradle_log_block_place cradle_log_writer_block_place(const cradle_log_writer *w);
+
+/* The hash of the build in charge's library file as archived beside the log
+ * (the header's, then the last RELOAD's), or NULL when it is not archived. */
+const uint8_t *cradle_log_writer_build_file_hash(const cradle_log_writer *w);
+
 /* Byte offset just past the last verified block (or the header). */
 uint64_t cradle_log_reader_position(const cradle_log_reader *r);
 
-/* The block the last record delivered came from: its byte offset, sequence
- * and first step (what cradle_log_reader_jump() takes to read it again).
- * Valid after a next() that returned 1. */
-typedef struct cradle_log_block_place {
-    uint64_t offset;
-    uint32_t sequence;
-    uint64_t first_step;
-} cradle_log_block_place;
+/* The block the last record delivered came from (what
+ * cradle_log_reader_jump() takes to read it again). Valid after a next()
+ * that returned 1. */
 cradle_log_block_place cradle_log_reader_block_place(const cradle_log_reader *r);
 
 /* Reads on from the block at `place` (a seek: a keyframe index names where

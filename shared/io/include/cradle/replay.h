@@ -138,7 +138,8 @@ typedef struct cradle_replay {
     /* seeking through a keyframe index (use_index) */
     const cradle_replay_index *index;
     cradle_broadcast_codec codec;
-    uint8_t *keyframe_state;       /* capacity bytes */
+    uint8_t *keyframe_state;       /* keyframe_capacity bytes: the largest keyframe's */
+    uint32_t keyframe_capacity;
     uint64_t keyframe_seeks;       /* seeks that restored a keyframe */
     /* what the replay found so far */
     uint64_t steps;                /* steps run */
