@@ -9,7 +9,8 @@
 # fragments concatenated are the server's log byte for byte, and
 # cradle-replay URL replays the broadcast. The server is secure: it signs
 # every block and keyframe, the viewers pin its key (--verify-key), and
-# cradle-replay URL with another key refuses fragment 0. A damaged copy of
+# cradle-replay URL with another key refuses fragment 0; cradle-replay
+# --index URL indexes the broadcast for seeking in the server's log. A damaged copy of
 # the broadcast is refused naming the fragment; a wrong secret is refused by
 # the origin and shown in status.
 set -euo pipefail
@@ -118,6 +119,19 @@ cmp concatenated.log session.log
 grep -q "fetched $fragments fragments" replay.err
 grep -q "log closed: OK" replay.err
 grep -q "log signature valid" replay.err
+# cradle-replay --index of the URL: the fetched broadcast's keyframe index,
+# which fits the server's log (the same bytes): a replay of a slice of the
+# log seeks through it.
+"$replay" --game "$game" --verify-key "$signer" --index --interval 60 --index-file url.index \
+  "$EDGE_URL/live/match" >index.out 2>index.err || { cat index.err; exit 1; }
+grep -q "indexed [0-9]* steps" index.err || { cat index.err; exit 1; }
+steps=$(json_field "$("$replay" --json session.log 2>/dev/null)" steps)
+cp url.index session.log.index
+from=$((steps / 2))
+"$replay" --json --from "$from" session.log >slice.out 2>slice.err || { cat slice.err; exit 1; }
+grep -q '"index":"loaded"' slice.out || { cat slice.out slice.err; exit 1; }
+[ "$(json_field "$(cat slice.out)" start_step)" -gt 0 ]
+grep -q '"verdict":"ok"' slice.out
 # Pinned to another key, nothing passes: fragment 0 is refused.
 rc=0
 "$replay" --game "$game" --verify-key "$ISSUER_PUB" "$EDGE_URL/live/match" >wrongkey.out 2>wrongkey.err || rc=$?
