@@ -178,7 +178,7 @@ int cradle_client_play(const cradle_client_options *o) {
         } else {
             int rc;
             while ((rc = play_step(&p)) == 1)
-                if (o->steps && p.replay.steps >= o->steps) break;
+                if (o->steps && p.replay.sim.next_step >= o->steps) break;
         }
         status = summary(&p);
         goto out;
@@ -282,7 +282,7 @@ static int show_window(player *p, cradle_watch *w, const cradle_client_options *
                 if (rc < 0) failed = true;
                 if (rc <= 0) break;
                 ran++;
-                if (o->steps && p->replay.steps >= o->steps) pb.quit = true;
+                if (o->steps && p->replay.sim.next_step >= o->steps) pb.quit = true;
             }
         }
         last_frame = now;
