@@ -464,6 +464,36 @@ const uint8_t *cradle_replay_build_file_hash(const cradle_replay *r) {
     return all_zero(r->build_file_hash, sizeof r->build_file_hash) ? NULL : r->build_file_hash;
 }
 
+/* The counts a replay keeps over a seek that opens it again. */
+typedef struct replay_found {
+    uint64_t steps, hashes_checked, hash_mismatches, reloads, refusals, data_applied, reruns, keyframe_seeks;
+    bool mismatch;
+    uint64_t mismatch_step, mismatch_logged, mismatch_replayed;
+} replay_found;
+
+static void keep_found(replay_found *f, const cradle_replay *r) {
+    *f = (replay_found){.steps = r->steps, .hashes_checked = r->hashes_checked,
+                        .hash_mismatches = r->hash_mismatches, .reloads = r->reloads, .refusals = r->refusals,
+                        .data_applied = r->data_applied, .reruns = r->reruns, .keyframe_seeks = r->keyframe_seeks,
+                        .mismatch = r->mismatch, .mismatch_step = r->mismatch_step,
+                        .mismatch_logged = r->mismatch_logged, .mismatch_replayed = r->mismatch_replayed};
+}
+
+static void give_found(cradle_replay *r, const replay_found *f) {
+    r->steps = f->steps;
+    r->hashes_checked = f->hashes_checked;
+    r->hash_mismatches = f->hash_mismatches;
+    r->reloads = f->reloads;
+    r->refusals = f->refusals;
+    r->data_applied = f->data_applied;
+    r->reruns = f->reruns;
+    r->keyframe_seeks = f->keyframe_seeks;
+    r->mismatch = f->mismatch;
+    r->mismatch_step = f->mismatch_step;
+    r->mismatch_logged = f->mismatch_logged;
+    r->mismatch_replayed = f->mismatch_replayed;
+}
+
 int cradle_replay_seek(cradle_replay *r, uint64_t step) {
     if (r->error) return r->error;
     const cradle_replay_keyframe *k = r->index ? cradle_replay_index_find(r->index, step) : NULL;
@@ -473,12 +503,15 @@ int cradle_replay_seek(cradle_replay *r, uint64_t step) {
     } else if (step < r->sim.next_step) {
         cradle_replay_config config = r->config;
         const cradle_replay_index *index = r->index;
-        uint64_t keyframe_seeks = r->keyframe_seeks;
+        /* what the replay found so far stays found: a mismatch before the
+           seek is still the first mismatch */
+        replay_found found;
+        keep_found(&found, r);
         cradle_replay_close(r);
         int rc = cradle_replay_open(r, &config);
         if (rc != 0) return rc;
         if (index && (rc = cradle_replay_use_index(r, index)) != 0) return rc;
-        r->keyframe_seeks = keyframe_seeks;
+        give_found(r, &found);
     }
     cradle_replay_item item;
     while (r->sim.next_step < step) {

@@ -132,7 +132,8 @@ static int parse_header(cradle_replay_index *index, const uint8_t session[CRADLE
 
 /* Checks one entry at `at` (whole within the bytes) and its document. The
  * state is decompressed into *scratch (grown to the state's size). */
-static int parse_entry(cradle_replay_index *index, uint64_t at, uint64_t log_size, cradle_broadcast_codec *codec,
+static int parse_entry(cradle_replay_index *index, uint64_t at, uint64_t log_size, uint32_t state_max,
+                       cradle_broadcast_codec *codec,
                        uint8_t **scratch, uint32_t *scratch_size, cradle_replay_keyframe *k, uint32_t *length,
                        char *message, size_t message_size) {
     const uint8_t *e = index->bytes + at;
@@ -153,9 +154,10 @@ static int parse_entry(cradle_replay_index *index, uint64_t at, uint64_t log_siz
     if (!all_zero(e + E_RESERVED, 4)) return refuse(message, message_size, at + E_RESERVED, "reserved bytes are not zero");
     /* the document's state size, bounded by the decoder, sizes the scratch */
     uint32_t state_size = cradle_cursor_load_u32(doc + 48);
-    if (state_size == 0 || state_size > CRADLE_BROADCAST_STATE_MAX)
+    if (state_size == 0 || state_size > CRADLE_BROADCAST_STATE_MAX || state_size > state_max)
         return refuse(message, message_size, at + CRADLE_REPLAY_INDEX_ENTRY_BYTES + 48,
-                      "a keyframe of a %" PRIu32 "-byte state", state_size);
+                      "a keyframe of %" PRIu32 " state bytes; this log's replay holds %" PRIu32 " at most", state_size,
+                      state_max < CRADLE_BROADCAST_STATE_MAX ? state_max : CRADLE_BROADCAST_STATE_MAX);
     if (state_size > *scratch_size) {
         uint8_t *grown = realloc(*scratch, state_size);
         if (!grown) {
@@ -189,7 +191,7 @@ static int parse_entry(cradle_replay_index *index, uint64_t at, uint64_t log_siz
 
 /* Takes over index->bytes (index->size of them) and checks everything. */
 static int parse_all(cradle_replay_index *index, const uint8_t session[CRADLE_BROADCAST_SESSION_BYTES],
-                     uint64_t log_size, char *message, size_t message_size) {
+                     uint64_t log_size, uint32_t state_max, char *message, size_t message_size) {
     int rc = parse_header(index, session, message, message_size);
     if (rc != 0) return rc;
     /* a count for the array: every entry takes at least this many bytes */
@@ -211,10 +213,14 @@ static int parse_all(cradle_replay_index *index, const uint8_t session[CRADLE_BR
     uint32_t scratch_size = 0;
     uint64_t at = CRADLE_REPLAY_INDEX_HEADER_BYTES;
     while (at < index->size) {
-        assert(index->count < most);
+        if (index->count == most) { /* fewer bytes left than the smallest keyframe takes */
+            rc = refuse(message, message_size, at, "the file ends inside a keyframe (truncated)");
+            break;
+        }
         cradle_replay_keyframe *k = &index->keys[index->count];
         uint32_t length = 0;
-        rc = parse_entry(index, at, log_size, &codec, &scratch, &scratch_size, k, &length, message, message_size);
+        rc = parse_entry(index, at, log_size, state_max, &codec, &scratch, &scratch_size, k, &length, message,
+                         message_size);
         if (rc != 0) break;
         if (index->count > 0) {
             const cradle_replay_keyframe *before = k - 1;
@@ -233,12 +239,16 @@ static int parse_all(cradle_replay_index *index, const uint8_t session[CRADLE_BR
     }
     free(scratch);
     cradle_broadcast_codec_free(&codec);
+    if (rc == 0 && index->count > 0 && index->count < most) { /* the array as large as it needs */
+        cradle_replay_keyframe *fit = realloc(index->keys, index->count * sizeof *index->keys);
+        if (fit) index->keys = fit;
+    }
     return rc;
 }
 
 int cradle_replay_index_parse(cradle_replay_index *index, const void *data, size_t size,
                               const uint8_t session[CRADLE_BROADCAST_SESSION_BYTES], uint64_t log_size,
-                              char *message, size_t message_size) {
+                              uint32_t state_max, char *message, size_t message_size) {
     assert(index && (data || size == 0) && session);
     memset(index, 0, sizeof *index);
     if (sodium_init() < 0) {
@@ -252,14 +262,14 @@ int cradle_replay_index_parse(cradle_replay_index *index, const void *data, size
     }
     if (size) memcpy(index->bytes, data, size);
     index->size = size;
-    int rc = parse_all(index, session, log_size, message, message_size);
+    int rc = parse_all(index, session, log_size, state_max, message, message_size);
     if (rc != 0) cradle_replay_index_free(index);
     return rc;
 }
 
 int cradle_replay_index_load(cradle_replay_index *index, const char *path,
                              const uint8_t session[CRADLE_BROADCAST_SESSION_BYTES], uint64_t log_size,
-                             char *message, size_t message_size) {
+                             uint32_t state_max, char *message, size_t message_size) {
     assert(index && path && session);
     memset(index, 0, sizeof *index);
     if (sodium_init() < 0) {
@@ -303,7 +313,7 @@ int cradle_replay_index_load(cradle_replay_index *index, const char *path,
         return CRADLE_EIO;
     }
     char why[CRADLE_REPLAY_INDEX_MESSAGE_MAX];
-    int rc = parse_all(index, session, log_size, why, sizeof why);
+    int rc = parse_all(index, session, log_size, state_max, why, sizeof why);
     if (rc != 0) {
         say(message, message_size, "%s: %s", path, why);
         cradle_replay_index_free(index);
@@ -532,7 +542,7 @@ int cradle_replay_attach_index(cradle_replay *r, cradle_replay_index *index, con
         return CRADLE_ERANGE;
     }
     char why[CRADLE_REPLAY_INDEX_MESSAGE_MAX + CRADLE_LOG_PATH_MAX];
-    int rc = cradle_replay_index_load(index, path, r->reader.session, r->reader.size, why, sizeof why);
+    int rc = cradle_replay_index_load(index, path, r->reader.session, r->reader.size, r->capacity, why, sizeof why);
     bool missing = rc == CRADLE_EIO && errno == ENOENT;
     if (missing && policy != CRADLE_REPLAY_INDEX_BUILD) return CRADLE_REPLAY_INDEX_ABSENT;
     if (rc == CRADLE_ENOMEM) {
@@ -561,7 +571,8 @@ int cradle_replay_attach_index(cradle_replay *r, cradle_replay_index *index, con
             else say(message, message_size, "%s; building it again failed: %s", why, failed);
             return rc < 0 ? rc : CRADLE_EINDEX;
         }
-        rc = cradle_replay_index_load(index, path, r->reader.session, r->reader.size, failed, sizeof failed);
+        rc = cradle_replay_index_load(index, path, r->reader.session, r->reader.size, r->capacity, failed,
+                                      sizeof failed);
         if (rc != 0) {
             say(message, message_size, "%s; the index built again is refused too: %s", why, failed);
             return rc;

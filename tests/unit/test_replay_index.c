@@ -33,6 +33,7 @@
 #define RELOAD_AT 130u      /* to the +5 build */
 #define BACK_AT 210u        /* to the data build again */
 #define DATA2_AT 240u       /* bonus -2 */
+#define STATE_MAX CRADLE_REPLAY_MIN_CAPACITY /* the replay's storage for the counter's small state */
 
 static char dir[256], log_path[320], index_path[340];
 static uint64_t hash_before[STEPS + 1]; /* the state hash when step s is next, before its records */
@@ -148,7 +149,7 @@ static void build_index(const char *log, const char *index) {
 
 static void load_index(cradle_replay_index *index, const char *path) {
     char message[512];
-    int rc = cradle_replay_index_load(index, path, session, file_size(log_path), message, sizeof message);
+    int rc = cradle_replay_index_load(index, path, session, file_size(log_path), STATE_MAX, message, sizeof message);
     if (rc != 0) fail_msg("%s", message);
 }
 
@@ -283,7 +284,7 @@ static void flip_byte(const char *path, uint64_t at) {
 static void expect_refused(const char *path, uint64_t log_size, const char *says) {
     cradle_replay_index index;
     char message[512];
-    int rc = cradle_replay_index_load(&index, path, session, log_size, message, sizeof message);
+    int rc = cradle_replay_index_load(&index, path, session, log_size, STATE_MAX, message, sizeof message);
     assert_int_equal(rc, CRADLE_EINDEX);
     if (!strstr(message, says)) fail_msg("expected \"%s\" in: %s", says, message);
     assert_null(index.bytes);
@@ -314,7 +315,16 @@ static void test_a_damaged_or_foreign_index_is_refused(void **unused) {
     copy_file(index_path, bad, size - 5u);
     expect_refused(bad, log_size, "truncated");
     copy_file(index_path, bad, CRADLE_REPLAY_INDEX_HEADER_BYTES + 10u);
-    expect_refused(bad, log_size, "index byte 64: the file ends inside a keyframe's entry (truncated)");
+    expect_refused(bad, log_size, "index byte 64: the file ends inside a keyframe (truncated)");
+    /* keyframes larger than this log's replay holds: refused before their state is allocated */
+    {
+        cradle_replay_index index;
+        char message[512];
+        assert_int_equal(cradle_replay_index_load(&index, index_path, session, log_size, 1000, message, sizeof message),
+                         CRADLE_EINDEX);
+        if (!strstr(message, "index byte 176: a keyframe of 65536 state bytes; this log's replay holds 1000 at most"))
+            fail_msg("%s", message);
+    }
     /* a log cut short: the index names blocks the log no longer has */
     expect_refused(index_path, 1000, "stale");
     /* another session's index */
@@ -383,7 +393,7 @@ static void test_a_seek_into_a_torn_tail_stops_at_the_last_complete_step(void **
                      0);
     assert_true(built.steps < STEPS && built.steps > STEPS / 2u);
     static cradle_replay_index index;
-    assert_int_equal(cradle_replay_index_load(&index, torn_index, session, cut, message, sizeof message), 0);
+    assert_int_equal(cradle_replay_index_load(&index, torn_index, session, cut, STATE_MAX, message, sizeof message), 0);
     assert_true(index.count > 0 && index.count < STEPS / INTERVAL);
     static cradle_replay r;
     int rc = cradle_replay_open(&r, &(cradle_replay_config){.log_path = torn, .copy_dir = dir});

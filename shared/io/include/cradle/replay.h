@@ -193,7 +193,8 @@ const uint8_t *cradle_replay_peek_step(cradle_replay *r);
  * HASH records compared as ever. Without one, starting over from step 0
  * when `step` is behind. Returns 0, CRADLE_ERANGE when the log ends before
  * `step` (a torn tail: the sim stays at the last complete step), or the
- * sticky error. */
+ * sticky error. The counts (steps, hashes, the first mismatch, ...) go on
+ * across seeks, also one that starts over. */
 CRADLE_MUST_CHECK int cradle_replay_seek(cradle_replay *r, uint64_t step);
 
 /* Seeks through this index from now on (the caller keeps it loaded until

@@ -31,8 +31,10 @@
  *
  * Checks are strict and whole at load: the header, the session (the log's),
  * every keyframe's checksum, document (cradle_broadcast_keyframe_decode: its
- * zstd frame and the state's hash), place (steps in order, one interval
- * apart, blocks in order and inside the log's size). A file that fails any
+ * zstd frame and the state's hash; at most state_max bytes of state), place
+ * (steps in order on the interval's steps, blocks in order and inside the
+ * log's size). A recorder busy with one keyframe may skip the next: the
+ * index then has a longer gap there, and a seek runs a few more steps. A file that fails any
  * check is refused with a message naming the byte offset and what was
  * wrong, and never used in part: the caller builds a new one. The states
  * themselves are checked again by the log: a seek runs on from a keyframe
@@ -78,20 +80,21 @@ CRADLE_MUST_CHECK int cradle_replay_index_path(char *out, size_t out_size, const
 
 /* Reads and checks the index at path for the log of this session (the
  * log header's checksum: cradle_log_reader's session) whose file is
- * log_size bytes. Returns 0, or without anything left to
+ * log_size bytes, whose replay holds state_max bytes of state at most (a
+ * larger keyframe is refused before anything is allocated for it). Returns 0, or without anything left to
  * free: CRADLE_EIO (cannot read; a missing file is errno ENOENT),
  * CRADLE_EINDEX (damaged, truncated, of another session or version, or
  * pointing past the log: the message names the byte offset and what),
  * CRADLE_ENOMEM. */
 CRADLE_MUST_CHECK int cradle_replay_index_load(cradle_replay_index *index, const char *path,
                                                const uint8_t session[CRADLE_BROADCAST_SESSION_BYTES],
-                                               uint64_t log_size, char *message,
+                                               uint64_t log_size, uint32_t state_max, char *message,
                                                size_t message_size);
 
 /* The same over size bytes of memory (copied): the fuzz harness's entry. */
 CRADLE_MUST_CHECK int cradle_replay_index_parse(cradle_replay_index *index, const void *data, size_t size,
                                                 const uint8_t session[CRADLE_BROADCAST_SESSION_BYTES],
-                                                uint64_t log_size, char *message,
+                                                uint64_t log_size, uint32_t state_max, char *message,
                                                 size_t message_size);
 
 /* The keyframe to start from for the sim's next step to be `next_step`:
