@@ -203,6 +203,9 @@ static int from_log(const desync_options *o, const cradle_desync_report *rep) {
             fprintf(stderr, "cradle-replay: --desync: %s\n", replay.message);
             goto out;
         }
+        if (replay.keyframe_seeks)
+            fprintf(stderr, "cradle-replay: --desync: from the keyframe after step %" PRIu64 " (the log's index)\n",
+                    cradle_replay_index_find(&index, rep->step + 1)->key.step);
     }
     const cradle_game_contract *c = replay.sim.contract;
     if (strcmp(c->name, rep->game) != 0 && !o->force) {
