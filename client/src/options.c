@@ -61,7 +61,7 @@ static const cradle_option rows[] = {
 
 static void usage(FILE *to) {
     fprintf(to, "usage: cradle-client --game LIBRARY [--host ADDR] [--port N] [options]\n"
-                "       cradle-client --play LOG [--game LIBRARY] [--headless]\n"
+                "       cradle-client --play LOG [--game LIBRARY] [--seek STEP] [--headless]\n"
                 "       cradle-client --watch URL --game LIBRARY [--delay S] [--verify-key HEX] [--headless]\n"
                 "Joins a cradle-server session and shows it in a window (SDL2).\n");
     cradle_options_help(to, rows, ROWS, sizeof rows[0], HELP_COLUMN, 0);
