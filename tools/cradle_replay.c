@@ -711,8 +711,8 @@ static void warn_index(void *context, const char *message) {
     fprintf(stderr, "cradle-replay: warning: %s\n", message);
 }
 
-static void index_progress(void *context, uint64_t done, uint64_t total) {
-    if (*(const bool *)context) progress(done, total, 0);
+static void index_progress(void *context, uint64_t done, uint64_t total, uint64_t step) {
+    if (*(const bool *)context) progress(done, total, step);
 }
 
 /* --index: the keyframe index of the whole log, built and written. For a

@@ -496,7 +496,7 @@ int cradle_replay_index_create(const cradle_replay_index_build *build, cradle_re
         if (rc != 0) goto out;
         uint64_t at = cradle_replay_position(r);
         if (build->progress && at - last_progress >= (1u << 20)) {
-            build->progress(build->progress_context, at, total);
+            build->progress(build->progress_context, at, total, item.step);
             last_progress = at;
         }
     }
@@ -520,7 +520,7 @@ int cradle_replay_index_create(const cradle_replay_index_build *build, cradle_re
     if (rc != 0) goto out;
     built->keyframes = w.keyframes;
     built->index_bytes = w.bytes;
-    if (build->progress) build->progress(build->progress_context, total, total);
+    if (build->progress) build->progress(build->progress_context, total, total, built->steps);
 out:
     cradle_replay_index_writer_close(&w);
     cradle_replay_close(r);

@@ -164,8 +164,8 @@ typedef struct cradle_replay_index_build {
     uint32_t interval;       /* 0: CRADLE_REPLAY_INDEX_INTERVAL_DEFAULT */
     bool force;              /* as cradle_replay_config.force */
     bool reload_game_path;   /* as cradle_replay_config.reload_game_path (a fetched broadcast) */
-    /* called now and then with the log bytes read and in all */
-    void (*progress)(void *context, uint64_t done, uint64_t total);
+    /* called now and then with the log bytes read and in all, and the step reached */
+    void (*progress)(void *context, uint64_t done, uint64_t total, uint64_t step);
     void *progress_context;
     void (*warn)(void *context, const char *message);
     void *warn_context;
