@@ -46,6 +46,7 @@
 #include "cradle/sim_storage.h"
 #include "cradle/twin.h"
 #include "cradle/replay.h"
+#include "cradle/replay_index.h"
 #include "cradle/os.h"
 #include "cradle/help.h"
 #include "cradle/golden_digest.h"
