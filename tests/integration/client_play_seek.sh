@@ -16,8 +16,9 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 field() { # field LINE KEY: a flat JSON line's value
   sed -n "s/.*\"$2\":\"\{0,1\}\([^,\"}]*\).*/\1/p" <<<"$1"
 }
-"$record" --game "$inc1" --log c.log --players 3 --steps 3000 --reload 1000:"$inc5" --reload 2000:"$inc1" 2>/dev/null
-[ ! -e c.log.index ]
+"$record" --game "$inc1" --log c.log --players 3 --steps 3000 --reload 1000:"$inc5" --reload 2000:"$inc1" \
+  --index-interval 0 2>/dev/null
+[ ! -e c.log.index ] # none: --play builds it
 # the reference: a plain play from step 0, stopped after STEP steps
 plain() { "$client" --play c.log --headless --steps "$1" 2>/dev/null | grep '"event":"played"'; }
 seek() { "$client" --play c.log --headless --seek "$1" 2>seek.err | grep '"event":"played"'; }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # cradle-replay's keyframe index and the slices it seeks to: a session of
-# vanguard's 8 bots (cradle-record) and one of the counter across two hot
-# reloads are indexed with --index; --from/--to then starts at the keyframe
+# vanguard's 8 bots (cradle-record, which writes an index as it checks the
+# log) and one of the counter across two hot reloads are indexed with --index; --from/--to then starts at the keyframe
 # before --from and writes exactly the bytes a whole replay writes for those
 # steps, the sync test passes on a slice, and a damaged, foreign or
 # truncated index is refused with its byte offset and built again, never
@@ -23,6 +23,10 @@ has() { grep -q -- "$1" "$2" || { cat "$2" >&2; fail "$2 lacks '$1'"; }; }
 
 # --- vanguard, 8 bots, 6,000 steps; keyframes every 500 steps
 "$record" --game "$vanguard" --log v.log --players 8 --bots --steps 6000 2>/dev/null
+# cradle-record's check replay wrote the index (a keyframe every 1,200 steps)
+[ -s v.log.index ]
+expect 0 "$replay" --json --from 4321 --to 4400 v.log
+has '"index":"loaded"' out; has '"start_step":3600,' out
 expect 0 "$replay" --index --interval 500 --json v.log
 has '"verdict":"ok"' out; has '"keyframes":12,' out; has '"interval":500,' out
 has 'indexed 6000 steps' err
@@ -61,7 +65,8 @@ head -c 10000 good.index >v.log.index
 expect 0 "$replay" --json --from 3100 --to 3200 v.log
 has '"index":"rebuilt"' out; has 'truncated' err
 # --- another session's index: stale, refused and built again
-"$record" --game "$vanguard" --log w.log --players 8 --bots --steps 600 --seed 2 2>/dev/null
+"$record" --game "$vanguard" --log w.log --players 8 --bots --steps 600 --seed 2 --index-interval 0 2>/dev/null
+[ ! -e w.log.index ]
 expect 0 "$replay" --index w.log
 cp w.log.index v.log.index
 expect 0 "$replay" --json --from 3100 --to 3200 v.log

@@ -46,6 +46,7 @@ typedef struct record_options {
     uint64_t seed, steps, max_count;
     bool steps_given;
     uint32_t players, hash_interval, block_size, dev_clients;
+    uint32_t index_interval;        /* --index-interval: the check replay writes LOG.index; 0 = none */
     bool force, watch, json, check, dev_stdin;
     record_input input;
     record_pace pace;

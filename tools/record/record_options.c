@@ -12,7 +12,7 @@
 
 enum {
     OPT_GAME = 1000, OPT_LOG, OPT_SEED, OPT_PLAYERS, OPT_STEPS, OPT_SCRIPT, OPT_BOTS, OPT_OUTPUT,
-    OPT_HASH_INTERVAL, OPT_RELOAD, OPT_DATA, OPT_DATA_AT, OPT_WATCH, OPT_BLOCK_SIZE, OPT_FORCE, OPT_PACED, OPT_COMMANDED,
+    OPT_HASH_INTERVAL, OPT_INDEX_INTERVAL, OPT_RELOAD, OPT_DATA, OPT_DATA_AT, OPT_WATCH, OPT_BLOCK_SIZE, OPT_FORCE, OPT_PACED, OPT_COMMANDED,
     OPT_DEV_STDIN, OPT_DEV_SOCKET, OPT_DEV_CLIENTS, OPT_MAX_COUNT, OPT_JSON, OPT_NO_CHECK, OPT_HELP, OPT_VERSION,
 };
 
@@ -32,6 +32,7 @@ static const option_row ROWS[] = {
      "input bytes each step"}, 0, 0},
     {{"output", OPT_OUTPUT, "FILE", "also write the game's output bytes ('-' = stdout)"}, 0, 0},
     {{"hash-interval", OPT_HASH_INTERVAL, "K", "record the state hash every K steps (default 60, 0 = never)"}, 0, UINT32_MAX},
+    {{"index-interval", OPT_INDEX_INTERVAL, "N", "the check replay also writes the log's keyframe index (LOG.index)\nwith the state every N steps, for seeking (default 1200, 0 = none)"}, 0, CRADLE_REPLAY_INDEX_INTERVAL_MAX},
     {{"reload", OPT_RELOAD, "STEP:LIB", "switch to another build of the game before STEP (repeatable)"}, 0, 0},
     {{"data", OPT_DATA, "DIR", "the folder the game's data files are under (default: the\nlibrary's folder)"}, 0, 0},
     {{"data-at", OPT_DATA_AT, "STEP:DIR", "before STEP, read the game's data files from DIR instead and apply\nthose that changed (repeatable)"}, 0, 0},
@@ -82,6 +83,7 @@ static void store_number(record_options *o, int id, uint64_t v) {
     case OPT_PLAYERS: o->players = (uint32_t)v; break;
     case OPT_STEPS: o->steps = v; o->steps_given = true; break;
     case OPT_HASH_INTERVAL: o->hash_interval = (uint32_t)v; break;
+    case OPT_INDEX_INTERVAL: o->index_interval = (uint32_t)v; break;
     case OPT_BLOCK_SIZE: o->block_size = (uint32_t)v; break;
     case OPT_MAX_COUNT: o->max_count = v; break;
     case OPT_DEV_CLIENTS: o->dev_clients = (uint32_t)v; break;
@@ -146,7 +148,7 @@ static int check_combinations(const record_options *o, bool bots_and_script) {
 
 int record_options_parse(record_options *o, int argc, char **argv) {
     *o = (record_options){.seed = 1, .steps = 600, .players = 1, .hash_interval = 60, .max_count = 100000,
-                          .check = true};
+                          .check = true, .index_interval = CRADLE_REPLAY_INDEX_INTERVAL_DEFAULT};
     struct option longs[ROW_COUNT + 1];
     cradle_options_getopt(&ROWS[0].option, ROW_COUNT, sizeof ROWS[0], longs, NULL);
     bool bots = false, script = false;

@@ -338,22 +338,51 @@ int recorder_flush(recorder *r) {
     return r->writer_open ? cradle_log_writer_flush(&r->writer, cradle_mono_ns()) : 0;
 }
 
+/* The keyframe index the check replay writes beside the log
+ * (--index-interval): opened on the replay's session and storage. A
+ * failure only warns: the log is what was asked for. Returns whether it is
+ * open. */
+static bool open_index(recorder *r, cradle_replay_index_writer *w, const cradle_replay *replay) {
+    if (!r->o.index_interval) return false;
+    char path[CRADLE_LOG_PATH_MAX], why[CRADLE_REPLAY_INDEX_MESSAGE_MAX];
+    if (cradle_replay_index_path(path, sizeof path, r->o.log) != 0 ||
+        cradle_replay_index_writer_open(w, path, replay->reader.session, r->o.index_interval,
+                                        replay->sim.state_capacity, why, sizeof why) != 0) {
+        fprintf(stderr, "cradle-record: warning: no keyframe index beside the log: %s\n", why);
+        return false;
+    }
+    return true;
+}
+
 /* Replays the closed log through the replay driver, with the builds it
  * archived, and compares every recorded hash, the final hash, the step
- * count and the output bytes with the live run's. */
+ * count and the output bytes with the live run's; the keyframe index is
+ * written on the way and kept only when they match. */
 static bool check_replay(recorder *r) {
     static cradle_replay replay; /* large; one check per process */
     cradle_replay_config config = {.log_path = r->o.log, .output = r->sim.contract->output != NULL};
-    bool equal = false;
+    bool equal = false, indexing = false;
+    cradle_replay_index_writer index = {.fd = -1};
+    char why[CRADLE_REPLAY_INDEX_MESSAGE_MAX];
     uint64_t digest = 0;
     if (cradle_replay_open(&replay, &config) != 0) {
         snprintf(r->check_message, sizeof r->check_message, "cannot replay the log: %s", replay.message);
         goto out;
     }
+    indexing = open_index(r, &index, &replay);
     cradle_replay_item item;
     int rc;
-    while ((rc = cradle_replay_next(&replay, &item)) == 1)
-        if (item.kind == CRADLE_REPLAY_STEP && item.output) digest = fold_output(digest, item.output, item.output_size);
+    while ((rc = cradle_replay_next(&replay, &item)) == 1) {
+        if (item.kind != CRADLE_REPLAY_STEP) continue;
+        if (item.output) digest = fold_output(digest, item.output, item.output_size);
+        if (indexing && cradle_replay_index_wants(&index, item.step) &&
+            cradle_replay_index_writer_add(&index, item.step, cradle_log_reader_block_place(&replay.reader),
+                                           replay.build_id, cradle_replay_build_file_hash(&replay), replay.sim.state,
+                                           replay.sim.state_capacity, why, sizeof why) != 0) {
+            fprintf(stderr, "cradle-record: warning: no keyframe index beside the log: %s\n", why);
+            indexing = false;
+        }
+    }
     if (rc < 0) {
         snprintf(r->check_message, sizeof r->check_message, "replaying the log: %s", replay.message);
     } else if (replay.mismatch) {
@@ -370,7 +399,10 @@ static bool check_replay(recorder *r) {
                  "the log replays to the same state (%" PRIu64 " recorded hashes and the final one) and output",
                  replay.hashes_checked);
     }
+    if (equal && indexing && cradle_replay_index_writer_finish(&index, why, sizeof why) != 0)
+        fprintf(stderr, "cradle-record: warning: no keyframe index beside the log: %s\n", why);
 out:
+    cradle_replay_index_writer_close(&index); /* a log that did not replay keeps no index */
     cradle_replay_close(&replay);
     return equal;
 }
