@@ -4,7 +4,8 @@
  * log_index: the keyframe index the server writes beside its session log
  * as it records (--index-interval, replay_index.h): every N steps the game
  * thread copies the state storage into a mailbox and wakes a thread of its
- * own ("log-index"), which compresses it and appends it to LOG.index.tmp;
+ * own ("log-index"), which compresses it and appends it to a temporary
+ * file beside the log (LOG.index.<pid>-<n>.tmp);
  * close() renames the file to LOG.index. cradle-replay --from and
  * cradle-client --play then seek through it without a first replay.
  *
@@ -45,7 +46,7 @@ typedef struct cradle_server_log_index {
     char error[CRADLE_REPLAY_INDEX_MESSAGE_MAX]; /* the thread's first failure; read after failed */
 } cradle_server_log_index;
 
-/* Creates LOG.index.tmp for the log at log_path of this session (the log
+/* Creates the temporary index file for the log at log_path of this session (the log
  * header's checksum), a keyframe every `interval` steps of states up to
  * capacity bytes, and starts the thread. Returns 0, or CRADLE_EIO /
  * CRADLE_ENOMEM with a message (nothing to close). */

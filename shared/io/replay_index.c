@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <sodium.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -348,8 +349,13 @@ int cradle_replay_index_writer_open(cradle_replay_index_writer *w, const char *p
         say(message, message_size, "libsodium failed to initialise");
         return CRADLE_EIO;
     }
+    /* a name of this writer's own: two builds of one log's index at once
+       (a --play and a cradle-replay --from) each write a whole file, and
+       the last rename wins */
+    static atomic_uint writers;
     int n = snprintf(w->path, sizeof w->path, "%s", path);
-    int m = snprintf(w->temp_path, sizeof w->temp_path, "%s.tmp", path);
+    int m = snprintf(w->temp_path, sizeof w->temp_path, "%s.%ld-%u.tmp", path, (long)getpid(),
+                     atomic_fetch_add(&writers, 1u));
     if (n < 0 || (size_t)n >= sizeof w->path || m < 0 || (size_t)m >= sizeof w->temp_path) {
         say(message, message_size, "index path too long: %s", path);
         return CRADLE_EIO;
@@ -364,7 +370,7 @@ int cradle_replay_index_writer_open(cradle_replay_index_writer *w, const char *p
         cradle_replay_index_writer_close(w);
         return CRADLE_ENOMEM;
     }
-    w->fd = open(w->temp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    w->fd = open(w->temp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (w->fd < 0) {
         say(message, message_size, "cannot create index %s: %s", w->temp_path, strerror(errno));
         cradle_replay_index_writer_close(w);

@@ -368,6 +368,39 @@ static void test_a_damaged_or_foreign_index_is_refused(void **unused) {
     }
 }
 
+/* Two builds of one log's index at once (a --play and a cradle-replay
+ * --from): each writes a whole file of its own, the last to finish is the
+ * index, and it loads. */
+static void test_two_writers_of_one_index_at_once(void **unused) {
+    (void)unused;
+    char path[400], message[512];
+    snprintf(path, sizeof path, "%s/both.index", dir);
+    static uint8_t state[4096];
+    static cradle_replay_index_writer a, b;
+    assert_int_equal(cradle_replay_index_writer_open(&a, path, session, INTERVAL, sizeof state, message, sizeof message), 0);
+    assert_int_equal(cradle_replay_index_writer_open(&b, path, session, INTERVAL, sizeof state, message, sizeof message), 0);
+    cradle_log_block_place block = {.offset = CRADLE_LOG_HEADER_BYTES, .sequence = 0, .first_step = 0};
+    for (uint64_t k = 1; k <= 3; k++) {
+        state[0] = (uint8_t)k;
+        assert_int_equal(cradle_replay_index_writer_add(&a, k * INTERVAL - 1u, block, "build-a", NULL, state,
+                                                        sizeof state, message, sizeof message),
+                         0);
+        if (k < 3)
+            assert_int_equal(cradle_replay_index_writer_add(&b, k * INTERVAL - 1u, block, "build-b", NULL, state,
+                                                            sizeof state, message, sizeof message),
+                             0);
+    }
+    assert_int_equal(cradle_replay_index_writer_finish(&a, message, sizeof message), 0);
+    assert_int_equal(cradle_replay_index_writer_finish(&b, message, sizeof message), 0);
+    cradle_replay_index_writer_close(&a);
+    cradle_replay_index_writer_close(&b);
+    static cradle_replay_index index;
+    load_index(&index, path);
+    assert_int_equal(index.count, 2); /* b's, whole */
+    assert_string_equal(index.keys[1].key.build_id, "build-b");
+    cradle_replay_index_free(&index);
+}
+
 /* A log whose tail is torn: the index built from the whole log still
  * serves the part that is there (its keyframes inside it); a seek past the
  * torn tail stops at the last complete step, as a replay does. */
@@ -416,6 +449,7 @@ int main(void) {
         cmocka_unit_test(test_seek_with_the_callers_library),
         cmocka_unit_test(test_a_damaged_or_foreign_index_is_refused),
         cmocka_unit_test(test_a_seek_into_a_torn_tail_stops_at_the_last_complete_step),
+        cmocka_unit_test(test_two_writers_of_one_index_at_once),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

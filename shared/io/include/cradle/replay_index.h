@@ -119,11 +119,13 @@ typedef struct cradle_replay_index_writer {
     uint64_t bytes;        /* the file's size */
     uint64_t last_step;    /* of the last keyframe; UINT64_MAX none */
     char path[CRADLE_LOG_PATH_MAX];
-    char temp_path[CRADLE_LOG_PATH_MAX + 16];
+    char temp_path[CRADLE_LOG_PATH_MAX + 48];
 } cradle_replay_index_writer;
 
 /* Creates path's index for the log of this session under a temporary
- * name (path + ".tmp"), writing the header; finish() renames it to path.
+ * name of its own (path + ".<pid>-<n>.tmp": two writers of one index at
+ * once never share a file), writing the header; finish() renames it to
+ * path, the last to finish winning.
  * state_max: the largest state a keyframe will hold (the buffer's size).
  * Returns 0, CRADLE_EIO or CRADLE_ENOMEM with a message. */
 CRADLE_MUST_CHECK int cradle_replay_index_writer_open(cradle_replay_index_writer *w, const char *path,
