@@ -788,8 +788,7 @@ static int seek_from(run *r) {
     int outcome = cradle_replay_attach_index(&r->replay, &r->index, r->o.index_file, CRADLE_REPLAY_INDEX_REBUILD, why,
                                              sizeof why);
     if (outcome < 0) return fail(&r->v, "keyframe index: %s", why);
-    static const char *const names[] = {"absent", "loaded", "rebuilt", "built"};
-    r->v.index = names[outcome];
+    r->v.index = cradle_replay_index_outcome_name((cradle_replay_index_outcome)outcome);
     if (outcome == CRADLE_REPLAY_INDEX_REBUILT)
         fprintf(stderr, "cradle-replay: keyframe index: %s\n", why);
     if (outcome == CRADLE_REPLAY_INDEX_ABSENT) {

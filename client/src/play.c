@@ -74,8 +74,8 @@ static void play_index(player *p) {
     p->steps = count_steps(p->replay.config.log_path);
     char why[1024];
     int outcome = cradle_replay_attach_index(&p->replay, &p->index, NULL, CRADLE_REPLAY_INDEX_BUILD, why, sizeof why);
-    static const char *const names[] = {"absent", "loaded", "rebuilt", "built"};
-    p->index_outcome = outcome >= 0 ? names[outcome] : "absent";
+    p->index_outcome = cradle_replay_index_outcome_name(outcome >= 0 ? (cradle_replay_index_outcome)outcome
+                                                                     : CRADLE_REPLAY_INDEX_ABSENT);
     if (outcome < 0)
         fprintf(stderr, "cradle-client: --play: no keyframe index (%s): a seek back replays from step 0\n", why);
     else if (outcome != CRADLE_REPLAY_INDEX_LOADED && why[0])

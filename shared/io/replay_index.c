@@ -536,6 +536,16 @@ out:
 
 /* ---- a replay that seeks ------------------------------------------------ */
 
+const char *cradle_replay_index_outcome_name(cradle_replay_index_outcome outcome) {
+    switch (outcome) {
+    case CRADLE_REPLAY_INDEX_ABSENT: return "absent";
+    case CRADLE_REPLAY_INDEX_LOADED: return "loaded";
+    case CRADLE_REPLAY_INDEX_REBUILT: return "rebuilt";
+    case CRADLE_REPLAY_INDEX_BUILT: return "built";
+    }
+    return "?";
+}
+
 int cradle_replay_attach_index(cradle_replay *r, cradle_replay_index *index, const char *index_path,
                                cradle_replay_index_policy policy, char *message, size_t message_size) {
     assert(r && r->reader_open && index);

@@ -201,6 +201,9 @@ typedef enum cradle_replay_index_outcome {
     CRADLE_REPLAY_INDEX_BUILT,      /* there was none: built, now in use */
 } cradle_replay_index_outcome;
 
+/* "absent", "loaded", "rebuilt", "built": the outcome's name in reports. */
+const char *cradle_replay_index_outcome_name(cradle_replay_index_outcome outcome);
+
 typedef enum cradle_replay_index_policy {
     CRADLE_REPLAY_INDEX_USE,         /* use a file that passes its checks; build nothing */
     CRADLE_REPLAY_INDEX_REBUILD,     /* also build a refused one again */
