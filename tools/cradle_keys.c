@@ -21,7 +21,10 @@
  * Exit status: 0 success, 1 failure (message on stderr), 2 usage error (the
  * message names the flag and what the command takes).
  */
+#include <assert.h>
+#include <getopt.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +32,7 @@
 #include <time.h>
 
 #include "cradle/errors.h"
+#include "cradle/help.h"
 #include "cradle/keys.h"
 #include "cradle/parse.h"
 #include "cradle/token.h"
@@ -36,41 +40,95 @@
 
 #define TTL_MAX (366ull * 86400ull)
 
+enum { GEN = 1u, PUB = 2u, TOKEN = 4u }; /* the commands an option belongs to */
+enum { O_OUT = 1, O_KX, O_SIGN, O_KEY, O_CLIENT_ID, O_SERVER_ID, O_BUILD, O_TTL, O_NOW };
+
+/* Every option of every command, once: getopt's table for a command is its
+ * rows, and --help lists them all under their command's heading. */
+typedef struct key_option {
+    cradle_option o;
+    unsigned commands;
+} key_option;
+
+static const key_option rows[] = {
+    {{NULL, 0, NULL, "gen --out FILE: make a key file (0600) and print its public keys\n"
+                     "  (kx: the server id; sign: the issuer key servers trust, or the log signature key)"}, 0},
+    {{"out", O_OUT, "FILE", "the key file to create (never replaces one)"}, GEN},
+    {{NULL, 0, NULL, "pub FILE [--kx | --sign]: print a key file's public keys"}, 0},
+    {{"kx", O_KX, NULL, "only the kx key, bare hex"}, PUB},
+    {{"sign", O_SIGN, NULL, "only the sign key, bare hex"}, PUB},
+    {{NULL, 0, NULL, "token ...: print a join token signed with the issuer's key file"}, 0},
+    {{"key", O_KEY, "ISSUER_FILE", "the issuer's key file"}, TOKEN},
+    {{"client-id", O_CLIENT_ID, "ID", "the client the token admits, 0..2^64-1"}, TOKEN},
+    {{"server-id", O_SERVER_ID, "HEX", "the server's kx key (cradle-keys pub server.key --kx)"}, TOKEN},
+    {{"build", O_BUILD, "BUILD", "the build the server runs"}, TOKEN},
+    {{"ttl", O_TTL, "SECONDS", "valid this long, 1..31622400"}, TOKEN},
+    {{"now", O_NOW, "UNIX_SECONDS", "issued at this time (default: the wall clock)"}, TOKEN},
+    {{NULL, 0, NULL, "show TOKEN: print a token's fields (the signature is not checked)"}, 0},
+};
+#define ROWS (sizeof rows / sizeof rows[0])
+_Static_assert(TTL_MAX == 31622400ull, "--ttl's help names the limit");
+
+static const struct command_form {
+    const char *name, *takes;
+    unsigned bit;
+} forms[] = {
+    {"gen", "gen --out FILE", GEN},
+    {"pub", "pub FILE [--kx | --sign]", PUB},
+    {"token", "token --key ISSUER_FILE --client-id ID --server-id HEX --build BUILD --ttl SECONDS "
+              "[--now UNIX_SECONDS]", TOKEN},
+    {"show", "show TOKEN", 0},
+};
+#define FORMS (sizeof forms / sizeof forms[0])
+
 static void usage(FILE *to) {
-    fprintf(to,
-            "usage: cradle-keys gen --out FILE\n"
-            "       cradle-keys pub FILE [--kx | --sign]\n"
-            "       cradle-keys token --key ISSUER_FILE --client-id ID --server-id HEX\n"
-            "                         --build BUILD --ttl SECONDS [--now UNIX_SECONDS]\n"
-            "       cradle-keys show TOKEN\n"
-            "       cradle-keys --help | --version\n"
-            "Key files (created 0600) and join tokens.\n"
-            "  gen     make a key file and print its public keys (kx: the server id; sign: the\n"
-            "          issuer key servers trust, or the log signature key)\n"
-            "  pub     print a key file's public keys (one bare hex key with --kx or --sign)\n"
-            "  token   print a join token signed with ISSUER_FILE, valid for SECONDS\n"
-            "  show    print a token's fields (the signature is not checked)\n"
-            "Exit status: 0 ok, 1 failure, 2 usage.\n");
+    fprintf(to, "usage: cradle-keys COMMAND [OPTIONS]\n"
+                "       cradle-keys --help | --version\n"
+                "Key files and join tokens. Commands:\n");
+    cradle_options_help(to, &rows[0].o, ROWS, sizeof rows[0], 28, 0);
+    fprintf(to, "Exit status: 0 ok, 1 failure, 2 usage.\n");
 }
 
 /* A usage error of one command: names what was wrong and what the command
  * takes. Returns the exit status 2. */
 static int usage_error(const char *cmd, const char *what, const char *arg) {
-    static const struct {
-        const char *cmd, *takes;
-    } forms[] = {
-        {"gen", "gen --out FILE"},
-        {"pub", "pub FILE [--kx | --sign]"},
-        {"token", "token --key ISSUER_FILE --client-id ID --server-id HEX --build BUILD --ttl SECONDS "
-                  "[--now UNIX_SECONDS]"},
-        {"show", "show TOKEN"},
-    };
-    const char *takes = NULL;
-    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++)
-        if (strcmp(forms[i].cmd, cmd) == 0) takes = forms[i].takes;
+    const char *takes = cmd;
+    for (size_t i = 0; i < FORMS; i++)
+        if (strcmp(forms[i].name, cmd) == 0) takes = forms[i].takes;
     fprintf(stderr, "cradle-keys %s: %s%s%s%s; usage: cradle-keys %s\n", cmd, what, arg ? " '" : "",
-            arg ? arg : "", arg ? "'" : "", takes ? takes : cmd);
+            arg ? arg : "", arg ? "'" : "", takes);
     return 2;
+}
+
+/* One option of a command: its id and value (NULL for a switch). */
+typedef struct taken {
+    int id;
+    const char *value;
+} taken;
+
+/* Parses a command's options (argv[0] is the command's name) with getopt,
+ * from the rows of that command, into out (at most ROWS, in order) and the
+ * positional arguments left at argv[*first..argc). Returns -1 to go on, or
+ * the exit status of a usage error. */
+static int parse(const struct command_form *c, int argc, char **argv, taken *out, size_t *count, int *first) {
+    key_option mine[ROWS];
+    size_t n = 0;
+    for (size_t i = 0; i < ROWS; i++)
+        if (rows[i].commands & c->bit) mine[n++] = rows[i];
+    struct option longs[ROWS + 1];
+    cradle_options_getopt(&mine[0].o, n, sizeof mine[0], longs, NULL);
+    opterr = 0;
+    optind = 1;
+    *count = 0;
+    int opt;
+    while ((opt = getopt_long(argc, argv, ":", longs, NULL)) != -1) {
+        if (opt == ':') return usage_error(c->name, "a value is missing after", argv[optind - 1]);
+        if (opt == '?') return usage_error(c->name, "unknown option", argv[optind - 1]);
+        if (*count == ROWS) return usage_error(c->name, "too many options, at", argv[optind - 1]);
+        out[(*count)++] = (taken){opt, optarg};
+    }
+    *first = optind;
+    return -1;
 }
 
 static void print_public(const cradle_keys *k, int which) {
@@ -89,20 +147,18 @@ static void print_public(const cradle_keys *k, int which) {
     }
 }
 
-static int cmd_gen(int argc, char **argv) {
+static int cmd_gen(const struct command_form *c, int argc, char **argv) {
+    taken opts[ROWS];
+    size_t count;
+    int first, rc = parse(c, argc, argv, opts, &count, &first);
+    if (rc >= 0) return rc;
+    if (first < argc) return usage_error("gen", "unexpected argument", argv[first]);
     const char *out = NULL;
-    for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--out") == 0 && i + 1 < argc)
-            out = argv[++i];
-        else if (strcmp(argv[i], "--out") == 0)
-            return usage_error("gen", "--out needs a FILE", NULL);
-        else
-            return usage_error("gen", argv[i][0] == '-' ? "unknown option" : "unexpected argument", argv[i]);
-    }
+    for (size_t i = 0; i < count; i++) out = opts[i].value; /* --out is its only option */
     if (out == NULL) return usage_error("gen", "--out FILE is required", NULL);
     cradle_keys k;
     char message[512];
-    int rc = cradle_keys_generate(&k);
+    rc = cradle_keys_generate(&k);
     if (rc == 0) rc = cradle_keys_save(&k, out, message, sizeof message);
     else snprintf(message, sizeof message, "cannot generate keys: %s", cradle_strerror(rc));
     if (rc == 0) print_public(&k, 0);
@@ -114,20 +170,18 @@ static int cmd_gen(int argc, char **argv) {
     return 0;
 }
 
-static int cmd_pub(int argc, char **argv) {
-    const char *file = NULL;
+static int cmd_pub(const struct command_form *c, int argc, char **argv) {
+    taken opts[ROWS];
+    size_t count;
+    int first, rc = parse(c, argc, argv, opts, &count, &first);
+    if (rc >= 0) return rc;
+    if (first == argc) return usage_error("pub", "the key FILE is required", NULL);
+    if (first + 1 < argc) return usage_error("pub", "unexpected argument", argv[first + 1]);
     int which = 0;
-    for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--kx") == 0) which = 1;
-        else if (strcmp(argv[i], "--sign") == 0) which = 2;
-        else if (file == NULL && argv[i][0] != '-') file = argv[i];
-        else
-            return usage_error("pub", argv[i][0] == '-' ? "unknown option" : "unexpected argument", argv[i]);
-    }
-    if (file == NULL) return usage_error("pub", "the key FILE is required", NULL);
+    for (size_t i = 0; i < count; i++) which = opts[i].id == O_KX ? 1 : 2;
     cradle_keys k;
     char message[512];
-    int rc = cradle_keys_load(&k, file, message, sizeof message);
+    rc = cradle_keys_load(&k, argv[first], message, sizeof message);
     if (rc != 0) {
         fprintf(stderr, "cradle-keys: %s\n", message);
         return 1;
@@ -137,42 +191,43 @@ static int cmd_pub(int argc, char **argv) {
     return 0;
 }
 
-static int cmd_token(int argc, char **argv) {
+static int cmd_token(const struct command_form *c, int argc, char **argv) {
+    taken opts[ROWS];
+    size_t count;
+    int first, rc = parse(c, argc, argv, opts, &count, &first);
+    if (rc >= 0) return rc;
+    if (first < argc) return usage_error("token", "unexpected argument", argv[first]);
     const char *key = NULL, *server = NULL, *build = NULL;
     uint64_t client_id = 0, ttl = 0, now = 0;
     bool have_client = false, have_ttl = false, have_now = false;
-    for (int i = 0; i < argc; i += 2) {
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        static const char *const takes_value[] = {"--key", "--server-id", "--build", "--client-id", "--ttl",
-                                                  "--now"};
-        bool known = false;
-        for (size_t k = 0; k < sizeof takes_value / sizeof takes_value[0]; k++)
-            if (strcmp(argv[i], takes_value[k]) == 0) known = true;
-        if (!known)
-            return usage_error("token", argv[i][0] == '-' ? "unknown option" : "unexpected argument", argv[i]);
-        if (v == NULL) return usage_error("token", "a value is missing after", argv[i]);
-        if (strcmp(argv[i], "--key") == 0) key = v;
-        else if (strcmp(argv[i], "--server-id") == 0) server = v;
-        else if (strcmp(argv[i], "--build") == 0) build = v;
-        else if (strcmp(argv[i], "--client-id") == 0) {
+    for (size_t i = 0; i < count; i++) {
+        const char *v = opts[i].value;
+        switch (opts[i].id) {
+        case O_KEY: key = v; break;
+        case O_SERVER_ID: server = v; break;
+        case O_BUILD: build = v; break;
+        case O_CLIENT_ID:
             if (!cradle_parse_u64(v, 0, UINT64_MAX, &client_id)) {
                 fprintf(stderr, "cradle-keys: --client-id must be an unsigned integer\n");
                 return 2;
             }
             have_client = true;
-        } else if (strcmp(argv[i], "--ttl") == 0) {
+            break;
+        case O_TTL:
             if (!cradle_parse_u64(v, 1, TTL_MAX, &ttl)) {
-                fprintf(stderr, "cradle-keys: --ttl must be 1..%llu seconds\n",
-                        (unsigned long long)TTL_MAX);
+                fprintf(stderr, "cradle-keys: --ttl must be 1..%llu seconds\n", (unsigned long long)TTL_MAX);
                 return 2;
             }
             have_ttl = true;
-        } else if (strcmp(argv[i], "--now") == 0) {
+            break;
+        case O_NOW:
             if (!cradle_parse_u64(v, 0, UINT64_MAX, &now)) {
                 fprintf(stderr, "cradle-keys: --now must be Unix seconds\n");
                 return 2;
             }
             have_now = true;
+            break;
+        default: assert(!"an option of token's rows");
         }
     }
     const char *missing = key == NULL      ? "--key ISSUER_FILE"
@@ -216,7 +271,7 @@ static int cmd_token(int argc, char **argv) {
 
     cradle_keys k;
     char message[512];
-    int rc = cradle_keys_load(&k, key, message, sizeof message);
+    rc = cradle_keys_load(&k, key, message, sizeof message);
     if (rc != 0) {
         fprintf(stderr, "cradle-keys: %s\n", message);
         return 1;
@@ -236,15 +291,17 @@ static int cmd_token(int argc, char **argv) {
     return 0;
 }
 
-static int cmd_show(int argc, char **argv) {
-    /* No option check: a URL-safe base64 token may start with '-'. */
-    if (argc != 1)
-        return usage_error("show", argc == 0 ? "the TOKEN is missing" : "expected one TOKEN, got also",
-                           argc == 0 ? NULL : argv[1]);
+static int cmd_show(const struct command_form *c, int argc, char **argv) {
+    /* No options: a URL-safe base64 token may start with '-'. */
+    (void)c;
+    if (argc != 2)
+        return usage_error("show", argc == 1 ? "the TOKEN is missing" : "expected one TOKEN, got also",
+                           argc == 1 ? NULL : argv[2]);
+    const char *text_in = argv[1];
     uint8_t bytes[CRADLE_TOKEN_MAX_BYTES];
     size_t n = 0;
     cradle_token t;
-    if (cradle_token_from_text(bytes, &n, argv[0]) != 0 || cradle_token_decode(&t, bytes, n) != 0) {
+    if (cradle_token_from_text(bytes, &n, text_in) != 0 || cradle_token_decode(&t, bytes, n) != 0) {
         fprintf(stderr, "cradle-keys: not a valid token\n");
         return 1;
     }
@@ -282,10 +339,10 @@ int main(int argc, char **argv) {
             usage(stdout);
             return 0;
         }
-    if (strcmp(cmd, "gen") == 0) return cmd_gen(argc - 2, argv + 2);
-    if (strcmp(cmd, "pub") == 0) return cmd_pub(argc - 2, argv + 2);
-    if (strcmp(cmd, "token") == 0) return cmd_token(argc - 2, argv + 2);
-    if (strcmp(cmd, "show") == 0) return cmd_show(argc - 2, argv + 2);
+    static int (*const run[FORMS])(const struct command_form *, int, char **) = {cmd_gen, cmd_pub, cmd_token,
+                                                                                 cmd_show};
+    for (size_t i = 0; i < FORMS; i++)
+        if (strcmp(cmd, forms[i].name) == 0) return run[i](&forms[i], argc - 1, argv + 1);
     fprintf(stderr, "cradle-keys: unknown %s '%s': expected gen, pub, token or show (cradle-keys --help)\n",
             cmd[0] == '-' ? "option" : "command", cmd);
     return 2;

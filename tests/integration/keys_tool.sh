@@ -48,6 +48,12 @@ expect 2 "$keys" token --key "$work/issuer.key" --client-id 7 --server-id abc --
 expect 2 "$keys" token --key "$work/issuer.key" --client-id -1 --server-id "$kx" --build b1 --ttl 60
 expect 2 "$keys" token --key "$work/issuer.key" --client-id 7 --server-id "$kx" --build b1 --ttl 0
 expect 2 "$keys" frobnicate
+expect 2 "$keys" token --key "$work/issuer.key" --client-id 7 --server-id "$kx" --build b1 --ttl
+has "a value is missing after '--ttl'" err
+expect 2 "$keys" pub "$work/server.key" extra --kx
+has "unexpected argument 'extra'" err
+expect 2 "$keys" gen --kx --out "$work/other.key"
+has "unknown option '--kx'" err
 
 # An unsigned log fails --verify-key; without it the replay is fine.
 expect 0 "$record" --game "$counter" --log "$work/run.log" --seed 3 --players 2 --steps 200
