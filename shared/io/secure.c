@@ -105,7 +105,6 @@ int cradle_secure_seal_lane(cradle_secure *s, cradle_secure_lane_id lane, void *
         p + CRADLE_SECURE_COUNTER_BYTES, p + CRADLE_SECURE_COUNTER_BYTES + size, NULL, plain,
         size, ad, sizeof ad, NULL, nonce, s->tx_key);
     *written = size + CRADLE_SECURE_OVERHEAD;
-    s->stats.sealed++;
     return 0;
 }
 
@@ -147,11 +146,9 @@ int cradle_secure_open(cradle_secure *s, void *out, size_t capacity, size_t *pla
                        const void *packet, size_t size) {
     *plain_size = 0;
     if (size < CRADLE_SECURE_OVERHEAD) {
-        s->stats.short_packets++;
         return CRADLE_ESECURE_SHORT;
     }
     if (size > CRADLE_SECURE_PACKET_MAX) {
-        s->stats.long_packets++;
         return CRADLE_ESECURE_LONG;
     }
     size_t n = size - CRADLE_SECURE_OVERHEAD;
@@ -165,17 +162,13 @@ int cradle_secure_open(cradle_secure *s, void *out, size_t capacity, size_t *pla
     if (crypto_aead_chacha20poly1305_ietf_decrypt_detached(
             out, NULL, p + CRADLE_SECURE_COUNTER_BYTES, n, p + CRADLE_SECURE_COUNTER_BYTES + n,
             ad, sizeof ad, nonce, s->rx_key) != 0) {
-        s->stats.forged++;
         return CRADLE_ESECURE_AUTH;
     }
     int rc = window_accept(&s->lanes[counter >> 63], counter & ~LANE_BIT);
     if (rc != 0) {
-        if (rc == CRADLE_ESECURE_REPLAY) s->stats.replayed++;
-        if (rc == CRADLE_ESECURE_OLD) s->stats.too_old++;
         sodium_memzero(out, n);
         return rc;
     }
-    s->stats.opened++;
     *plain_size = n;
     return 0;
 }

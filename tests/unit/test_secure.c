@@ -69,8 +69,6 @@ static void test_round_trip_both_ways(void **state) {
     assert_int_equal(cradle_secure_seal(&client, packet, sizeof packet, &n, "", 0), 0);
     assert_int_equal(n, CRADLE_SECURE_OVERHEAD);
     assert_int_equal(open_packet(&server, packet, n), 0);
-    assert_int_equal(client.stats.sealed, 5);
-    assert_int_equal(server.stats.opened, 4);
 }
 
 static void test_wrong_server_key_cannot_talk(void **state) {
@@ -87,7 +85,6 @@ static void test_wrong_server_key_cannot_talk(void **state) {
                                                impostor.kx_secret, client_pk, &cfg), 0);
     size_t n = seal(&fake_server, "WELCOME from an impostor");
     assert_int_equal(open_packet(&client, packet, n), CRADLE_ESECURE_AUTH);
-    assert_int_equal(client.stats.forged, 1);
     /* The pinned client still trusts only the real server. */
     assert_int_equal(cradle_secure_client_init(&pinned_client, client_pk, client_sk,
                                                impostor.kx_public, &cfg), 0);
@@ -122,8 +119,6 @@ static void test_every_tampered_byte_is_refused(void **state) {
             assert_int_equal(open_packet(&server, bad, n), CRADLE_ESECURE_AUTH);
         }
     }
-    assert_int_equal(server.stats.forged, 3 * n);
-    assert_int_equal(server.stats.opened, 0);
     /* Failures did not disturb the window: the real packet opens. */
     assert_int_equal(open_packet(&server, packet, n), 0);
 }
@@ -137,8 +132,6 @@ static void test_truncated_and_oversized(void **state) {
         assert_int_equal(open_packet(&server, packet, k), CRADLE_ESECURE_AUTH);
     assert_int_equal(open_packet(&server, packet, CRADLE_SECURE_PACKET_MAX + 1),
                      CRADLE_ESECURE_LONG);
-    assert_int_equal(server.stats.short_packets, CRADLE_SECURE_OVERHEAD);
-    assert_int_equal(server.stats.long_packets, 1);
     /* A too-small output buffer is the caller's error, and nothing is consumed. */
     size_t got;
     assert_int_equal(cradle_secure_open(&server, plain, n - CRADLE_SECURE_OVERHEAD - 1, &got,
@@ -193,8 +186,6 @@ static void test_replay_window(void **state) {
     assert_int_equal(deliver(303 + CRADLE_SECURE_WINDOW), 0);
     assert_int_equal(deliver(303), CRADLE_ESECURE_OLD);
     assert_int_equal(deliver(304), 0);
-    assert_int_equal(server.stats.too_old, 3);
-    assert_int_equal(server.stats.replayed, 3 + (300 - edge + 1));
 }
 
 static void test_far_future_counter(void **state) {

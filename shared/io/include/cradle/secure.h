@@ -86,13 +86,9 @@ typedef struct cradle_secure_lane {
     uint64_t rx_seen[CRADLE_SECURE_WINDOW / 64]; /* bit c % WINDOW: counter c opened */
 } cradle_secure_lane;
 
-typedef struct cradle_secure_stats {
-    uint64_t sealed, opened;
-    uint64_t short_packets, long_packets, forged, replayed, too_old;
-} cradle_secure_stats;
-
-/* The caller owns the struct (one per connection); read stats, change
- * nothing. Holds keys: cradle_secure_wipe() it when the connection ends. */
+/* The caller owns the struct (one per connection) and changes nothing in
+ * it; what failed to open is the caller's to count (open's return says
+ * why: the server's status counts auth_failed and replayed). Holds keys: cradle_secure_wipe() it when the connection ends. */
 typedef struct cradle_secure {
     uint8_t tx_key[CRADLE_SECURE_KEY_BYTES];
     uint8_t rx_key[CRADLE_SECURE_KEY_BYTES];
@@ -100,7 +96,6 @@ typedef struct cradle_secure {
     uint64_t context;
     uint64_t counter_limit;
     cradle_secure_lane lanes[2]; /* by cradle_secure_lane_id */
-    cradle_secure_stats stats;
 } cradle_secure;
 
 /* A fresh ephemeral X25519 key pair (random). Returns 0 or CRADLE_EIO. */
@@ -138,10 +133,10 @@ CRADLE_MUST_CHECK int cradle_secure_seal_lane(cradle_secure *s, cradle_secure_la
                                               size_t size);
 
 /* Opens size packet bytes (untrusted) into out and stores the plaintext
- * length. Returns 0 or, counted in s->stats: CRADLE_ESECURE_SHORT,
+ * length. Returns 0 or CRADLE_ESECURE_SHORT,
  * CRADLE_ESECURE_LONG (over CRADLE_SECURE_PACKET_MAX), CRADLE_ESECURE_AUTH
  * (forged, altered, wrong key or direction), CRADLE_ESECURE_REPLAY,
- * CRADLE_ESECURE_OLD. CRADLE_EFULL (not counted) when capacity is below
+ * CRADLE_ESECURE_OLD; CRADLE_EFULL when capacity is below
  * size - CRADLE_SECURE_OVERHEAD. On failure out holds nothing to use. */
 CRADLE_MUST_CHECK int cradle_secure_open(cradle_secure *s, void *out, size_t capacity,
                                          size_t *plain_size, const void *packet, size_t size);
