@@ -81,5 +81,6 @@ cradle_handshake_action cradle_handshake_first_packet(cradle_handshake_result *r
         memset(&r->token, 0, sizeof r->token);
         return refuse(r, CRADLE_WIRE_REFUSE_AUTH, cradle_error_name(rc));
     }
+    r->request = *h;
     return decide(r, CRADLE_HANDSHAKE_ADMIT);
 }

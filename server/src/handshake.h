@@ -63,6 +63,7 @@ typedef struct cradle_handshake_result {
     uint8_t reason;      /* REFUSE: cradle_wire_refusal */
     char text[CRADLE_WIRE_TEXT_MAX + 1]; /* REFUSE: the text, printable ASCII */
     cradle_token token;  /* ADMIT: the verified token's fields */
+    cradle_wire_hello request; /* ADMIT: the HELLO, decoded */
 } cradle_handshake_result;
 
 /* Decides on the size untrusted bytes at data, a peer's first packet. The

@@ -90,19 +90,18 @@ static void wait_for_room(cradle_server_host *host) {
     }
 }
 
-/* Encodes m into the outbound slot and queues it for peer (or broadcast). */
+/* Queues m, with the bytes it points to, for peer (or broadcast): the
+ * network thread encodes it. */
 static void queue_message(cradle_server_host *host, uint16_t peer, uint32_t generation,
                           const cradle_wire_message *m, uint8_t flags) {
     cradle_server_out *out = &host->out_scratch;
-    size_t n = 0;
-    int rc = cradle_wire_encode(out->bytes, sizeof out->bytes, &n, m);
-    assert(rc == 0); /* the host builds only valid messages that fit a slot */
-    (void)rc;
+    out->message = *m;
+    size_t held = cradle_wire_detach(&out->message, out->payload, sizeof out->payload);
+    assert(held != SIZE_MAX); /* the host builds only messages whose bytes fit a slot */
+    (void)held;
     out->peer = peer;
     out->generation = generation;
     out->flags = flags;
-    out->length = (uint32_t)n;
-    out->first_step = m->type == CRADLE_WIRE_STEPS ? m->as.steps.first_step : 0; /* the wire has 32 bits */
     push_out(host);
 }
 
@@ -125,7 +124,7 @@ static void disconnect_peer(cradle_server_host *host, uint16_t peer) {
     out->peer = peer;
     out->generation = host->peers[peer].generation;
     out->flags = CRADLE_SERVER_OUT_CONTROL | CRADLE_SERVER_OUT_DISCONNECT;
-    out->length = 0;
+    out->message.type = 0;
     push_out(host);
 }
 
@@ -431,10 +430,10 @@ static bool take_over(cradle_server_host *host, uint16_t p, uint32_t slot) {
     return true;
 }
 
-static void on_hello(cradle_server_host *host, uint16_t p, const cradle_wire_message *m, int rc) {
+static void on_hello(cradle_server_host *host, uint16_t p, const cradle_wire_message *m, bool other_version) {
     cradle_server_peer *peer = &host->peers[p];
     if (peer->state != CRADLE_SERVER_PEER_CONNECTED) return; /* a repeated HELLO: ignore */
-    if (rc == CRADLE_ENET_VERSION) {
+    if (other_version) {
         refuse(host, p, CRADLE_WIRE_REFUSE_PROTOCOL, "protocol version differs: server %u, client %u",
                CRADLE_WIRE_VERSION, (unsigned)m->version);
         return;
@@ -558,14 +557,13 @@ static void on_event(cradle_server_host *host, const cradle_server_in *in) {
         peer->state = CRADLE_SERVER_PEER_FREE;
         return;
     }
-    cradle_wire_message m;
-    int rc = cradle_wire_decode(&m, in->bytes, in->length);
-    if (rc != 0 && rc != CRADLE_ENET_VERSION) return; /* the network thread validated it */
-    if (rc == CRADLE_ENET_VERSION || m.type == CRADLE_WIRE_HELLO) {
-        if (rc == CRADLE_ENET_VERSION && m.type != CRADLE_WIRE_HELLO) return;
-        on_hello(host, in->peer, &m, rc);
+    cradle_wire_message m = in->message; /* decoded and checked by the network thread */
+    if (!in->other_version) cradle_wire_attach(&m, in->payload);
+    if (m.type == CRADLE_WIRE_HELLO) {
+        on_hello(host, in->peer, &m, in->other_version);
         return;
     }
+    if (in->other_version) return;
     switch (m.type) {
     case CRADLE_WIRE_INPUT: on_input(host, in->peer, &m.as.input); break;
     case CRADLE_WIRE_DESYNC:
@@ -1024,9 +1022,16 @@ uint64_t cradle_server_host_turn(cradle_server_host *host, uint64_t now) {
     return wait;
 }
 
+bool cradle_server_host_wait(cradle_server_host *host, uint64_t wait_ns) {
+    if (host->quit || *host->signalled) return false;
+    wait_for_work(host, wait_ns);
+    return !host->quit && !*host->signalled;
+}
+
 int cradle_server_host_run(cradle_server_host *host) {
     cradle_server_host_start(host, cradle_mono_ns());
-    while (!host->quit && !*host->signalled) wait_for_work(host, cradle_server_host_turn(host, cradle_mono_ns()));
+    while (cradle_server_host_wait(host, cradle_server_host_turn(host, cradle_mono_ns())))
+        ;
     return 0;
 }
 

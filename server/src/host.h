@@ -231,8 +231,13 @@ void cradle_server_host_advance(cradle_server_host *host, uint64_t count);
 void cradle_server_host_start(cradle_server_host *host, uint64_t now);
 uint64_t cradle_server_host_turn(cradle_server_host *host, uint64_t now);
 
-/* Runs the game loop on the OS clock until quit (dev protocol) or a
- * signal: start, then turns. Returns 0. */
+/* Waits up to wait_ns (a turn's answer) for work, running a dev client's
+ * lines as they come. Returns whether the loop goes on: false once quit
+ * (dev protocol, the end of --dev-stdin) or a signal asked it to end. */
+bool cradle_server_host_wait(cradle_server_host *host, uint64_t wait_ns);
+
+/* Runs the game loop on the OS clock until quit or a signal: start, then
+ * turn and wait. Returns 0. */
 int cradle_server_host_run(cradle_server_host *host);
 
 /* Tells the clients the server stops (BYE shutdown) and closes the log with

@@ -155,7 +155,7 @@ static void wake_game(cradle_server_net *net) {
  * when a step is due; anything else (a join, a leave, a HELLO) and a ring
  * filling up wake it at once. */
 static void push_in(cradle_server_net *net, cradle_server_in *in, bool must_deliver) {
-    bool input = in->kind == CRADLE_SERVER_IN_MESSAGE && in->length > 0 && in->bytes[0] == CRADLE_WIRE_INPUT;
+    bool input = in->kind == CRADLE_SERVER_IN_MESSAGE && in->message.type == CRADLE_WIRE_INPUT;
     while (!cradle_ring_push(&net->in, in)) {
         wake_game(net);
         if (!must_deliver || atomic_load(&net->stop)) {
@@ -179,7 +179,8 @@ static void fill_peer(cradle_server_net *net, cradle_server_in *in, const ENetPe
     in->port = peer->address.port;
     in->identified = net->peer[i].identified;
     in->client_id = net->peer[i].client_id;
-    in->length = 0;
+    in->other_version = false;
+    in->message.type = 0;
 }
 
 static void send_to(ENetPeer *peer, const void *data, size_t length, uint32_t flags) {
@@ -241,18 +242,22 @@ static void send_message_to(cradle_server_net *net, ENetPeer *peer, const void *
     if (rc == 0) send_to(peer, net->sealed, n, flags);
 }
 
-/* Cuts a REFUSE's text so that it, plus overhead, is no larger than limit
- * (the HELLO that caused it): a forged source address must not earn a reply
- * larger than its request. Returns the new length. */
-static size_t fit_refuse(uint8_t *bytes, size_t length, size_t overhead, size_t limit) {
-    if (limit == 0 || length + overhead <= limit) return length;
-    cradle_wire_message m;
-    if (cradle_wire_decode(&m, bytes, length) != 0 || m.type != CRADLE_WIRE_REFUSE) return length;
-    size_t text = strlen(m.as.refuse.text);
-    size_t excess = length + overhead - limit;
-    m.as.refuse.text[excess >= text ? 0 : text - excess] = '\0';
+/* Encodes a REFUSE into out (capacity bytes), its text cut so that it,
+ * plus overhead, is no larger than limit (the HELLO that caused it; 0: no
+ * limit): a forged source address must not earn a reply larger than its
+ * request. Returns the length. */
+static size_t encode_refuse(cradle_wire_message *m, uint8_t *out, size_t capacity, size_t overhead, size_t limit) {
+    assert(m->type == CRADLE_WIRE_REFUSE);
     size_t n = 0;
-    return cradle_wire_encode(bytes, length, &n, &m) == 0 ? n : length;
+    int rc = cradle_wire_encode(out, capacity, &n, m);
+    assert(rc == 0); /* a REFUSE always fits */
+    if (limit == 0 || n + overhead <= limit) return n;
+    size_t text = strlen(m->as.refuse.text), excess = n + overhead - limit;
+    m->as.refuse.text[excess >= text ? 0 : text - excess] = '\0';
+    rc = cradle_wire_encode(out, capacity, &n, m);
+    assert(rc == 0);
+    (void)rc;
+    return n;
 }
 
 /* Refuses a peer from the net thread (no slot was ever taken) and lets it go. */
@@ -260,17 +265,14 @@ static void refuse_here(cradle_server_net *net, ENetPeer *peer, uint8_t reason, 
                         bool sealed) {
     uint16_t i = peer_index(net, peer);
     uint8_t buf[CRADLE_WIRE_TEXT_MAX + 16];
-    size_t n = 0;
     cradle_wire_message m = {.type = CRADLE_WIRE_REFUSE};
     m.as.refuse.reason = reason;
     cradle_wire_set_text(m.as.refuse.text, sizeof m.as.refuse.text, text);
-    if (cradle_wire_encode(buf, sizeof buf, &n, &m) == 0) {
-        n = fit_refuse(buf, n, sealed ? CRADLE_SECURE_OVERHEAD : 0, net->peer[i].hello_bytes);
-        if (sealed)
-            send_message_to(net, peer, buf, n, ENET_PACKET_FLAG_RELIABLE);
-        else
-            send_to(peer, buf, n, ENET_PACKET_FLAG_RELIABLE);
-    }
+    size_t n = encode_refuse(&m, buf, sizeof buf, sealed ? CRADLE_SECURE_OVERHEAD : 0, net->peer[i].hello_bytes);
+    if (sealed)
+        send_message_to(net, peer, buf, n, ENET_PACKET_FLAG_RELIABLE);
+    else
+        send_to(peer, buf, n, ENET_PACKET_FLAG_RELIABLE);
     net->peer[i].auth = CRADLE_SERVER_AUTH_CLOSING;
     enet_peer_disconnect_later(peer, 0);
 }
@@ -356,8 +358,8 @@ static void on_first_packet(cradle_server_net *net, ENetPeer *peer, const uint8_
     announce(net, peer);
     cradle_server_in *in = &net->scratch_in;
     fill_peer(net, in, peer, CRADLE_SERVER_IN_MESSAGE);
-    in->length = (uint16_t)size;
-    memcpy(in->bytes, data, size);
+    in->message = (cradle_wire_message){.type = CRADLE_WIRE_HELLO, .version = CRADLE_WIRE_VERSION};
+    in->message.as.hello = r.request;
     push_in(net, in, true); /* the HELLO must follow its CONNECT */
 }
 
@@ -414,8 +416,11 @@ static void on_receive(cradle_server_net *net, ENetEvent *event) {
     if (!net->secure && m.type == CRADLE_WIRE_HELLO)
         net->peer[peer_index(net, event->peer)].hello_bytes = (uint16_t)size; /* caps the REFUSE */
     fill_peer(net, in, event->peer, CRADLE_SERVER_IN_MESSAGE);
-    in->length = (uint16_t)size;
-    memcpy(in->bytes, data, size);
+    in->other_version = rc == CRADLE_ENET_VERSION;
+    in->message = m;
+    size_t held = rc == 0 ? cradle_wire_detach(&in->message, in->payload, sizeof in->payload) : 0;
+    assert(held != SIZE_MAX); /* a decoded message within CRADLE_SERVER_IN_BYTES fits */
+    (void)held;
     push_in(net, in, false);
 }
 
@@ -539,39 +544,29 @@ static void handle_event(cradle_server_net *net, ENetEvent *event) {
 }
 
 /* A STEPS broadcast from the game thread: its steps join the history. */
-static void append_steps(cradle_server_net *net, const cradle_server_out *out) {
-    cradle_wire_message m;
-    int rc = cradle_wire_decode(&m, out->bytes, out->length);
-    assert(rc == 0 && m.type == CRADLE_WIRE_STEPS); /* the game thread encoded it */
-    (void)rc;
-    const cradle_wire_steps *s = &m.as.steps;
+static void append_steps(cradle_server_net *net, const cradle_wire_steps *s) {
     uint32_t h = 0;
     for (uint32_t k = 0; k < s->count; k++) {
         bool has_hash = h < s->hash_count && s->hashes[h].offset == k;
-        cradle_stream_append(&net->stream, out->first_step + k, s->snapshots + (size_t)k * s->snapshot_size,
-                             s->epoch, has_hash, has_hash ? s->hashes[h].hash : 0);
+        cradle_stream_append(&net->stream, s->first_step + k, s->snapshots + (size_t)k * s->snapshot_size, s->epoch,
+                             has_hash, has_hash ? s->hashes[h].hash : 0);
         if (has_hash) h++;
     }
 }
 
 /* A WELCOME is going out: the peer is admitted and its stream starts. */
-static void start_stream(cradle_server_net *net, const cradle_server_out *out) {
-    cradle_wire_message m;
-    int rc = cradle_wire_decode(&m, out->bytes, out->length);
-    assert(rc == 0 && m.type == CRADLE_WIRE_WELCOME);
-    (void)rc;
-    net->peer[out->peer].admitted = true;
-    net->peer[out->peer].bye_sent = false;
-    net->peer[out->peer].raw = false; /* through ENet, behind its WELCOME, until it answers */
+static void start_stream(cradle_server_net *net, uint16_t i, const cradle_wire_welcome *w) {
+    net->peer[i].admitted = true;
+    net->peer[i].bye_sent = false;
+    net->peer[i].raw = false; /* through ENet, behind its WELCOME, until it answers */
     if (!net->secure) { /* plaintext: admission is all the proof there is (loopback development) */
-        ENetPeer *peer = &net->host->peers[out->peer];
+        ENetPeer *peer = &net->host->peers[i];
         cradle_ratelimit_refund(&net->ratelimit, &peer->address.host, sizeof peer->address.host, mono_ms());
         sync_rate_stats(net);
     }
-    cradle_stream_start(&net->stream, out->peer, m.as.welcome.start_step, cradle_mono_ns());
-    if (m.as.welcome.slot == CRADLE_WIRE_SPECTATOR)
-        cradle_stream_pace(&net->stream, out->peer, CRADLE_ACKPACE_SPECTATOR_STEPS,
-                           cradle_ackpace_wait_ns(m.as.welcome.steps_per_second));
+    cradle_stream_start(&net->stream, i, w->start_step, cradle_mono_ns());
+    if (w->slot == CRADLE_WIRE_SPECTATOR)
+        cradle_stream_pace(&net->stream, i, CRADLE_ACKPACE_SPECTATOR_STEPS, cradle_ackpace_wait_ns(w->steps_per_second));
 }
 
 /* How long a peer's ack may stall before its steps are sent again: a round
@@ -654,6 +649,72 @@ static void release_byes(cradle_server_net *net, bool force) {
     }
 }
 
+/* Encodes a message the game thread queued into net->encoded. Returns the
+ * length. */
+static size_t encode_out(cradle_server_net *net, const cradle_wire_message *m) {
+    size_t n = 0;
+    int rc = cradle_wire_encode(net->encoded, sizeof net->encoded, &n, m);
+    assert(rc == 0); /* the host builds only valid messages that fit */
+    (void)rc;
+    return n;
+}
+
+/* A message for every admitted peer. */
+static void broadcast_out(cradle_server_net *net, cradle_server_out *out, uint32_t flags) {
+    const cradle_wire_message *m = &out->message;
+    if (m->type == CRADLE_WIRE_STEPS) {
+        append_steps(net, &m->as.steps);
+        return;
+    }
+    size_t n = encode_out(net, m);
+    if (m->type == CRADLE_WIRE_BYE) {
+        assert(n <= sizeof net->bye);
+        memcpy(net->bye, net->encoded, n); /* sent by release_byes */
+        net->bye_length = (uint32_t)n;
+        return;
+    }
+    if (net->secure) {
+        /* Each peer's own keys: one sealed packet per peer. */
+        for (size_t i = 0; i < net->host->peerCount; i++) {
+            ENetPeer *peer = &net->host->peers[i];
+            if (net->peer[i].admitted && peer->state == ENET_PEER_STATE_CONNECTED)
+                send_message_to(net, peer, net->encoded, n, flags);
+        }
+        return;
+    }
+    /* One packet, reference-counted by ENet across every peer. */
+    ENetPacket *packet = enet_packet_create(net->encoded, n, flags);
+    if (!packet) return;
+    for (size_t i = 0; i < net->host->peerCount; i++) {
+        ENetPeer *peer = &net->host->peers[i];
+        if (net->peer[i].admitted && peer->state == ENET_PEER_STATE_CONNECTED) (void)enet_peer_send(peer, 0, packet);
+    }
+    if (packet->referenceCount == 0) enet_packet_destroy(packet);
+}
+
+/* A message (or only a disconnect) for one peer. */
+static void send_out(cradle_server_net *net, cradle_server_out *out, uint32_t flags) {
+    if (out->peer >= net->host->peerCount || net->peer[out->peer].generation != out->generation ||
+        net->host->peers[out->peer].state != ENET_PEER_STATE_CONNECTED) {
+        atomic_fetch_add(&net->stats.dropped_stale, 1);
+        return;
+    }
+    ENetPeer *peer = &net->host->peers[out->peer];
+    cradle_wire_message *m = &out->message;
+    if (!(out->flags & CRADLE_SERVER_OUT_CONTROL)) {
+        if (m->type == CRADLE_WIRE_WELCOME) start_stream(net, out->peer, &m->as.welcome);
+        size_t n = m->type == CRADLE_WIRE_REFUSE
+                       ? encode_refuse(m, net->encoded, sizeof net->encoded, net->secure ? CRADLE_SECURE_OVERHEAD : 0,
+                                       net->peer[out->peer].hello_bytes)
+                       : encode_out(net, m);
+        send_message_to(net, peer, net->encoded, n, flags);
+    }
+    if (out->flags & CRADLE_SERVER_OUT_DISCONNECT) {
+        net->peer[out->peer].admitted = false;
+        enet_peer_disconnect_later(peer, 0);
+    }
+}
+
 /* Sends everything the game thread queued. Returns whether new steps
  * joined the stream. */
 static bool drain_out(cradle_server_net *net) {
@@ -662,57 +723,14 @@ static bool drain_out(cradle_server_net *net) {
     while (cradle_ring_pop(&net->out, out)) {
         uint32_t flags = (out->flags & CRADLE_SERVER_OUT_RELIABLE) ? ENET_PACKET_FLAG_RELIABLE
                                                                    : ENET_PACKET_FLAG_UNSEQUENCED;
-        bool has_message = !(out->flags & CRADLE_SERVER_OUT_CONTROL) && out->length > 0;
-        if (out->peer == CRADLE_SERVER_BROADCAST) {
-            if (!has_message) continue;
-            if (out->bytes[0] == CRADLE_WIRE_STEPS) {
-                append_steps(net, out);
-                stepped = true;
-                continue;
-            }
-            if (out->bytes[0] == CRADLE_WIRE_BYE && out->length <= sizeof net->bye) {
-                memcpy(net->bye, out->bytes, out->length); /* sent by release_byes */
-                net->bye_length = out->length;
-                continue;
-            }
-            if (net->secure) {
-                /* Each peer's own keys: one sealed packet per peer. */
-                for (size_t i = 0; i < net->host->peerCount; i++) {
-                    ENetPeer *peer = &net->host->peers[i];
-                    if (net->peer[i].admitted && peer->state == ENET_PEER_STATE_CONNECTED)
-                        send_message_to(net, peer, out->bytes, out->length, flags);
-                }
-                continue;
-            }
-            /* One packet, reference-counted by ENet across every peer. */
-            ENetPacket *packet = enet_packet_create(out->bytes, out->length, flags);
-            if (!packet) continue;
-            for (size_t i = 0; i < net->host->peerCount; i++) {
-                ENetPeer *peer = &net->host->peers[i];
-                if (net->peer[i].admitted && peer->state == ENET_PEER_STATE_CONNECTED)
-                    (void)enet_peer_send(peer, 0, packet);
-            }
-            if (packet->referenceCount == 0) enet_packet_destroy(packet);
+        if (!(out->flags & CRADLE_SERVER_OUT_CONTROL)) cradle_wire_attach(&out->message, out->payload);
+        if (out->peer != CRADLE_SERVER_BROADCAST) {
+            send_out(net, out, flags);
             continue;
         }
-        if (out->peer >= net->host->peerCount || net->peer[out->peer].generation != out->generation ||
-            net->host->peers[out->peer].state != ENET_PEER_STATE_CONNECTED) {
-            atomic_fetch_add(&net->stats.dropped_stale, 1);
-            continue;
-        }
-        ENetPeer *peer = &net->host->peers[out->peer];
-        if (has_message) {
-            if (out->bytes[0] == CRADLE_WIRE_WELCOME) start_stream(net, out);
-            if (out->bytes[0] == CRADLE_WIRE_REFUSE)
-                out->length = (uint32_t)fit_refuse(out->bytes, out->length,
-                                                   net->secure ? CRADLE_SECURE_OVERHEAD : 0,
-                                                   net->peer[out->peer].hello_bytes);
-            send_message_to(net, peer, out->bytes, out->length, flags);
-        }
-        if (out->flags & CRADLE_SERVER_OUT_DISCONNECT) {
-            net->peer[out->peer].admitted = false;
-            enet_peer_disconnect_later(peer, 0);
-        }
+        if (out->flags & CRADLE_SERVER_OUT_CONTROL) continue;
+        broadcast_out(net, out, flags);
+        stepped |= out->message.type == CRADLE_WIRE_STEPS;
     }
     return stepped;
 }

@@ -8,7 +8,8 @@
  * queues on the outbound ring. It keeps servicing peers whatever the game
  * thread does (paused, commanded, busy reloading), so nobody times out.
  *
- * Ring slots are fixed-size (ring.h copies whole elements). Peers are named by
+ * Ring slots are fixed-size (ring.h copies whole elements) and typed (a
+ * decoded message, below). Peers are named by
  * their ENet peer index plus a generation that changes on every connect, so
  * a message the game thread queued for a peer that has since left never
  * reaches the next peer at that index.
@@ -83,14 +84,21 @@ _Static_assert(CRADLE_SERVER_IN_BYTES >= 2u + 10u + CRADLE_WIRE_INPUT_STEPS_MAX 
 typedef enum cradle_server_in_kind {
     CRADLE_SERVER_IN_CONNECT = 1,
     CRADLE_SERVER_IN_DISCONNECT = 2,
-    CRADLE_SERVER_IN_MESSAGE = 3, /* bytes hold one message that decoded (or had another version) */
+    CRADLE_SERVER_IN_MESSAGE = 3, /* message holds what the network thread decoded */
 } cradle_server_in_kind;
+
+#define CRADLE_SERVER_IN_PAYLOAD (CRADLE_WIRE_INPUT_STEPS_MAX * CRADLE_GAME_MAX_INPUT_BYTES) /* INPUT's inputs */
+
+/* The records on the rings are typed: a decoded message (wire.h) whose
+ * bytes travel in the record's payload (cradle_wire_detach; the reader
+ * attaches them again), never wire bytes. The network thread decodes what
+ * arrives and encodes what leaves, once each. */
 
 /* net -> game. */
 typedef struct cradle_server_in {
     uint16_t peer;
     uint8_t kind;
-    uint8_t reserved;
+    bool other_version; /* MESSAGE: a HELLO of another protocol version (only type and version hold) */
     uint32_t generation;
     uint32_t rtt_ms; /* the link's round trip (rtt_us, rounded), or ENet's smoothed one before it */
     uint32_t lowest_rtt_ms; /* the lowest ENet measured */
@@ -99,23 +107,23 @@ typedef struct cradle_server_in {
     uint16_t port; /* host order (CONNECT) */
     bool identified;    /* CONNECT: a verified token named the client (secure mode) */
     uint64_t client_id; /* ... its client id */
-    uint16_t length;
-    uint8_t bytes[CRADLE_SERVER_IN_BYTES];
+    cradle_wire_message message; /* MESSAGE */
+    uint8_t payload[CRADLE_SERVER_IN_PAYLOAD];
 } cradle_server_in;
 
 #define CRADLE_SERVER_OUT_RELIABLE 0x01u
 #define CRADLE_SERVER_OUT_DISCONNECT 0x02u /* disconnect the peer after this message */
 #define CRADLE_SERVER_OUT_CONTROL 0x04u /* no message: only the flags apply */
 
-/* game -> net. */
+/* game -> net. A STEPS message's first_step is the whole step number (the
+ * wire sends its low 32 bits). */
 typedef struct cradle_server_out {
     uint16_t peer; /* or CRADLE_SERVER_BROADCAST */
     uint8_t flags;
     uint8_t reserved;
     uint32_t generation;
-    uint32_t length;
-    uint64_t first_step; /* STEPS: the whole number of its first step */
-    uint8_t bytes[CRADLE_SERVER_OUT_BYTES];
+    cradle_wire_message message; /* unless CONTROL */
+    uint8_t payload[CRADLE_SERVER_OUT_BYTES];
 } cradle_server_out;
 
 typedef struct cradle_server_net_config {
@@ -229,6 +237,7 @@ typedef struct cradle_server_net {
     atomic_bool build_changed;
     char build_pending[CRADLE_GAME_BUILD_ID_MAX + 1];
     char game[CRADLE_GAME_NAME_MAX + 1]; /* the game's name: unchanged across reloads */
+    uint8_t encoded[CRADLE_SERVER_OUT_BYTES]; /* an outbound message, encoded */
     uint8_t sealed[CRADLE_SERVER_OUT_BYTES + CRADLE_SECURE_OVERHEAD];
     uint8_t opened[CRADLE_SERVER_IN_BYTES];
     cradle_server_in scratch_in;

@@ -548,3 +548,34 @@ int cradle_wire_decode(cradle_wire_message *m, const void *data, size_t size) {
     if (problem) return refuse(m, problem);
     return 0;
 }
+
+/* The message's pointer field and the bytes it refers to, or NULL. */
+static const uint8_t **payload_of(cradle_wire_message *m, size_t *size) {
+    switch (m->type) {
+    case CRADLE_WIRE_INPUT: *size = (size_t)m->as.input.count * m->as.input.input_bytes; return &m->as.input.inputs;
+    case CRADLE_WIRE_STEPS:
+        *size = (size_t)m->as.steps.count * m->as.steps.snapshot_size;
+        return &m->as.steps.snapshots;
+    case CRADLE_WIRE_STATE: *size = m->as.state.length; return &m->as.state.bytes;
+    case CRADLE_WIRE_DATA: *size = m->as.data.length; return &m->as.data.bytes;
+    default: *size = 0; return NULL;
+    }
+}
+
+size_t cradle_wire_detach(cradle_wire_message *m, void *payload, size_t capacity) {
+    assert(m && (payload || capacity == 0));
+    size_t size = 0;
+    const uint8_t **field = payload_of(m, &size);
+    if (!field) return 0;
+    if (size > capacity) return SIZE_MAX;
+    if (size) memcpy(payload, *field, size);
+    *field = NULL;
+    return size;
+}
+
+void cradle_wire_attach(cradle_wire_message *m, const void *payload) {
+    assert(m && payload);
+    size_t size = 0;
+    const uint8_t **field = payload_of(m, &size);
+    if (field) *field = size ? payload : NULL;
+}

@@ -450,12 +450,54 @@ static void test_names_and_text(void **state) {
     assert_string_equal(field, "");
 }
 
+/* A message detached into a record's payload encodes, once attached again,
+ * to the same bytes: the typed records of the server's rings. */
+static void test_detach_and_attach(void **state) {
+    (void)state;
+    static const uint8_t snapshots[3 * 5] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+    cradle_wire_message m = {.type = CRADLE_WIRE_STEPS};
+    m.as.steps = (cradle_wire_steps){.first_step = 40, .epoch = 2, .count = 3, .snapshot_size = 5, .snapshots = snapshots,
+                                     .hash_count = 1, .hashes = {{.offset = 2, .hash = 0xfeed}}};
+    uint8_t before[256], after[256], payload[32];
+    size_t n = 0, k = 0;
+    assert_int_equal(cradle_wire_encode(before, sizeof before, &n, &m), 0);
+
+    cradle_wire_message record = m;
+    assert_int_equal(cradle_wire_detach(&record, payload, 14), SIZE_MAX); /* too small: unchanged */
+    assert_ptr_equal(record.as.steps.snapshots, snapshots);
+    assert_int_equal(cradle_wire_detach(&record, payload, sizeof payload), sizeof snapshots);
+    assert_null(record.as.steps.snapshots); /* no address crosses the ring */
+    assert_memory_equal(payload, snapshots, sizeof snapshots);
+    cradle_wire_attach(&record, payload);
+    assert_ptr_equal(record.as.steps.snapshots, payload);
+    assert_int_equal(cradle_wire_encode(after, sizeof after, &k, &record), 0);
+    assert_int_equal(k, n);
+    assert_memory_equal(after, before, n);
+
+    /* An INPUT with no inputs (an ack) holds nothing; a HELLO has no pointer. */
+    cradle_wire_message ack = {.type = CRADLE_WIRE_INPUT, .as.input = {.ack = 7, .input_bytes = 1}};
+    assert_int_equal(cradle_wire_detach(&ack, payload, sizeof payload), 0);
+    cradle_wire_attach(&ack, payload);
+    assert_null(ack.as.input.inputs);
+    cradle_wire_message hello = {.type = CRADLE_WIRE_HELLO};
+    assert_int_equal(cradle_wire_detach(&hello, NULL, 0), 0);
+
+    /* STATE's bytes travel too. */
+    cradle_wire_message st = {.type = CRADLE_WIRE_STATE};
+    st.as.state = (cradle_wire_state){.step = 9, .hash = 1, .total = 4, .offset = 0, .length = 4, .bytes = snapshots};
+    assert_int_equal(cradle_wire_detach(&st, payload, sizeof payload), 4);
+    assert_null(st.as.state.bytes);
+    cradle_wire_attach(&st, payload);
+    assert_memory_equal(st.as.state.bytes, snapshots, 4);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip_every_type),   cmocka_unit_test(test_fields_survive),
         cmocka_unit_test(test_layout_is_little_endian), cmocka_unit_test(test_every_truncation_is_refused),
         cmocka_unit_test(test_header_checks),           cmocka_unit_test(test_bad_fields_are_refused),
         cmocka_unit_test(test_encode_limits),           cmocka_unit_test(test_names_and_text),
+        cmocka_unit_test(test_detach_and_attach),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

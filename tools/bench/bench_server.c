@@ -26,10 +26,9 @@
  *   - the bots' CPU: the child's process CPU time over the same window, on
  *     its own line. It is in no server figure, but the two processes share
  *     the machine's cores;
- *   - step delivery latency, p50/p99/max, from the moment the game thread
- *     queues a STEPS message (seen by wrapping the call that wakes the
- *     network thread after it: __wrap_cradle_server_net_wake below; the
- *     server has no hook for it) to the bot's receipt, at three points: the
+ *   - step delivery latency, p50/p99/max, from the start of the game
+ *     thread's turn that runs the step (this program drives the server
+ *     library's turns, game_main below) to the bot's receipt, at three points: the
  *     datagram in the bot's socket (the kernel's receive timestamp,
  *     SIOCGSTAMPNS, read in ENet's intercept hook), read by the bots' thread,
  *     and run by the bot. The first is the delivery; the other two add the
@@ -205,7 +204,7 @@ static int compare_u32(const void *a, const void *b) {
 /* ---- what the two processes share ----
  *
  * When each step was queued (CLOCK_MONOTONIC ns), by step & (SENT_RING - 1):
- * written by the server's process (the game thread's wrap, or the raw
+ * written by the server's process (the game thread's turns, or the raw
  * reference's thread) before the step is sent, read by the bots' process
  * after the step arrived. An anonymous MAP_SHARED mapping made before the
  * fork, so both have it at the same address; its atomics must be lock-free
@@ -272,41 +271,28 @@ typedef struct server {
     pthread_t game_thread;
 } server;
 
-static uint64_t stamped_through; /* steps below it are stamped (the game thread's) */
-static const cradle_server_host *stamped_host;
 static atomic_bool stamping; /* the bots have joined: their latency counts */
 
-/* The moment the game thread queues a STEPS message, taken without a hook in
- * the server: host.c's push_out wakes the network thread right after each
- * message enters the outbound ring, and this program is linked with
- * -Wl,--wrap=cradle_server_net_wake (tools/bench/CMakeLists.txt), so host.c's
- * calls come here first. A broadcast STEPS in the host's out_scratch (the
- * message just queued, on the game thread that owns it) stamps each of its
- * steps, once: push_out may wake the thread again for the same message, and
- * the host queues each step in one STEPS, in order (net.c repeats them). */
-void __real_cradle_server_net_wake(cradle_server_net *net);
-void __wrap_cradle_server_net_wake(cradle_server_net *net);
-void __wrap_cradle_server_net_wake(cradle_server_net *net) {
-    const cradle_server_host *host = stamped_host;
-    const cradle_server_out *out = host ? &host->out_scratch : NULL;
-    cradle_wire_message m;
-    if (out && host->net == net && atomic_load_explicit(&stamping, memory_order_relaxed) &&
-        out->peer == CRADLE_SERVER_BROADCAST && cradle_wire_decode(&m, out->bytes, out->length) == 0 &&
-        m.type == CRADLE_WIRE_STEPS) {
-        uint64_t t = now_ns();
-        for (uint64_t step = out->first_step; step < out->first_step + m.as.steps.count; step++) {
-            if (step < stamped_through) continue;
-            atomic_store(&shared->sent_ns[step & (SENT_RING - 1u)], t);
-            stamped_through = step + 1;
-        }
-    }
-    __real_cradle_server_net_wake(net);
-}
-
+/* The game thread, driven here as cradle_server_host_run drives it (start,
+ * then turn and wait), so that each step is stamped with the moment its
+ * turn began, before the turn can send it: before every turn the steps it
+ * may run (a paced turn runs at most the clock's CRADLE_CLOCK_DEFAULT_MAX_STEPS
+ * and drops the rest) are stamped with its start, and a step a turn did
+ * not run is stamped again by the next. The delivery measured from here
+ * includes the turn's own work (snapshot, log, step), as a player's does. */
 static void *game_main(void *arg) {
     thread_kind = KIND_GAME;
     server *s = arg;
-    (void)cradle_server_host_run(s->host);
+    cradle_server_host *host = s->host;
+    cradle_server_host_start(host, now_ns());
+    uint64_t wait = 0;
+    do {
+        uint64_t now = now_ns();
+        if (atomic_load_explicit(&stamping, memory_order_relaxed))
+            for (uint64_t step = host->sim.next_step; step < host->sim.next_step + CRADLE_CLOCK_DEFAULT_MAX_STEPS; step++)
+                atomic_store(&shared->sent_ns[step & (SENT_RING - 1u)], now);
+        wait = cradle_server_host_turn(host, now);
+    } while (cradle_server_host_wait(host, wait));
     return NULL;
 }
 
@@ -330,8 +316,6 @@ static int server_open(server *s, cradle_server_mode mode) {
     if (!s->net || !s->host) return -1;
     memset(s->net, 0, sizeof *s->net);
     if (cradle_server_host_init(s->host, &s->options, s->net, &s->stop) != 0) return -1;
-    stamped_through = 0; /* a new session counts from step 0 again */
-    stamped_host = s->host;
     for (int attempt = 0; attempt < 20; attempt++) {
         s->options.port =
             (uint16_t)(20000 + (unsigned)(now_ns() / 1000u + (uint64_t)attempt * 7919u) % 40000u);
@@ -354,7 +338,6 @@ static void server_start_loop(server *s) { pthread_create(&s->game_thread, NULL,
 
 static void server_close(server *s) {
     s->stop = 1;
-    stamped_host = NULL; /* set before the free below; the game thread is the only other reader */
     pthread_join(s->game_thread, NULL);
     (void)cradle_server_host_finish(s->host);
     cradle_server_net_stop(s->net, 200);
@@ -939,7 +922,7 @@ static void print_phase(server *s, const phase_result *r) {
         printf("  server CPU with no client, stepping at 60/s (5 s before the bots join): %.2f%% of one core\n",
                100.0 * r->idle_share);
     print_bots_cpu(b);
-    printf("  step delivery latency, from the game thread queueing a step to\n");
+    printf("  step delivery latency, from the start of the game thread's turn that runs a step to\n");
     percentiles_print(&b->arrived, "the bot's socket holding it (kernel receive timestamp)");
     char what[128];
     snprintf(what, sizeof what, "the bots' thread reading it (one thread reads for all %u)", clients);

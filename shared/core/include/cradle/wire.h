@@ -332,6 +332,16 @@ CRADLE_MUST_CHECK int cradle_wire_encode(void *out, size_t capacity, size_t *wri
 CRADLE_MUST_CHECK int cradle_wire_decode(cradle_wire_message *message, const void *data,
                                          size_t size);
 
+/* A message that owns its bytes, to cross a ring between threads as a typed
+ * record: cradle_wire_detach copies the bytes the message's pointer field
+ * refers to (INPUT's inputs, STEPS' snapshots, STATE's and DATA's bytes)
+ * into payload (capacity bytes) and clears the pointer, so the record holds
+ * no address; cradle_wire_attach points that field at the record's payload
+ * again on the side that reads it. Detach returns the bytes copied, or
+ * SIZE_MAX when they do not fit (the message is unchanged). */
+size_t cradle_wire_detach(cradle_wire_message *message, void *payload, size_t capacity);
+void cradle_wire_attach(cradle_wire_message *message, const void *payload);
+
 /* The step whose low 32 bits are low nearest to reference (at most 2^31
  * away; never below 0 nor above UINT64_MAX): how a receiver turns STEPS'
  * first_step back into a step number, with its next expected step as the
