@@ -248,7 +248,7 @@ static bool dev_resume(void *context, cradle_dev_request *req, cradle_writer *re
     cradle_server_host *host = context;
     if (host->paused) cradle_server_say(host, "info", "pause", "resumed by the operator at step %" PRIu64, host->sim.next_step);
     host->paused = false;
-    host->last_offer_ns = cradle_mono_ns(); /* no burst of owed steps */
+    host->last_offer_ns = host->now_ns; /* no burst of owed steps */
     cradle_dev_reply_ok(reply, req);
     return false;
 }
@@ -287,7 +287,7 @@ static bool dev_flush(void *context, cradle_dev_request *req, cradle_writer *rep
         cradle_dev_reply_error(reply, req, CRADLE_EDEV_STATE, "no session log (start with --log PATH)");
         return false;
     }
-    int rc = cradle_log_writer_flush(&host->log, cradle_mono_ns());
+    int rc = cradle_log_writer_flush(&host->log, host->now_ns);
     if (rc != 0) {
         cradle_dev_reply_error(reply, req, rc, host->log.message);
         return false;
@@ -325,7 +325,7 @@ bool cradle_server_dev_line(void *context, const char *line, size_t length, crad
                 cradle_dev_reply_error(reply, &req, CRADLE_EDEV_STATE, "step needs --mode commanded");
                 break;
             }
-            cradle_server_host_advance(host, common->count);
+            cradle_server_host_advance(host, common->count, host->now_ns);
             cradle_dev_reply_begin(reply, &req);
             cradle_dev_field_u64(reply, "step", host->sim.next_step);
             cradle_dev_reply_end(reply);

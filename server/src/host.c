@@ -543,7 +543,7 @@ static void on_event(cradle_server_host *host, const cradle_server_in *in) {
         peer->rtt_ms = in->rtt_ms;
         peer->lowest_rtt_ms = in->lowest_rtt_ms;
         peer->rtt_us = in->rtt_us;
-        peer->connected_ns = cradle_mono_ns();
+        peer->connected_ns = host->now_ns;
         peer->identified = in->identified;
         peer->client_id = in->client_id;
         return;
@@ -626,7 +626,7 @@ static cradle_reload_result start_trial(cradle_server_host *host) {
                host->recent + (size_t)((first + i) % CRADLE_TRIAL_DEFAULT_STEPS) * host->snapshot_size,
                host->snapshot_size);
     char message[CRADLE_TRIAL_MESSAGE_MAX];
-    int rc = cradle_trial_start(&host->trial, &host->reload, &host->sim, host->trial_inputs, n, 0, cradle_mono_ns(),
+    int rc = cradle_trial_start(&host->trial, &host->reload, &host->sim, host->trial_inputs, n, 0, host->now_ns,
                                 message, sizeof message);
     if (rc != 0) return refuse_staged(host, CRADLE_ERELOAD_TRIAL, message);
     if (host->trial.fork_ns > host->trial_fork_max_ns) host->trial_fork_max_ns = host->trial.fork_ns;
@@ -706,13 +706,15 @@ void cradle__server_after_reload(cradle_server_host *host, const cradle_reload_r
 
 /* ---- driving the host ---------------------------------------------------------------- */
 
-void cradle_server_host_poll(cradle_server_host *host) {
+void cradle_server_host_poll(cradle_server_host *host, uint64_t now) {
+    host->now_ns = now;
     drain_in(host);
     stream_join(host);
     cradle__server_flush_steps(host);
 }
 
-void cradle_server_host_advance(cradle_server_host *host, uint64_t count) {
+void cradle_server_host_advance(cradle_server_host *host, uint64_t count, uint64_t now) {
+    host->now_ns = now;
     drain_in(host); /* inputs that arrived count for these steps */
     for (uint64_t i = 0; i < count; i++) {
         if (!has_room_for_steps(host)) wait_for_room(host);
@@ -957,6 +959,7 @@ static void watch_audience(cradle_server_host *host, uint64_t now) {
 }
 
 void cradle_server_host_start(cradle_server_host *host, uint64_t now) {
+    host->now_ns = now;
     host->last_offer_ns = now;
     host->last_reload_poll_ns = now;
     if (host->transport_open) cradle_transport_watch(&host->transport, host->net->game_wake_fd[0]);
@@ -964,6 +967,7 @@ void cradle_server_host_start(cradle_server_host *host, uint64_t now) {
 }
 
 uint64_t cradle_server_host_turn(cradle_server_host *host, uint64_t now) {
+    host->now_ns = now;
     drain_in(host);
     atomic_store_explicit(&host->alive_ms, now / 1000000u, memory_order_relaxed); /* the watchdog reads it */
     if (now - host->last_reload_poll_ns >= RELOAD_POLL_NS) {

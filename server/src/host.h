@@ -112,6 +112,7 @@ typedef struct cradle_server_host {
     bool paused;
     bool quit;
     const _Atomic int *signalled; /* set by the program's signal handler */
+    uint64_t now_ns; /* the time the driver passed to this turn (start, turn, poll, advance) */
     uint64_t started_ns, last_offer_ns, last_reload_poll_ns;
     uint8_t snapshot[CRADLE_SNAPSHOT_MAX];
 
@@ -213,14 +214,22 @@ int cradle_server_host_init(cradle_server_host *host, const cradle_server_option
 int cradle_server_host_open_log(cradle_server_host *host, const cradle_game_contract *first,
                                 const char *first_library);
 
-/* Handles what the network thread delivered (connects, HELLO, INPUT, ...),
+/* Time is passed in: every decision of the game thread (a HELLO's
+ * timeout, the steps the clock owes, a trial's deadline, the log's sync)
+ * takes the `now` its driver passed to the call, CLOCK_MONOTONIC
+ * nanoseconds; cradle_server_host_run is the one driver that reads the
+ * clock, once a turn. What the thread measures rather than decides (how
+ * long a step, a data file or a trial's fork took, for status) reads it
+ * where it measures.
+ *
+ * Handles what the network thread delivered (connects, HELLO, INPUT, ...),
  * streams a pending join and sends the steps packed so far. One iteration of
  * the loop's work that does not depend on time. */
-void cradle_server_host_poll(cradle_server_host *host);
+void cradle_server_host_poll(cradle_server_host *host, uint64_t now);
 
 /* Runs count steps now (the commanded path: inputs that arrived are taken
  * first) and sends them. Allocates nothing. */
-void cradle_server_host_advance(cradle_server_host *host, uint64_t count);
+void cradle_server_host_advance(cradle_server_host *host, uint64_t count, uint64_t now);
 
 /* The game loop, time passed in: start once at now, then a turn at each
  * now (CLOCK_MONOTONIC nanoseconds): it takes what the network thread

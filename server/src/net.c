@@ -21,8 +21,9 @@
 #define IDLE_MS 1000       /* with none, until a datagram or the game thread's wake (or this) */
 #define EVENTS_PER_TURN 256 /* connects and disconnects handled before the output has its turn */
 
-/* Never 0: connected_ms[i] == 0 marks a slot with no connection. */
-static uint64_t mono_ms(void) { return cradle_mono_ms() + 1u; }
+/* The turn's time in milliseconds, never 0: connected_ms[i] == 0 marks a
+ * slot with no connection. */
+static uint64_t now_ms(const cradle_server_net *net) { return net->now_ns / 1000000u + 1u; }
 
 /* A non-blocking pipe: a full one already holds a wake-up, an empty one
  * reads dry without waiting. */
@@ -324,7 +325,7 @@ static void on_first_packet(cradle_server_net *net, ENetPeer *peer, const uint8_
         .verifier = &net->verifier,
         .keys = &net->keys,
         .context = peer->connectID,
-        .now_unix = (uint64_t)time(NULL),
+        .now_unix = net->now_unix,
         .max_bytes = CRADLE_SERVER_IN_BYTES,
         .game = net->game[0] ? net->game : NULL, /* not configured (a test, a bench): not checked */
     };
@@ -351,7 +352,7 @@ static void on_first_packet(cradle_server_net *net, ENetPeer *peer, const uint8_
     }
     /* A valid, unused token is its own proof: its connect does not count
      * against its address (a LAN party behind one address gets in). */
-    cradle_ratelimit_refund(&net->ratelimit, &peer->address.host, sizeof peer->address.host, mono_ms());
+    cradle_ratelimit_refund(&net->ratelimit, &peer->address.host, sizeof peer->address.host, now_ms(net));
     sync_rate_stats(net);
     net->peer[i].identified = true;
     net->peer[i].client_id = r.token.client_id;
@@ -408,7 +409,7 @@ static void on_receive(cradle_server_net *net, ENetEvent *event) {
     if (rc == 0 && m.type == CRADLE_WIRE_INPUT) {
         uint16_t i = peer_index(net, event->peer);
         if (net->peer[i].admitted) {
-            cradle_stream_ack(&net->stream, i, m.as.input.ack, cradle_mono_ns());
+            cradle_stream_ack(&net->stream, i, m.as.input.ack, net->now_ns);
             net->peer[i].raw = true; /* it reads the stream: the rest goes raw */
         }
         if (m.as.input.count == 0) return; /* only an ack: nothing for the game thread */
@@ -504,7 +505,7 @@ static void handle_event(cradle_server_net *net, ENetEvent *event) {
     switch (event->type) {
     case ENET_EVENT_TYPE_CONNECT: {
         uint16_t i = peer_index(net, event->peer);
-        uint64_t now = mono_ms();
+        uint64_t now = now_ms(net);
         bool allowed = cradle_ratelimit_allow(&net->ratelimit, &event->peer->address.host,
                                               sizeof event->peer->address.host, now);
         sync_rate_stats(net);
@@ -561,10 +562,10 @@ static void start_stream(cradle_server_net *net, uint16_t i, const cradle_wire_w
     net->peer[i].raw = false; /* through ENet, behind its WELCOME, until it answers */
     if (!net->secure) { /* plaintext: admission is all the proof there is (loopback development) */
         ENetPeer *peer = &net->host->peers[i];
-        cradle_ratelimit_refund(&net->ratelimit, &peer->address.host, sizeof peer->address.host, mono_ms());
+        cradle_ratelimit_refund(&net->ratelimit, &peer->address.host, sizeof peer->address.host, now_ms(net));
         sync_rate_stats(net);
     }
-    cradle_stream_start(&net->stream, i, w->start_step, cradle_mono_ns());
+    cradle_stream_start(&net->stream, i, w->start_step, net->now_ns);
     if (w->slot == CRADLE_WIRE_SPECTATOR)
         cradle_stream_pace(&net->stream, i, CRADLE_ACKPACE_SPECTATOR_STEPS, cradle_ackpace_wait_ns(w->steps_per_second));
 }
@@ -603,7 +604,7 @@ static bool send_steps(cradle_server_net *net, ENetPeer *peer, size_t n) {
 /* Sends each admitted peer the steps it should get now (stream.h): the raw
  * ones in batches, the last batch once every peer had its turn. */
 static void pump_steps(cradle_server_net *net) {
-    uint64_t now = cradle_mono_ns();
+    uint64_t now = net->now_ns;
     for (uint16_t i = 0; i < net->host->peerCount; i++) {
         if (!cradle_stream_active(&net->stream, i)) continue;
         ENetPeer *peer = &net->host->peers[i];
@@ -739,7 +740,7 @@ static bool drain_out(cradle_server_net *net) {
  * gets a second more for its REFUSE to arrive). */
 static void expire_unauthenticated(cradle_server_net *net) {
     if (!net->secure) return;
-    uint64_t now = mono_ms();
+    uint64_t now = now_ms(net);
     uint64_t silent = net->auth_timeout_ms < CRADLE_SERVER_SILENT_MS ? net->auth_timeout_ms : CRADLE_SERVER_SILENT_MS;
     for (size_t i = 0; i < net->host->peerCount; i++) {
         if (net->peer[i].connected_ms == 0 || net->peer[i].auth == CRADLE_SERVER_AUTH_OK) continue;
@@ -807,6 +808,16 @@ static bool read_datagrams(cradle_server_net *net) {
     return true;
 }
 
+/* The one place this thread reads the clock: at the start of each turn
+ * (and of each round of stop's linger), for every decision the turn takes
+ * (timeouts, rate limits, the stream's repairs, tokens' lifetimes). The raw
+ * PONG's hold alone reads the wall clock where it answers: it measures the
+ * PING's wait against the kernel's receive timestamp. */
+static void read_clock(cradle_server_net *net) {
+    net->now_ns = cradle_mono_ns();
+    net->now_unix = cradle_wall_ns() / 1000000000u;
+}
+
 static void *net_main(void *arg) {
     cradle_os_name_thread("net");
     cradle_server_net *net = arg;
@@ -816,6 +827,7 @@ static void *net_main(void *arg) {
     cradle_raw_stamp_arrivals(net->host->socket);
     struct pollfd fds[2] = {{.fd = net->wake_fd[0], .events = POLLIN}, {.fd = net->host->socket, .events = POLLIN}};
     while (!atomic_load(&net->stop)) {
+        read_clock(net);
         /* New steps go out before the inbound batch is read: they are what
          * every client waits for, and the acks can wait a moment. */
         if (drain_out(net)) {
@@ -877,10 +889,12 @@ void cradle_server_net_stop(cradle_server_net *net, uint32_t linger_ms) {
     uint64_t extra = 2u * (uint64_t)slowest;
     uint64_t limit = (uint64_t)linger_ms + (extra > 4500u ? 4500u : extra);
     if (limit > 5000u) limit = 5000u;
-    uint64_t start = mono_ms();
+    read_clock(net);
+    uint64_t start = now_ms(net);
     ENetEvent event;
     for (;;) {
-        uint64_t elapsed = mono_ms() - start;
+        read_clock(net);
+        uint64_t elapsed = now_ms(net) - start;
         pump_steps(net);
         release_byes(net, linger_ms == 0 || elapsed >= limit);
         bool anyone = false;

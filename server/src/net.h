@@ -211,6 +211,8 @@ typedef struct cradle_server_net {
                             should not wait for its next step to read the inbound ring */
     uint32_t timeout_ms;
     /* net thread only */
+    uint64_t now_ns;   /* the turn's time, CLOCK_MONOTONIC (read_clock in net.c) */
+    uint64_t now_unix; /* ... and the wall clock's, seconds (tokens' lifetimes) */
     uint32_t max_peers;
     cradle_server_net_peer *peer; /* max_peers of them, allocated at open */
     cradle_stream stream; /* the step history and each peer's place in it */

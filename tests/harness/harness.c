@@ -150,7 +150,7 @@ uint64_t harness_server_steps(const harness *h) { return h->host ? h->host->sim.
  * failure (h->message). */
 static int turn(harness *h, uint64_t now, uint64_t *slowest, bool *all) {
     if (h->relay_open) (void)cradle_proxy_relay_turn(&h->relay, 0);
-    cradle_server_host_poll(h->host);
+    cradle_server_host_poll(h->host, now);
     bool all_playing = true;
     uint64_t low = UINT64_MAX;
     for (uint32_t i = 0; i < h->client_count; i++) {
@@ -196,7 +196,7 @@ int harness_run(harness *h, uint64_t steps, uint64_t deadline_ms) {
         if (slowest != UINT64_MAX && server < steps && server < slowest + h->config.lead) {
             uint64_t count = slowest + h->config.lead - server;
             if (count > steps - server) count = steps - server;
-            cradle_server_host_advance(h->host, count);
+            cradle_server_host_advance(h->host, count, now);
             continue;
         }
         /* Nothing to do until a datagram arrives: wait for one on the

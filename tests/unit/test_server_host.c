@@ -60,6 +60,9 @@ static cradle_server_options options;
 static cradle_server_net *net;
 static cradle_server_host *host;
 static _Atomic int no_signal;
+/* The time the tests pass to the host's calls: it never reads a clock of
+ * its own for a decision. */
+static const uint64_t test_now = 1000000000000ull;
 static cradle_server_in in_slot;
 static cradle_server_out out_slot;
 static cradle_wire_message out_msg;
@@ -140,7 +143,7 @@ static void push_hello(uint16_t peer, uint32_t generation, bool spectator, uint8
 static void connect_player(uint16_t peer, uint32_t generation, uint8_t slot) {
     push_event(peer, generation, CRADLE_SERVER_IN_CONNECT);
     push_hello(peer, generation, false, slot, NULL, NULL);
-    cradle_server_host_poll(host);
+    cradle_server_host_poll(host, test_now);
 }
 
 static void push_input(uint16_t peer, uint32_t generation, uint64_t first, uint8_t count,
@@ -202,12 +205,12 @@ static void test_welcome_inputs_and_hashes(void **state) {
 
     /* A message from an older connection at the same index is ignored. */
     push_hello(3, 0, false, CRADLE_WIRE_ANY_SLOT, NULL, NULL);
-    cradle_server_host_poll(host);
+    cradle_server_host_poll(host, test_now);
     assert_false(pop_out());
 
     const uint8_t inputs[4] = {5, 6, 7, 8};
     push_input(3, 1, 0, 4, inputs);
-    cradle_server_host_advance(host, 6);
+    cradle_server_host_advance(host, 6, test_now);
     expect_out(CRADLE_WIRE_STEPS, CRADLE_SERVER_BROADCAST);
     const cradle_wire_steps *s = &out_msg.as.steps;
     assert_int_equal(s->first_step, 0);
@@ -223,7 +226,7 @@ static void test_welcome_inputs_and_hashes(void **state) {
     assert_int_equal(host->slots[0].on_time, 4);
     assert_int_equal(host->slots[0].late, 2);
 
-    cradle_server_host_advance(host, 4);
+    cradle_server_host_advance(host, 4, test_now);
     expect_out(CRADLE_WIRE_STEPS, CRADLE_SERVER_BROADCAST);
     assert_int_equal(out_msg.as.steps.first_step, 6);
     assert_int_equal(out_msg.as.steps.hash_count, 1);
@@ -243,12 +246,12 @@ static void test_refusals(void **state) {
     (void)state;
     push_event(1, 1, CRADLE_SERVER_IN_CONNECT);
     push_hello(1, 1, false, CRADLE_WIRE_ANY_SLOT, "other", NULL);
-    cradle_server_host_poll(host);
+    cradle_server_host_poll(host, test_now);
     expect_refusal(CRADLE_WIRE_REFUSE_GAME, 1);
 
     push_event(2, 1, CRADLE_SERVER_IN_CONNECT);
     push_hello(2, 1, false, CRADLE_WIRE_ANY_SLOT, NULL, "another-build");
-    cradle_server_host_poll(host);
+    cradle_server_host_poll(host, test_now);
     expect_refusal(CRADLE_WIRE_REFUSE_BUILD, 2);
 
     /* Peer 4 takes slot 0. */
@@ -273,17 +276,17 @@ static void test_refusals(void **state) {
     assert_int_equal(cradle_wire_decode(&in_slot.message, bytes, n), CRADLE_ENET_VERSION);
     in_slot.other_version = true;
     assert_true(cradle_ring_push(&net->in, &in_slot));
-    cradle_server_host_poll(host);
+    cradle_server_host_poll(host, test_now);
     expect_refusal(CRADLE_WIRE_REFUSE_PROTOCOL, 5);
 
     /* Slot 0 is taken, slot 5 is beyond this session's 2, slot 1 is free, then all are full. */
     push_event(6, 1, CRADLE_SERVER_IN_CONNECT);
     push_hello(6, 1, false, 0, NULL, NULL);
-    cradle_server_host_poll(host);
+    cradle_server_host_poll(host, test_now);
     expect_refusal(CRADLE_WIRE_REFUSE_FULL, 6);
     push_event(7, 1, CRADLE_SERVER_IN_CONNECT);
     push_hello(7, 1, false, 5, NULL, NULL); /* beyond the 2 slots of this session */
-    cradle_server_host_poll(host);
+    cradle_server_host_poll(host, test_now);
     expect_refusal(CRADLE_WIRE_REFUSE_FULL, 7);
     connect_player(8, 1, CRADLE_WIRE_ANY_SLOT);
     expect_out(CRADLE_WIRE_WELCOME, 8);
@@ -294,12 +297,12 @@ static void test_refusals(void **state) {
     /* One spectator place. */
     push_event(10, 1, CRADLE_SERVER_IN_CONNECT);
     push_hello(10, 1, true, CRADLE_WIRE_ANY_SLOT, NULL, NULL);
-    cradle_server_host_poll(host);
+    cradle_server_host_poll(host, test_now);
     expect_out(CRADLE_WIRE_WELCOME, 10);
     assert_int_equal(out_msg.as.welcome.slot, CRADLE_WIRE_SPECTATOR);
     push_event(11, 1, CRADLE_SERVER_IN_CONNECT);
     push_hello(11, 1, true, CRADLE_WIRE_ANY_SLOT, NULL, NULL);
-    cradle_server_host_poll(host);
+    cradle_server_host_poll(host, test_now);
     expect_refusal(CRADLE_WIRE_REFUSE_FULL, 11);
     assert_int_equal(host->refusals, 7);
 }
@@ -343,7 +346,7 @@ static void test_same_client_takes_its_slot_back(void **state) {
     assert_true(host->slots[0].occupied && host->slots[0].peer == 4);
     /* The old connection's late disconnect does not free the new one's slot. */
     push_event(1, 1, CRADLE_SERVER_IN_DISCONNECT);
-    cradle_server_host_poll(host);
+    cradle_server_host_poll(host, test_now);
     assert_true(host->slots[0].occupied && host->slots[0].peer == 4);
 }
 
@@ -351,7 +354,7 @@ static void test_join_in_progress_and_rejoin(void **state) {
     (void)state;
     connect_player(0, 1, CRADLE_WIRE_ANY_SLOT);
     expect_out(CRADLE_WIRE_WELCOME, 0);
-    cradle_server_host_advance(host, 25);
+    cradle_server_host_advance(host, 25, test_now);
     expect_out(CRADLE_WIRE_STEPS, CRADLE_SERVER_BROADCAST);
     assert_false(pop_out());
 
@@ -369,14 +372,14 @@ static void test_join_in_progress_and_rejoin(void **state) {
     assert_memory_equal(st->bytes, host->sim.state, st->total);
     assert_true(st->hash == cradle_hash64(host->sim.state, host->sim.contract->state_size));
 
-    cradle_server_host_advance(host, 1);
+    cradle_server_host_advance(host, 1, test_now);
     expect_out(CRADLE_WIRE_STEPS, CRADLE_SERVER_BROADCAST);
     assert_int_equal(out_msg.as.steps.first_step, 25);
     assert_int_equal(out_msg.as.steps.snapshots[0], 0x03); /* both present */
 
     /* Player 0 drops: its slot is empty from the next step and can be rejoined. */
     push_event(0, 1, CRADLE_SERVER_IN_DISCONNECT);
-    cradle_server_host_advance(host, 1);
+    cradle_server_host_advance(host, 1, test_now);
     expect_out(CRADLE_WIRE_STEPS, CRADLE_SERVER_BROADCAST);
     assert_int_equal(out_msg.as.steps.snapshots[0], 0x02);
     connect_player(0, 2, 0);
@@ -384,7 +387,7 @@ static void test_join_in_progress_and_rejoin(void **state) {
     assert_int_equal(out_msg.as.welcome.slot, 0);
     assert_int_equal(out_msg.as.welcome.start_step, 27);
     expect_out(CRADLE_WIRE_STATE, 0);
-    cradle_server_host_advance(host, 1);
+    cradle_server_host_advance(host, 1, test_now);
     expect_out(CRADLE_WIRE_STEPS, CRADLE_SERVER_BROADCAST);
     assert_int_equal(out_msg.as.steps.snapshots[0], 0x03);
 }
@@ -397,7 +400,7 @@ static void test_bye_and_desync(void **state) {
     push_message(0, 1, &d);
     cradle_wire_message b = {.type = CRADLE_WIRE_BYE, .as.bye = {.reason = CRADLE_WIRE_BYE_LEAVING}};
     push_message(0, 1, &b);
-    cradle_server_host_poll(host);
+    cradle_server_host_poll(host, test_now);
     assert_int_equal(host->desyncs, 1);
     assert_false(host->slots[0].occupied);
     assert_true(pop_out());
@@ -410,15 +413,15 @@ static void test_step_path_allocates_nothing(void **state) {
     connect_player(0, 1, CRADLE_WIRE_ANY_SLOT);
     push_event(1, 1, CRADLE_SERVER_IN_CONNECT);
     push_hello(1, 1, true, CRADLE_WIRE_ANY_SLOT, NULL, NULL);
-    cradle_server_host_poll(host);
+    cradle_server_host_poll(host, test_now);
     drain_out();
     allocations = 0;
     counting = true;
     for (uint64_t step = 0; step < 1000; step++) {
         uint8_t in[4] = {(uint8_t)step, 1, 2, 3};
         push_input(0, 1, step + 2, 4, in);
-        cradle_server_host_advance(host, 1);
-        cradle_server_host_poll(host);
+        cradle_server_host_advance(host, 1, test_now);
+        cradle_server_host_poll(host, test_now);
         drain_out();
     }
     counting = false;
