@@ -3,6 +3,7 @@
  * reload rule and the desync report format).
  */
 #include "netclient.h"
+#include <assert.h>
 
 #include <inttypes.h>
 #include <poll.h>
@@ -208,10 +209,14 @@ static int on_welcome(cradle_netclient *net, const cradle_wire_welcome *w) {
     net->queue_hash = malloc((size_t)CRADLE_NETCLIENT_QUEUE_STEPS * sizeof *net->queue_hash);
     net->queue_epoch = malloc(CRADLE_NETCLIENT_QUEUE_STEPS);
     net->queue_has_hash = malloc(CRADLE_NETCLIENT_QUEUE_STEPS);
-    net->history = malloc((size_t)CRADLE_NETCLIENT_HISTORY * net->snapshot_size);
+    net->history_storage = malloc((size_t)CRADLE_NETCLIENT_HISTORY * net->snapshot_size);
     if (!net->queue || !net->queue_step || !net->queue_hash ||
-        !net->queue_epoch || !net->queue_has_hash || !net->history)
+        !net->queue_epoch || !net->queue_has_hash || !net->history_storage)
         return fail(net, CRADLE_ENOMEM, "out of memory for the game state");
+    int rc = cradle_session_init(&net->history, net->history_storage,
+                                 (size_t)CRADLE_NETCLIENT_HISTORY * net->snapshot_size, net->snapshot_size);
+    assert(rc == 0); /* a snapshot is never 0 bytes */
+    (void)rc;
     for (uint32_t i = 0; i < CRADLE_NETCLIENT_QUEUE_STEPS; i++) net->queue_step[i] = UINT64_MAX;
     net->epoch = w->epoch;
     net->received_next = w->start_step;
@@ -707,15 +712,20 @@ static int change_gate(cradle_netclient *net, uint64_t now_ns) {
 
 static void hex16(char out[17], uint64_t v) { snprintf(out, 17, "%016" PRIx64, v); }
 
+/* cradle_session_replay's update: one recorded snapshot into the report. */
+static void write_snapshot(void *context, uint64_t step, const uint8_t *snapshot, uint32_t snapshot_size) {
+    (void)step;
+    fwrite(snapshot, 1, snapshot_size, context);
+}
+
 static int write_desync_report(cradle_netclient *net, uint64_t step) {
     const char *path = net->config.desync_report;
     if (!path) return 0;
     FILE *f = fopen(path, "wb");
     if (!f) return fail(net, CRADLE_EIO, "cannot write the desync report %s", path);
     uint64_t available = step + 1 - net->base_step_plus1; /* steps base+1 .. step */
-    bool truncated = available > CRADLE_NETCLIENT_HISTORY;
-    uint64_t count = truncated ? CRADLE_NETCLIENT_HISTORY : available;
-    uint64_t first = step + 1 - count;
+    uint64_t count = net->history.count; /* the first ones, when the history filled up */
+    bool truncated = count < available;
     char mine[17], theirs[17];
     hex16(mine, net->desync_mine);
     hex16(theirs, net->desync_theirs);
@@ -727,8 +737,7 @@ static int write_desync_report(cradle_netclient *net, uint64_t step) {
             (int64_t)net->base_step_plus1 - 1, (unsigned)net->snapshot_size, count, truncated ? 1 : 0,
             (unsigned)net->sim.contract->state_size);
     fwrite(net->base, 1, net->sim.contract->state_size, f);
-    for (uint64_t s = first; s <= step; s++)
-        fwrite(net->history + (s % CRADLE_NETCLIENT_HISTORY) * net->snapshot_size, 1, net->snapshot_size, f);
+    cradle_session_replay(&net->history, write_snapshot, f);
     fwrite(net->sim.state, 1, net->sim.contract->state_size, f);
     if (ferror(f) | (fclose(f) != 0)) return fail(net, CRADLE_EIO, "cannot write the desync report %s", path);
     return 0;
@@ -747,6 +756,7 @@ static int check_hash(cradle_netclient *net, uint64_t step) {
         if (!net->desync) {
             memcpy(net->base, net->sim.state, net->state_bytes);
             net->base_step_plus1 = step + 1;
+            cradle_session_clear(&net->history);
         }
         return 0;
     }
@@ -767,8 +777,13 @@ int cradle_netclient_step(cradle_netclient *net, uint64_t now_ns) {
     int gate = change_gate(net, now_ns);
     if (gate <= 0) return gate;
     uint64_t s = net->sim.next_step;
-    uint8_t *snapshot = net->history + (s % CRADLE_NETCLIENT_HISTORY) * net->snapshot_size;
-    memcpy(snapshot, net->queue + (s % CRADLE_NETCLIENT_QUEUE_STEPS) * net->snapshot_size, net->snapshot_size);
+    const uint8_t *snapshot = net->queue + (s % CRADLE_NETCLIENT_QUEUE_STEPS) * net->snapshot_size;
+    /* Recorded since the base state (step base_step_plus1 is the session's
+     * step 0); a full history keeps its first steps and the report says
+     * it is truncated. */
+    int recorded = cradle_session_append(&net->history, s - net->base_step_plus1, snapshot);
+    assert(recorded == 0 || recorded == CRADLE_ESESSION_CAPACITY);
+    (void)recorded;
     cradle_sim_step(&net->sim, snapshot);
     net->queue_first = s + 1;
     net->steps_run++;
@@ -795,8 +810,8 @@ bool cradle_netclient_ended_normally(const cradle_netclient *net) {
 
 uint32_t cradle_netclient_players_present(const cradle_netclient *net) {
     if (net->phase != CRADLE_NETCLIENT_PLAYING || net->sim.next_step == net->welcome.start_step) return 0;
-    const uint8_t *snapshot =
-        net->history + ((net->sim.next_step - 1) % CRADLE_NETCLIENT_HISTORY) * net->snapshot_size;
+    /* the last step run: its queue slot is free, but no later step has reused it */
+    const uint8_t *snapshot = net->queue + ((net->sim.next_step - 1) % CRADLE_NETCLIENT_QUEUE_STEPS) * net->snapshot_size;
     uint32_t count = 0;
     for (uint32_t s = 0; s < net->welcome.max_players; s++) count += cradle_snapshot_present(snapshot, s);
     return count;
@@ -840,8 +855,8 @@ void cradle_netclient_close(cradle_netclient *net) {
     free(net->queue_hash);
     free(net->queue_epoch);
     free(net->queue_has_hash);
-    free(net->history);
-    net->base = net->queue = net->history = net->data_storage = NULL; /* closing twice is harmless */
+    free(net->history_storage);
+    net->base = net->queue = net->history_storage = net->data_storage = NULL; /* closing twice is harmless */
     net->sim.contract = NULL;
     net->queue_step = net->queue_hash = NULL;
     net->queue_epoch = net->queue_has_hash = NULL;

@@ -76,8 +76,9 @@
  *                                (the last matching hash step), or the
  *                                start state (B = start step - 1, "-1" for 0)
  *     snapshot_size <N>
- *     snapshots <C>              steps B+1 .. S (C = S - B); fewer when the
- *                                history ring overflowed (then truncated 1)
+ *     snapshots <C>              steps B+1 .. S (C = S - B); only the first
+ *                                CRADLE_NETCLIENT_HISTORY of them when there
+ *                                were more (then truncated 1)
  *     truncated <0|1>
  *     state_size <Z>
  *     end
@@ -100,6 +101,7 @@
 #include "cradle/game_abi.h"
 #include "cradle/reload.h"
 #include "cradle/secure.h"
+#include "cradle/session.h"
 #include "cradle/sim.h"
 #include "cradle/sim_storage.h"
 #include "cradle/wire.h"
@@ -224,8 +226,10 @@ typedef struct cradle_netclient {
     uint64_t steps_early, steps_repeated; /* arrived before a gap closed / already had */
     uint64_t inputs_sent;               /* INPUT messages (each carries the ack) */
 
-    /* snapshots since the last matching hash (for the desync report) */
-    uint8_t *history;
+    /* snapshots since the last matching hash (for the desync report): step
+     * base_step_plus1 is the recorder's step 0 */
+    cradle_session history;
+    uint8_t *history_storage;           /* CRADLE_NETCLIENT_HISTORY snapshots */
     uint64_t base_step_plus1;           /* the state in base is after step base_step_plus1 - 1 */
     uint64_t hashes_checked, last_hash_step, last_hash;
 
