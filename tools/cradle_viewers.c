@@ -5,17 +5,17 @@
  *
  *   cradle-viewers --url URL --viewers N [--seconds S] [--poll-ms MS] [--json]
  *
- * Each viewer does what a real one does (broadcast_mirror.c), keeping
- * nothing but its place: it fetches URL/sync every --poll-ms (the first at a
- * random moment of the first period, so the viewers do not all ask at once),
- * then once URL/start (the 256-byte log header, of the sync's session), then
- * the newest keyframe the sync lists (decoded and checked), then every
+ * Each viewer is a follower (shared/io/include/cradle/broadcast_follow.h),
+ * the one a real viewer's mirror drives, keeping nothing but its place: it
+ * fetches URL/sync every --poll-ms (the first at a random moment of the
+ * first period, so the viewers do not all ask at once), then once URL/start,
+ * then the newest keyframe the sync lists (decoded and checked), then every
  * fragment from the keyframe's on, in order, each checked against the one
- * before (cradle_broadcast_fragment_check), following the sync until it says
- * "ended" and the viewer holds the last fragment, or --seconds pass. Without
- * a keyframe listed a viewer starts at fragment 0. A fragment in one of the
- * sync's gaps makes the viewer start again at the first keyframe after the
- * gap (a gap, counted). Data files are not fetched.
+ * before, following the sync until it says "ended" and the viewer holds the
+ * last fragment, or --seconds pass. Without a keyframe listed a viewer
+ * starts at fragment 0; a fragment in one of the sync's gaps makes it start
+ * again at the first keyframe after the gap (a gap, counted). Data files are
+ * not fetched.
  *
  * A document that fails its check is refused: counted, named on stderr (the
  * first few: "viewer 3: fragment 1: ..."), and fetched again after the
@@ -54,9 +54,9 @@
 #include <unistd.h>
 
 #include "cradle/broadcast.h"
+#include "cradle/broadcast_follow.h"
 #include "cradle/cursor.h"
 #include "cradle/keys.h"
-#include "cradle/log.h"
 #include "cradle/parse.h"
 #include "cradle/rng.h"
 #include "cradle/systime.h"
@@ -257,8 +257,18 @@ static double hist_ms(const histogram *h, double q) {
 
 /* ---- viewers and requests ----------------------------------------------- */
 
-enum { K_SYNC, K_START, K_KEY, K_FRAG, KINDS, K_NONE = KINDS };
+enum { K_SYNC, K_START, K_KEY, K_FRAG, KINDS };
 static const char *const kind_names[KINDS] = {"sync", "start", "key", "frag"};
+
+/* The request kind (its counters) of a document a follower asks for. */
+static int kind_of(cradle_broadcast_follow_want want) {
+    switch (want) {
+    case CRADLE_BROADCAST_FOLLOW_SYNC: return K_SYNC;
+    case CRADLE_BROADCAST_FOLLOW_START: return K_START;
+    case CRADLE_BROADCAST_FOLLOW_KEYFRAME: return K_KEY;
+    default: return K_FRAG;
+    }
+}
 
 /* Bytes a document of each kind may have; one more is refused unread. */
 static size_t kind_limit(int kind) {
@@ -271,18 +281,9 @@ static size_t kind_limit(int kind) {
 }
 
 typedef struct viewer {
-    cradle_broadcast_sync sync;    /* the newest one taken */
-    uint8_t start[CRADLE_LOG_HEADER_BYTES];
-    uint64_t next_poll_ns;         /* its next sync fetch (CLOCK_MONOTONIC) */
-    uint64_t next_fragment;        /* positioned: the one to take next */
-    cradle_broadcast_position expect; /* where it starts, unless any_place */
-    cradle_broadcast_keyframe_ref key; /* the keyframe it starts from (or fetches) */
-    uint32_t key_block;            /* that keyframe's block sequence */
-    uint64_t resume_after;         /* after_gap: start again past this fragment */
+    cradle_broadcast_follow f;     /* its place; f.next_poll orders the heap */
     uint32_t index;
-    bool have_sync, have_start, positioned, any_place, after_gap;
-    bool stalled;                  /* a refusal or failure: nothing but sync until the next one */
-    bool saw_ended, trailer, finished, complete;
+    bool finished;                 /* f is done, counted in tool.finished */
 } viewer;
 
 typedef struct slot {
@@ -306,7 +307,7 @@ typedef struct stats {
 typedef struct tool {
     settings st;
     char base[CRADLE_BROADCAST_URL_MAX];
-    uint64_t poll_ns;
+    cradle_broadcast_follow_config follow; /* every viewer's */
     viewer *viewers;
     uint32_t count;
     uint32_t *fifo;                /* viewers wanting a request now, a ring */
@@ -338,7 +339,7 @@ static viewer *fifo_pop(tool *t) {
 }
 
 static bool heap_before(const tool *t, uint32_t a, uint32_t b) {
-    return t->viewers[t->heap[a]].next_poll_ns < t->viewers[t->heap[b]].next_poll_ns;
+    return t->viewers[t->heap[a]].f.next_poll < t->viewers[t->heap[b]].f.next_poll;
 }
 
 static void heap_swap(tool *t, uint32_t a, uint32_t b) {
@@ -376,9 +377,8 @@ static viewer *heap_pop(tool *t) {
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))
 #endif
-static void refuse(tool *t, viewer *v, const char *format, ...) {
+static void refuse(tool *t, const viewer *v, const char *format, ...) {
     t->s.refused++;
-    v->stalled = true;
     if (t->s.shown_refusals++ >= MESSAGES_SHOWN) return;
     char text[CRADLE_BROADCAST_MESSAGE_MAX + 64];
     va_list args;
@@ -391,145 +391,38 @@ static void refuse(tool *t, viewer *v, const char *format, ...) {
 
 static void http_error(tool *t, viewer *v, const char *url, const char *what) {
     t->s.http_errors++;
-    v->stalled = true;
+    cradle_broadcast_follow_failed(&v->f);
     if (t->s.shown_errors++ >= MESSAGES_SHOWN) return;
     fprintf(stderr, PROGRAM ": viewer %" PRIu32 ": GET %s: %s%s\n", v->index, url, what,
             t->s.shown_errors == MESSAGES_SHOWN ? " (further HTTP errors are only counted)" : "");
 }
 
-/* The message of a broadcast.h check without its "<what>: " prefix, so the
- * viewer can name the document by number ("fragment 1: ..."). */
-static const char *after_prefix(const char *message) {
-    const char *colon = strstr(message, ": ");
-    return colon ? colon + 2 : message;
-}
-
-/* Fragment f is in a gap: the viewer starts again at a keyframe after it. */
-static void take_gap(tool *t, viewer *v, uint64_t f) {
-    uint64_t last = f;
-    for (uint32_t i = 0; i < v->sync.gap_count; i++)
-        if (f >= v->sync.gaps[i].first && f <= v->sync.gaps[i].last) last = v->sync.gaps[i].last;
-    t->s.gaps++;
-    v->after_gap = true;
-    v->resume_after = last;
-    v->positioned = false;
-}
-
-static void finish(tool *t, viewer *v, bool complete) {
-    v->finished = true;
-    v->complete = complete;
-    t->finished++;
-}
-
-/* The newest keyframe a viewer may start from (past the gap it skips). */
-static const cradle_broadcast_keyframe_ref *pick_keyframe(const viewer *v) {
-    for (uint32_t i = v->sync.keyframe_count; i-- > 0;) {
-        const cradle_broadcast_keyframe_ref *k = &v->sync.keyframes[i];
-        if (!v->after_gap || k->fragment > v->resume_after) return k;
-        break; /* the newest is before the gap: so are the older ones */
+/* What v asks for now (its follower's next), with what the asking found
+ * counted: a gap skipped, a refusal, the end. */
+static void ask(tool *t, viewer *v, uint64_t now, cradle_broadcast_follow_ask *a) {
+    cradle_broadcast_follow_next(&v->f, now, a);
+    if (a->note == CRADLE_BROADCAST_FOLLOW_GAP) t->s.gaps++;
+    else if (a->note == CRADLE_BROADCAST_FOLLOW_REFUSED) refuse(t, v, "%s", a->message);
+    if (a->want == CRADLE_BROADCAST_FOLLOW_DONE && !v->finished) {
+        v->finished = true;
+        t->finished++;
     }
-    return NULL;
 }
 
-/* What v asks for now: a request kind, or K_NONE (it waits for its next
- * poll, or has finished). */
-static int decide(tool *t, viewer *v, uint64_t now) {
-    for (;;) {
-        if (v->finished) return K_NONE;
-        if (now >= v->next_poll_ns) return K_SYNC;
-        if (!v->have_sync || v->stalled) return K_NONE;
-        if (!v->have_start) return K_START;
-        if (!v->positioned) {
-            const cradle_broadcast_keyframe_ref *k = pick_keyframe(v);
-            if (k) {
-                v->key = *k;
-                return K_KEY;
-            }
-            if (!v->after_gap && cradle_broadcast_sync_in_gap(&v->sync, 0)) {
-                take_gap(t, v, 0);
-                continue;
-            }
-            if (v->after_gap) {
-                /* nothing to start from past the gap yet; none will come after the end */
-                if (v->sync.ended) finish(t, v, true);
-                return K_NONE;
-            }
-            v->positioned = true; /* no keyframe yet: the whole log, from fragment 0 */
-            v->next_fragment = 0;
-            v->any_place = false;
-            v->expect = (cradle_broadcast_position){0, 0};
-        }
-        if (v->next_fragment < v->sync.fragments) {
-            if (cradle_broadcast_sync_in_gap(&v->sync, v->next_fragment)) {
-                take_gap(t, v, v->next_fragment);
-                continue;
-            }
-            return K_FRAG;
-        }
-        if (v->sync.ended) {
-            if (!v->trailer) {
-                refuse(t, v, "fragment %" PRIu64 ": the sync document says the broadcast ended with it, "
-                       "but it holds no trailer", v->sync.fragments - 1u);
-                finish(t, v, false);
-            } else {
-                finish(t, v, true);
-            }
-        }
-        return K_NONE;
-    }
+static bool asks_nothing(const cradle_broadcast_follow_ask *a) {
+    return a->want == CRADLE_BROADCAST_FOLLOW_WAIT || a->want == CRADLE_BROADCAST_FOLLOW_DONE;
 }
 
 /* Puts v where it belongs after something changed: in the FIFO, the heap,
  * or nowhere (finished). */
 static void route(tool *t, viewer *v, uint64_t now) {
-    int kind = decide(t, v, now);
-    if (kind != K_NONE) fifo_push(t, v);
+    cradle_broadcast_follow_ask a;
+    ask(t, v, now, &a);
+    if (!asks_nothing(&a)) fifo_push(t, v);
     else if (!v->finished) heap_push(t, v);
 }
 
 /* ---- documents ---------------------------------------------------------- */
-
-static void take_sync(tool *t, viewer *v, const slot *q) {
-    cradle_broadcast_sync s;
-    char why[CRADLE_BROADCAST_MESSAGE_MAX];
-    if (cradle_broadcast_sync_decode(q->buffer, q->length, &s, why, sizeof why) != 0) {
-        refuse(t, v, "%s", why);
-        return;
-    }
-    if (v->have_sync && memcmp(s.session, v->sync.session, sizeof s.session) != 0) {
-        refuse(t, v, "sync: now names another session than the one this viewer follows");
-        return;
-    }
-    v->stalled = false;
-    /* a cache may serve an older copy than one seen before: keep the newer */
-    if (v->have_sync && s.fragments < v->sync.fragments) return;
-    v->sync = s;
-    v->have_sync = true;
-    if (s.ended) v->saw_ended = true;
-    if (s.fragments > t->s.broadcast_fragments) t->s.broadcast_fragments = s.fragments;
-}
-
-static void take_start(tool *t, viewer *v, const slot *q) {
-    if (q->length != CRADLE_LOG_HEADER_BYTES) {
-        refuse(t, v, "start: %zu bytes, a log header is %u", q->length, CRADLE_LOG_HEADER_BYTES);
-        return;
-    }
-    cradle_log_reader r;
-    char why[CRADLE_LOG_MESSAGE_MAX];
-    if (cradle_log_reader_open_memory(&r, q->buffer, q->length, why, sizeof why) != 0) {
-        refuse(t, v, "start: %s", why);
-        return;
-    }
-    cradle_log_reader_close(&r);
-    uint8_t session[CRADLE_BROADCAST_SESSION_BYTES];
-    cradle_broadcast_session_of(q->buffer, session);
-    if (memcmp(session, v->sync.session, sizeof session) != 0) {
-        refuse(t, v, "start: of another session than the sync document's");
-        return;
-    }
-    memcpy(v->start, q->buffer, sizeof v->start);
-    v->have_start = true;
-}
 
 /* Grows the shared state buffer to the state size a keyframe's header
  * names (capped: the decoder refuses larger states). False: out of memory. */
@@ -545,66 +438,36 @@ static bool state_room(tool *t, const slot *q) {
     return true;
 }
 
-static void take_keyframe(tool *t, viewer *v, const slot *q) {
-    if (!state_room(t, q)) {
-        http_error(t, v, q->url, "out of memory for the keyframe's state");
-        return;
-    }
-    uint8_t session[CRADLE_BROADCAST_SESSION_BYTES];
-    cradle_broadcast_session_of(v->start, session);
-    cradle_broadcast_keyframe k;
+/* The document q fetched, to v's follower, counted. */
+static void take(tool *t, viewer *v, const slot *q) {
+    cradle_broadcast_follow *f = &v->f;
     char why[CRADLE_BROADCAST_MESSAGE_MAX];
-    if (cradle_broadcast_keyframe_decode(&t->codec, q->buffer, q->length, session,
-                                         t->st.verify ? t->st.verify_key : NULL, &k, t->state, t->state_capacity,
-                                         why, sizeof why) != 0) {
-        refuse(t, v, "keyframe %" PRIu64 ": %s", q->number, after_prefix(why));
-        return;
-    }
-    if (k.step != v->key.step) {
-        refuse(t, v, "keyframe %" PRIu64 ": holds step %" PRIu64 ", the sync document says %" PRIu64, q->number,
-               k.step, v->key.step);
-        return;
-    }
-    t->s.keyframes_verified++;
-    v->key_block = k.block_sequence;
-    v->positioned = true;
-    v->after_gap = false;
-    v->any_place = true;
-    v->next_fragment = v->key.fragment;
-}
-
-static void take_fragment(tool *t, viewer *v, const slot *q) {
-    if (v->trailer) {
-        refuse(t, v, "fragment %" PRIu64 ": listed after the fragment that held the session's trailer", q->number);
-        return;
-    }
-    cradle_broadcast_fragment_info info;
-    char why[CRADLE_BROADCAST_MESSAGE_MAX];
-    if (cradle_broadcast_fragment_check(q->buffer, q->length, v->any_place ? NULL : &v->expect,
-                                        t->st.verify ? t->st.verify_key : NULL, &info, why,
-                                        sizeof why) != 0) {
-        refuse(t, v, "fragment %" PRIu64 ": %s", q->number, after_prefix(why));
-        return;
-    }
-    if (v->any_place) {
-        /* the first after a keyframe must hold the keyframe's step and block */
-        if (info.first.step > v->key.step + 1u) {
-            refuse(t, v, "fragment %" PRIu64 ": starts at step %" PRIu64 ", after keyframe %" PRIu64 "'s step %" PRIu64,
-                   q->number, info.first.step, v->key.key, v->key.step);
+    int rc = 0;
+    switch (q->kind) {
+    case K_SYNC:
+        rc = cradle_broadcast_follow_take_sync(f, q->buffer, q->length, why, sizeof why);
+        if (rc == 0 && f->sync.fragments > t->s.broadcast_fragments) t->s.broadcast_fragments = f->sync.fragments;
+        break;
+    case K_START: rc = cradle_broadcast_follow_take_start(f, q->buffer, q->length, why, sizeof why); break;
+    case K_KEY: {
+        if (!state_room(t, q)) {
+            http_error(t, v, q->url, "out of memory for the keyframe's state");
             return;
         }
-        if (v->key_block < info.first.sequence || v->key_block >= info.end.sequence) {
-            refuse(t, v, "fragment %" PRIu64 ": blocks %" PRIu32 "..%" PRIu32 ", not keyframe %" PRIu64
-                   "'s block %" PRIu32, q->number, info.first.sequence, info.end.sequence - 1u, v->key.key,
-                   v->key_block);
-            return;
-        }
+        cradle_broadcast_keyframe k;
+        rc = cradle_broadcast_follow_take_keyframe(f, &t->codec, q->buffer, q->length, t->state, t->state_capacity, &k,
+                                                   why, sizeof why);
+        if (rc == 0) t->s.keyframes_verified++;
+        break;
     }
-    t->s.fragments_verified++;
-    v->any_place = false;
-    v->expect = info.end;
-    v->next_fragment++;
-    if (info.trailer) v->trailer = true;
+    default: {
+        cradle_broadcast_fragment_info info;
+        rc = cradle_broadcast_follow_take_fragment(f, q->buffer, q->length, &info, why, sizeof why);
+        if (rc == 0) t->s.fragments_verified++;
+        break;
+    }
+    }
+    if (rc != 0) refuse(t, v, "%s", why);
 }
 
 /* ---- HTTP --------------------------------------------------------------- */
@@ -635,18 +498,17 @@ static size_t on_body(char *data, size_t size, size_t count, void *user) {
 
 /* Starts v's request of kind in a free slot. False: it could not (the
  * viewer is counted an HTTP error and waits for its next poll). */
-static bool start_request(tool *t, viewer *v, int kind, uint64_t now) {
+static bool start_request(tool *t, viewer *v, const cradle_broadcast_follow_ask *a, uint64_t now) {
     slot *q = &t->slots[t->free_slots[--t->free_count]];
+    int kind = kind_of(a->want);
     q->v = v;
     q->kind = kind;
-    q->number = kind == K_FRAG ? v->next_fragment : kind == K_KEY ? v->key.key : 0;
+    q->number = a->number;
     q->overflow = q->no_memory = false;
     q->prefix = kind == K_FRAG ? CRADLE_LOG_HEADER_BYTES : 0;
     q->limit = kind_limit(kind);
     q->length = 0;
-    static const cradle_broadcast_doc docs[KINDS] = {CRADLE_BROADCAST_SYNC, CRADLE_BROADCAST_START,
-                                                     CRADLE_BROADCAST_KEYFRAME, CRADLE_BROADCAST_FRAGMENT};
-    int rc = cradle_broadcast_url(q->url, sizeof q->url, t->base, docs[kind], q->number, NULL);
+    int rc = cradle_broadcast_follow_url(q->url, sizeof q->url, t->base, a);
     if (rc == 0 && q->prefix) {
         if (q->capacity < q->prefix + 8192u) {
             uint8_t *bigger = realloc(q->buffer, q->prefix + 8192u);
@@ -656,16 +518,13 @@ static bool start_request(tool *t, viewer *v, int kind, uint64_t now) {
             }
         }
         if (q->capacity >= q->prefix) {
-            memcpy(q->buffer, v->start, q->prefix);
+            memcpy(q->buffer, v->f.start, q->prefix);
             q->length = q->prefix;
         } else {
             rc = -1;
         }
     }
-    if (kind == K_SYNC) {
-        v->next_poll_ns += t->poll_ns;
-        if (v->next_poll_ns <= now) v->next_poll_ns = now + t->poll_ns; /* late: keep the period, not the beat */
-    }
+    if (kind == K_SYNC) cradle_broadcast_follow_polled(&v->f, now);
     if (rc == 0) {
         curl_easy_setopt(q->easy, CURLOPT_URL, q->url);
         curl_easy_setopt(q->easy, CURLOPT_WRITEDATA, q);
@@ -704,16 +563,8 @@ static void end_request(tool *t, slot *q, CURLcode result, uint64_t now) {
         char text[32];
         snprintf(text, sizeof text, "HTTP %ld", status);
         http_error(t, v, q->url, text);
-    } else if (q->length == q->prefix && q->kind != K_FRAG) {
-        if (q->kind == K_KEY) refuse(t, v, "keyframe %" PRIu64 ": an empty document", q->number);
-        else refuse(t, v, "%s: an empty document", what);
     } else {
-        switch (q->kind) {
-        case K_SYNC: take_sync(t, v, q); break;
-        case K_START: take_start(t, v, q); break;
-        case K_KEY: take_keyframe(t, v, q); break;
-        default: take_fragment(t, v, q); break;
-        }
+        take(t, v, q);
     }
     q->v = NULL;
     t->free_slots[t->free_count++] = (uint32_t)(q - t->slots);
@@ -744,7 +595,9 @@ static bool setup(tool *t) {
     snprintf(t->base, sizeof t->base, "%s%s", t->st.url, n && t->st.url[n - 1] == '/' ? "" : "/");
     t->count = (uint32_t)t->st.viewers;
     t->slot_count = (uint32_t)t->st.connections;
-    t->poll_ns = t->st.poll_ms * 1000000u;
+    t->follow = (cradle_broadcast_follow_config){.from = CRADLE_BROADCAST_FOLLOW_NEWEST,
+                                                 .poll_ms = (uint32_t)t->st.poll_ms,
+                                                 .verify_key = t->st.verify ? t->st.verify_key : NULL};
     t->viewers = calloc(t->count, sizeof *t->viewers);
     t->fifo = calloc(t->count, sizeof *t->fifo);
     t->heap = calloc(t->count, sizeof *t->heap);
@@ -782,7 +635,8 @@ static bool setup(tool *t) {
     for (uint32_t i = 0; i < t->count; i++) {
         viewer *v = &t->viewers[i];
         v->index = i;
-        v->next_poll_ns = now + (uint64_t)cradle_rng_below(&rng, phase_bound) * 1000u; /* microseconds of phase */
+        /* microseconds of phase */
+        cradle_broadcast_follow_init(&v->f, &t->follow, now + (uint64_t)cradle_rng_below(&rng, phase_bound) * 1000u);
         heap_push(t, v);
     }
     return true;
@@ -795,13 +649,14 @@ static double run(tool *t) {
     for (;;) {
         uint64_t now = cradle_mono_ns();
         if (stop_signal || now >= deadline || t->finished == t->count) break;
-        while (t->heap_length && t->viewers[t->heap[0]].next_poll_ns <= now) route(t, heap_pop(t), now);
+        while (t->heap_length && t->viewers[t->heap[0]].f.next_poll <= now) route(t, heap_pop(t), now);
         while (t->free_count && t->fifo_length) {
             viewer *v = fifo_pop(t);
-            int kind = decide(t, v, now);
-            if (kind == K_NONE) {
+            cradle_broadcast_follow_ask a;
+            ask(t, v, now, &a);
+            if (asks_nothing(&a)) {
                 if (!v->finished) heap_push(t, v);
-            } else if (!start_request(t, v, kind, now)) {
+            } else if (!start_request(t, v, &a, now)) {
                 heap_push(t, v);
             }
         }
@@ -819,7 +674,7 @@ static double run(tool *t) {
         }
         if (t->free_count && t->fifo_length) continue;
         uint64_t wake = deadline;
-        if (t->heap_length && t->viewers[t->heap[0]].next_poll_ns < wake) wake = t->viewers[t->heap[0]].next_poll_ns;
+        if (t->heap_length && t->viewers[t->heap[0]].f.next_poll < wake) wake = t->viewers[t->heap[0]].f.next_poll;
         uint64_t wait_ms = wake > now ? (wake - now + 999999u) / 1000000u : 0;
         if (wait_ms > WAKE_MS) wait_ms = WAKE_MS;
         curl_multi_poll(t->multi, NULL, 0, (int)wait_ms, NULL);
@@ -858,9 +713,10 @@ static outcome outcome_of(const tool *t, double seconds) {
     outcome o = {.seconds = seconds};
     for (uint32_t i = 0; i < t->count; i++) {
         const viewer *v = &t->viewers[i];
-        if (v->saw_ended) o.ended++;
-        if (v->saw_ended && v->complete) o.complete++;
-        if (v->have_sync) o.synced++;
+        bool saw_ended = v->f.have_sync && v->f.sync.ended;
+        if (saw_ended) o.ended++;
+        if (saw_ended && v->f.done && v->f.complete) o.complete++;
+        if (v->f.have_sync) o.synced++;
     }
     struct rusage ru;
     if (getrusage(RUSAGE_SELF, &ru) == 0) {

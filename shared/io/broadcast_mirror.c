@@ -1,6 +1,7 @@
 /*
  * broadcast_mirror: a viewer's copy of a broadcast as a session log (see
- * broadcast_mirror.h).
+ * broadcast_mirror.h): a follower (broadcast_follow.h) decides what to
+ * fetch; this file fetches it, and writes segments and data files.
  */
 #include "cradle/broadcast_mirror.h"
 
@@ -20,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cradle/broadcast_follow.h"
 #include "cradle/os.h"
 #include "cradle/systime.h"
 
@@ -43,25 +45,20 @@ struct cradle_broadcast_mirror {
     uint8_t *key_state;                /* the segment's keyframe state, under mutex */
     uint32_t key_state_size;
     /* the thread's own */
+    cradle_broadcast_follow_config follow_config;
+    cradle_broadcast_follow follow;    /* where the mirror is in the broadcast */
     CURL *curl;
     cradle_broadcast_codec codec;
     uint8_t *buffer;                   /* start + one fragment */
     uint8_t *doc;                      /* a keyframe or a data file */
     size_t doc_capacity;
-    uint8_t *state;                    /* a keyframe's state, decoded */
-    uint8_t start[CRADLE_LOG_HEADER_BYTES];
-    bool have_start;
-    cradle_log_header header;
-    cradle_broadcast_sync sync;
+    uint8_t *state;                    /* the follower's keyframe's state, decoded */
+    uint32_t state_size;
+    char state_build[CRADLE_GAME_BUILD_ID_MAX + 1];
     int fd;                            /* the segment's log, -1 when none */
-    uint32_t segment;
-    bool positioned;                   /* the segment knows its next fragment */
-    uint64_t next_fragment;
-    bool any_place;                    /* the next fragment may start anywhere (after a keyframe) */
-    cradle_broadcast_position expect;
-    uint64_t key_fragment_step;        /* keyed: the keyframe's step */
-    uint64_t resume_after;             /* a gap ended at this fragment: start again past it */
-    bool after_gap;
+    uint32_t segment;                  /* the segment fd is (follow.segment once opened) */
+    size_t unwritten;                  /* bytes of a verified fragment in buffer not in the log yet */
+    cradle_broadcast_fragment_info unwritten_info;
 };
 
 /* ---- HTTP --------------------------------------------------------------- */
@@ -164,125 +161,46 @@ uint32_t cradle_broadcast_mirror_keyframe(cradle_broadcast_mirror *m, uint32_t s
 
 /* ---- segments ----------------------------------------------------------- */
 
-/* A new log file for a segment, with the start document as its header. */
+/* A new log file for the follower's segment, with the start document as its
+ * header; a keyed segment's keyframe state (m->state) is copied for the
+ * player. False (noted): the follower is told the fetch failed, and the
+ * segment is opened again before its first fragment. */
 static bool open_segment(cradle_broadcast_mirror *m) {
+    const cradle_broadcast_follow *f = &m->follow;
     if (m->fd >= 0) close(m->fd);
-    m->segment++;
     char path[1024];
-    snprintf(path, sizeof path, "%s/segment-%" PRIu32 ".log", m->config.dir, m->segment);
+    snprintf(path, sizeof path, "%s/segment-%" PRIu32 ".log", m->config.dir, f->segment);
     m->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (m->fd < 0 || !cradle_os_write_all(m->fd, m->start, sizeof m->start)) {
+    if (m->fd < 0 || !cradle_os_write_all(m->fd, f->start, sizeof f->start)) {
         note(m, false, "cannot write the mirror %s: %s", path, strerror(errno));
         return false;
     }
+    bool ok = true;
     pthread_mutex_lock(&m->mutex);
-    snprintf(m->view.log_path, sizeof m->view.log_path, "%s", path);
-    m->view.bytes = sizeof m->start;
-    m->view.end_step = 0;
-    m->view.keyed = false;
-    m->view.segment = m->segment;
-    pthread_mutex_unlock(&m->mutex);
-    return true;
-}
-
-/* The start document: the session log's header, checked like a log's. */
-static bool take_start(cradle_broadcast_mirror *m) {
-    size_t n = 0;
-    if (get(m, "start", m->buffer, CRADLE_LOG_HEADER_BYTES + 1u, &n) != 0) return false;
-    if (n != CRADLE_LOG_HEADER_BYTES) {
-        note(m, true, "start: %zu bytes, a log header is %u", n, CRADLE_LOG_HEADER_BYTES);
-        return false;
-    }
-    cradle_log_reader r;
-    char why[CRADLE_LOG_MESSAGE_MAX];
-    int rc = cradle_log_reader_open_memory(&r, m->buffer, n, why, sizeof why);
-    if (rc != 0) {
-        note(m, true, "start: %s", why);
-        return false;
-    }
-    m->header = r.header;
-    cradle_log_reader_close(&r);
-    uint8_t session[CRADLE_BROADCAST_SESSION_BYTES];
-    cradle_broadcast_session_of(m->buffer, session);
-    if (memcmp(session, m->sync.session, sizeof session) != 0) {
-        note(m, true, "start: of another session than the sync document's");
-        return false;
-    }
-    if (m->config.game && strcmp(m->header.game_name, m->config.game) != 0) {
-        note(m, true, "start: a broadcast of game '%s', not '%s'", m->header.game_name, m->config.game);
-        return false;
-    }
-    memcpy(m->start, m->buffer, sizeof m->start);
-    m->have_start = true;
-    return true;
-}
-
-/* Positions a new segment: at fragment 0, or at the keyframe a viewer
- * starting now shows first (after fragment `after` when a gap forces it). */
-static bool position(cradle_broadcast_mirror *m) {
-    const cradle_broadcast_sync *s = &m->sync;
-    const cradle_broadcast_keyframe_ref *pick = NULL;
-    if (!m->config.from_start) {
-        uint64_t rate = s->steps_per_second;
-        uint64_t behind = (uint64_t)m->config.delay_ms * rate / 1000u;
-        uint64_t first_shown = s->live_step > behind ? s->live_step - behind : 0;
-        for (uint32_t i = 0; i < s->keyframe_count; i++) {
-            const cradle_broadcast_keyframe_ref *k = &s->keyframes[i];
-            if (m->after_gap && k->fragment <= m->resume_after) continue;
-            if (!pick || k->step <= first_shown) pick = k;
-        }
-    }
-    if (!pick && m->after_gap) return false; /* wait for a keyframe past the gap */
-    if (!pick && cradle_broadcast_sync_in_gap(s, 0)) {
-        note(m, true, "sync: the broadcast lost fragment 0 and has no keyframe to start from");
-        return false;
-    }
-    if (pick) {
-        char path[64];
-        int u = cradle_broadcast_url(path, sizeof path, "", CRADLE_BROADCAST_KEYFRAME, pick->key, NULL);
-        assert(u == 0);
-        (void)u;
-        size_t n = 0;
-        if (get(m, path, m->doc, m->doc_capacity, &n) != 0) return false;
-        cradle_broadcast_keyframe k;
-        char why[CRADLE_BROADCAST_MESSAGE_MAX];
-        if (cradle_broadcast_keyframe_decode(&m->codec, m->doc, n, m->sync.session, m->pinned ? m->verify_key : NULL, &k, m->state,
-                                             m->config.state_capacity, why, sizeof why) != 0) {
-            note(m, true, "keyframe %" PRIu64 ": %s", pick->key, why + strlen("keyframe: "));
-            return false;
-        }
-        if (k.step != pick->step) {
-            note(m, true, "keyframe %" PRIu64 ": holds step %" PRIu64 ", the sync document says %" PRIu64, pick->key,
-                 k.step, pick->step);
-            return false;
-        }
-        if (!open_segment(m)) return false;
-        pthread_mutex_lock(&m->mutex);
-        uint8_t *copy = realloc(m->key_state, k.state_size);
-        if (copy) {
+    if (f->from_keyframe) {
+        uint8_t *copy = realloc(m->key_state, m->state_size);
+        ok = copy != NULL;
+        if (ok) {
             m->key_state = copy;
-            memcpy(copy, m->state, k.state_size);
-            m->key_state_size = k.state_size;
-            m->view.keyed = true;
-            m->view.start_step = k.step + 1u;
-            snprintf(m->view.start_build, sizeof m->view.start_build, "%s", k.build_id);
+            memcpy(copy, m->state, m->state_size);
+            m->key_state_size = m->state_size;
+            m->view.start_step = f->key.step + 1u;
+            snprintf(m->view.start_build, sizeof m->view.start_build, "%s", m->state_build);
         }
-        pthread_mutex_unlock(&m->mutex);
-        if (!copy) {
-            note(m, false, "out of memory for a keyframe");
-            return false;
-        }
-        m->next_fragment = pick->fragment;
-        m->any_place = true;
-        m->key_fragment_step = k.step;
-    } else {
-        if (!open_segment(m)) return false;
-        m->next_fragment = 0;
-        m->any_place = false;
-        m->expect = (cradle_broadcast_position){0, 0};
     }
-    m->after_gap = false;
-    m->positioned = true;
+    if (ok) {
+        snprintf(m->view.log_path, sizeof m->view.log_path, "%s", path);
+        m->view.bytes = sizeof f->start;
+        m->view.end_step = 0;
+        m->view.keyed = f->from_keyframe;
+        m->view.segment = f->segment;
+    }
+    pthread_mutex_unlock(&m->mutex);
+    if (!ok) {
+        note(m, false, "out of memory for a keyframe");
+        return false;
+    }
+    m->segment = f->segment;
     return true;
 }
 
@@ -327,110 +245,143 @@ static bool take_data(cradle_broadcast_mirror *m, const cradle_broadcast_fragmen
     return true;
 }
 
-/* The next fragment: fetched, checked, its data files fetched, appended.
- * Returns 1 when one was appended, 0 when there is nothing to do now. */
-static int take_fragment(cradle_broadcast_mirror *m) {
-    const cradle_broadcast_sync *s = &m->sync;
-    if (m->next_fragment >= s->fragments) return 0;
-    if (cradle_broadcast_sync_in_gap(s, m->next_fragment)) {
-        uint64_t last = m->next_fragment;
-        for (uint32_t i = 0; i < s->gap_count; i++)
-            if (m->next_fragment >= s->gaps[i].first && m->next_fragment <= s->gaps[i].last) last = s->gaps[i].last;
-        note(m, true, "gap: fragments %" PRIu64 "..%" PRIu64 " were lost before they reached the origin; "
-             "starting again at a keyframe after them", m->next_fragment, last);
-        m->after_gap = true;
-        m->resume_after = last;
-        m->positioned = false;
-        return 0;
-    }
-    char path[64];
-    int u = cradle_broadcast_url(path, sizeof path, "", CRADLE_BROADCAST_FRAGMENT, m->next_fragment, NULL);
-    assert(u == 0);
-    (void)u;
-    size_t n = 0;
-    memcpy(m->buffer, m->start, CRADLE_LOG_HEADER_BYTES);
-    if (get(m, path, m->buffer + CRADLE_LOG_HEADER_BYTES, CRADLE_BROADCAST_FRAGMENT_MAX + 1u, &n) != 0) return 0;
-    cradle_broadcast_fragment_info info;
-    char why[CRADLE_BROADCAST_MESSAGE_MAX];
-    if (cradle_broadcast_fragment_check(m->buffer, CRADLE_LOG_HEADER_BYTES + n, m->any_place ? NULL : &m->expect,
-                                        m->pinned ? m->verify_key : NULL,
-                                        &info, why, sizeof why) != 0) {
-        note(m, true, "fragment %" PRIu64 ": %s", m->next_fragment, why + strlen("fragment: "));
-        return 0;
-    }
-    if (m->any_place && info.first.step > m->key_fragment_step + 1u) {
-        note(m, true, "fragment %" PRIu64 ": starts at step %" PRIu64 ", after its keyframe's step %" PRIu64,
-             m->next_fragment, info.first.step, m->key_fragment_step);
-        return 0;
-    }
-    if (!take_data(m, &info)) return 0;
-    if (!cradle_os_write_all(m->fd, m->buffer + CRADLE_LOG_HEADER_BYTES, n)) {
+/* The verified fragment in buffer (m->unwritten bytes after the start): its
+ * data files fetched, then appended to the segment's log. False (noted):
+ * it stays in buffer, to be written after the next sync document. */
+static bool write_fragment(cradle_broadcast_mirror *m) {
+    const cradle_broadcast_fragment_info *info = &m->unwritten_info;
+    if (!take_data(m, info)) return false;
+    if (!cradle_os_write_all(m->fd, m->buffer + CRADLE_LOG_HEADER_BYTES, m->unwritten)) {
         note(m, false, "cannot append to the mirror: %s", strerror(errno));
-        return 0;
+        return false;
     }
-    m->any_place = false;
-    m->expect = info.end;
-    m->next_fragment++;
     pthread_mutex_lock(&m->mutex);
-    m->view.bytes += n;
-    m->view.end_step = info.end.step;
+    m->view.bytes += m->unwritten;
+    m->view.end_step = info->end.step;
     m->view.fragments++;
-    if (info.trailer) m->view.ended = true;
+    if (info->trailer) m->view.ended = true;
     m->view.error[0] = '\0';
-    pthread_cond_broadcast(&m->cond);
     pthread_mutex_unlock(&m->mutex);
-    return 1;
+    m->unwritten = 0;
+    return true;
 }
 
-static bool take_sync(cradle_broadcast_mirror *m) {
+/* ---- the documents the follower asks for -------------------------------- */
+
+/* Each fetches one document into the mirror's buffers and hands it to the
+ * follower (broadcast_follow.h). False: the fetch or the mirror's own part
+ * failed (the follower is told); a refusal is the follower's and noted. */
+
+static bool take_sync(cradle_broadcast_mirror *m, char *why, size_t why_size) {
     uint8_t text[CRADLE_BROADCAST_SYNC_MAX + 1];
     size_t n = 0;
     if (get(m, "sync", text, sizeof text, &n) != 0) return false;
-    cradle_broadcast_sync s;
-    char why[CRADLE_BROADCAST_MESSAGE_MAX];
-    if (cradle_broadcast_sync_decode(text, n, &s, why, sizeof why) != 0) {
+    uint64_t syncs = m->follow.syncs;
+    if (cradle_broadcast_follow_take_sync(&m->follow, text, n, why, why_size) != 0) {
         note(m, true, "%s", why);
-        return false;
+        return true;
     }
-    if (m->have_start && memcmp(s.session, m->sync.session, sizeof s.session) != 0) {
-        note(m, true, "sync: now names another session; this viewer keeps the one it follows");
-        return false;
-    }
-    if (m->have_start && s.fragments < m->sync.fragments)
-        return true; /* a cache served an older copy than one seen before: keep the newer */
-    m->sync = s;
+    if (m->follow.syncs == syncs) return true; /* a cache's older copy, ignored */
     pthread_mutex_lock(&m->mutex);
-    m->view.sync = s;
+    m->view.sync = m->follow.sync;
     m->view.have_sync = true;
     m->view.sync_at_unix_ms = cradle_wall_ns() / 1000000u;
     pthread_mutex_unlock(&m->mutex);
     return true;
 }
 
+static bool take_start(cradle_broadcast_mirror *m, char *why, size_t why_size) {
+    size_t n = 0;
+    if (get(m, "start", m->buffer, CRADLE_LOG_HEADER_BYTES + 1u, &n) != 0) return false;
+    if (cradle_broadcast_follow_take_start(&m->follow, m->buffer, n, why, why_size) != 0) note(m, true, "%s", why);
+    return true;
+}
+
+static bool take_keyframe(cradle_broadcast_mirror *m, const char *path, char *why, size_t why_size) {
+    size_t n = 0;
+    if (get(m, path, m->doc, m->doc_capacity, &n) != 0) return false;
+    cradle_broadcast_keyframe k;
+    if (cradle_broadcast_follow_take_keyframe(&m->follow, &m->codec, m->doc, n, m->state, m->config.state_capacity, &k,
+                                              why, why_size) != 0) {
+        note(m, true, "%s", why);
+        return true;
+    }
+    m->state_size = k.state_size;
+    memcpy(m->state_build, k.build_id, sizeof m->state_build);
+    return open_segment(m);
+}
+
+static bool take_fragment(cradle_broadcast_mirror *m, const char *path, char *why, size_t why_size) {
+    if (m->segment != m->follow.segment && !open_segment(m)) return false;
+    size_t n = 0;
+    memcpy(m->buffer, m->follow.start, CRADLE_LOG_HEADER_BYTES);
+    if (get(m, path, m->buffer + CRADLE_LOG_HEADER_BYTES, CRADLE_BROADCAST_FRAGMENT_MAX + 1u, &n) != 0) return false;
+    if (cradle_broadcast_follow_take_fragment(&m->follow, m->buffer, CRADLE_LOG_HEADER_BYTES + n, &m->unwritten_info,
+                                              why, why_size) != 0) {
+        note(m, true, "%s", why);
+        return true;
+    }
+    m->unwritten = n;
+    return write_fragment(m);
+}
+
+/* Fetches what ask wants and hands it to the follower. */
+static void serve(cradle_broadcast_mirror *m, const cradle_broadcast_follow_ask *ask, uint64_t now) {
+    char path[64], why[CRADLE_BROADCAST_MESSAGE_MAX];
+    int u = cradle_broadcast_follow_url(path, sizeof path, "", ask);
+    assert(u == 0);
+    (void)u;
+    bool ok = true;
+    switch (ask->want) {
+    case CRADLE_BROADCAST_FOLLOW_SYNC:
+        cradle_broadcast_follow_polled(&m->follow, now);
+        ok = take_sync(m, why, sizeof why);
+        break;
+    case CRADLE_BROADCAST_FOLLOW_START: ok = take_start(m, why, sizeof why); break;
+    case CRADLE_BROADCAST_FOLLOW_KEYFRAME: ok = take_keyframe(m, path, why, sizeof why); break;
+    case CRADLE_BROADCAST_FOLLOW_FRAGMENT: ok = take_fragment(m, path, why, sizeof why); break;
+    default: break;
+    }
+    if (!ok) cradle_broadcast_follow_failed(&m->follow);
+}
+
+/* Sleeps until deadline (CLOCK_MONOTONIC ns; 0: until the mirror closes). */
+static void sleep_until(cradle_broadcast_mirror *m, uint64_t deadline) {
+    struct timespec until = {.tv_sec = (time_t)(deadline / 1000000000u), .tv_nsec = (long)(deadline % 1000000000u)};
+    pthread_mutex_lock(&m->mutex);
+    if (!atomic_load(&m->stop)) {
+        if (deadline) (void)pthread_cond_timedwait(&m->cond, &m->mutex, &until);
+        else (void)pthread_cond_wait(&m->cond, &m->mutex);
+    }
+    pthread_mutex_unlock(&m->mutex);
+}
+
+/* The fetch thread: what the follower asks for, until it is done. A
+ * fragment verified but not yet written (its data files or the disk
+ * failed) is written first once the follower goes on. */
 static void *mirror_main(void *arg) {
     cradle_os_name_thread("mirror");
     cradle_broadcast_mirror *m = arg;
+    cradle_broadcast_follow *f = &m->follow;
     while (!atomic_load(&m->stop)) {
-        bool ended;
-        pthread_mutex_lock(&m->mutex);
-        ended = m->view.ended;
-        pthread_mutex_unlock(&m->mutex);
-        if (!ended && take_sync(m)) {
-            if (!m->have_start) (void)take_start(m);
-            if (m->have_start && !m->positioned) (void)position(m);
-            while (m->positioned && !atomic_load(&m->stop) && take_fragment(m) == 1) {
-            }
+        uint64_t now = cradle_mono_ns();
+        cradle_broadcast_follow_ask ask;
+        cradle_broadcast_follow_next(f, now, &ask);
+        if (ask.note != CRADLE_BROADCAST_FOLLOW_NOTHING) note(m, true, "%s", ask.message);
+        bool done = ask.want == CRADLE_BROADCAST_FOLLOW_DONE;
+        if (ask.want == CRADLE_BROADCAST_FOLLOW_SYNC) {
+            serve(m, &ask, now);
+        } else if (m->unwritten && (!f->stalled || done)) {
+            if (write_fragment(m)) continue;
+            cradle_broadcast_follow_failed(f);
+            if (done) sleep_until(m, now + f->poll_ns); /* no more polls: try again a period later */
+        } else if (done) {
+            sleep_until(m, 0);
+        } else if (ask.want == CRADLE_BROADCAST_FOLLOW_WAIT) {
+            sleep_until(m, f->next_poll);
+        } else {
+            serve(m, &ask, now);
         }
-        struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_nsec += (long)m->config.poll_ms * 1000000L;
-        while (until.tv_nsec >= 1000000000L) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000L;
-        }
-        pthread_mutex_lock(&m->mutex);
-        if (!atomic_load(&m->stop)) (void)pthread_cond_timedwait(&m->cond, &m->mutex, &until);
-        pthread_mutex_unlock(&m->mutex);
     }
     return NULL;
 }
@@ -454,6 +405,13 @@ int cradle_broadcast_mirror_open(cradle_broadcast_mirror **out, const cradle_bro
     m->fd = -1;
     if (!m->config.poll_ms) m->config.poll_ms = CRADLE_BROADCAST_MIRROR_POLL_MS;
     if (!m->config.state_capacity) m->config.state_capacity = DEFAULT_STATE_CAPACITY;
+    m->follow_config = (cradle_broadcast_follow_config){
+        .from = m->config.from_start ? CRADLE_BROADCAST_FOLLOW_FIRST : CRADLE_BROADCAST_FOLLOW_DELAYED,
+        .delay_ms = m->config.delay_ms,
+        .poll_ms = m->config.poll_ms,
+        .game = m->config.game,
+        .verify_key = m->pinned ? m->verify_key : NULL};
+    cradle_broadcast_follow_init(&m->follow, &m->follow_config, cradle_mono_ns());
     pthread_mutex_init(&m->mutex, NULL);
     pthread_condattr_t attr;
     pthread_condattr_init(&attr);
@@ -509,12 +467,12 @@ void cradle_broadcast_mirror_close(cradle_broadcast_mirror *m) {
         pthread_join(m->thread, NULL);
     }
     if (m->fd >= 0) close(m->fd);
-    if (m->curl) curl_easy_cleanup(m->curl);
-    cradle_broadcast_codec_free(&m->codec);
     free(m->buffer);
     free(m->doc);
     free(m->state);
     free(m->key_state);
+    cradle_broadcast_codec_free(&m->codec);
+    if (m->curl) curl_easy_cleanup(m->curl);
     pthread_cond_destroy(&m->cond);
     pthread_mutex_destroy(&m->mutex);
     free(m);

@@ -3,12 +3,14 @@
 /*
  * broadcast_mirror: a viewer's copy of a broadcast (broadcast.h), kept as
  * a session log on disk that the replay driver (replay.h) plays while it
- * grows. A thread of its own fetches over HTTP (libcurl) the sync document
- * every poll, the start document, a keyframe and the fragments after it,
- * checks each strictly, fetches the data files the fragments name, and
- * appends each verified fragment to the mirror's log. Nothing unverified
- * reaches the log; a document that is refused is named in the view's error
- * and fetched again at the next poll, keeping everything verified before.
+ * grows. A thread of its own fetches over HTTP (libcurl) what a follower
+ * (broadcast_follow.h, which holds the protocol and checks each document)
+ * asks for: the sync document every poll, the start document, a keyframe
+ * and the fragments after it; it fetches the data files the fragments name
+ * and appends each verified fragment to the mirror's log. Nothing
+ * unverified reaches the log; a document that is refused is named in the
+ * view's error and fetched again after the next poll, keeping everything
+ * verified before.
  *
  * Segments. A mirror starts at a keyframe (config.from_start: at fragment
  * 0, a whole session log) and follows the fragments after it. When the
