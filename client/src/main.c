@@ -1,7 +1,7 @@
 /*
  * cradle-client: joins a cradle-server session and shows it (see
  * client/README.md). main() parses the options and hands over to the
- * headless loop (no SDL), the window, or the log player.
+ * headless loop (no SDL), the live window, the log player or the viewer.
  */
 #include <enet/enet.h>
 #include <signal.h>
@@ -9,7 +9,7 @@
 
 #include "options.h"
 #include "session_run.h"
-#include "window.h"
+#include "live.h"
 #include "play.h"
 #include "watch.h"
 
@@ -29,7 +29,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "cradle-client: cannot initialise ENet\n");
         return 1;
     }
-    int status = o.headless ? cradle_client_run_headless(&o) : cradle_client_run_window(&o);
+    int status = o.headless ? cradle_client_run_headless(&o) : cradle_client_live_window(&o);
     enet_deinitialize();
     return status;
 }

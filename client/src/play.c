@@ -18,17 +18,9 @@
 
 #include "cradle/replay.h"
 #include "cradle/replay_index.h"
-#include "cradle/systime.h"
-#include "hud.h"
 #include "timeline.h"
-#include "present.h"
-#include "render_sdl.h"
-#include "audio.h"
-#include "session_run.h"
-#include "watch.h"
 #include "window.h"
 
-#define PARTICLES 8192u
 #define EVENTS 1024u
 
 typedef struct player {
@@ -38,7 +30,10 @@ typedef struct player {
     uint64_t steps;              /* the log's complete steps: the timeline's length */
     uint8_t *snapshot;           /* the last step's snapshot, for the HUD's players */
     bool ended;                  /* the replay reached the end of the log */
-    char error[CRADLE_REPLAY_MESSAGE_MAX];
+    char error[CRADLE_REPLAY_MESSAGE_MAX]; /* set: the log failed; the window shows it, steps no more */
+    /* the window */
+    const cradle_client_options *o;
+    cradle_playback pb;          /* the keys and the seek bar */
 } player;
 
 static void warn(void *context, const char *message) {
@@ -46,10 +41,7 @@ static void warn(void *context, const char *message) {
     fprintf(stderr, "cradle-client: --play: warning: %s\n", message);
 }
 
-/* Where the game's sound files are looked for: beside --game, else beside
- * the build the log archived (which has none: the replay is then silent,
- * and says which files it missed). */
-static const char *sound_library(const cradle_client_options *o, const cradle_replay *r) {
+const char *cradle_client_replay_sounds(const cradle_client_options *o, const cradle_replay *r) {
     if (o->game) return o->game;
     return cradle_reload_copy_path(&r->libraries[r->in_use]);
 }
@@ -161,7 +153,131 @@ static int summary(player *p) {
     return p->error[0] || r->mismatch ? 1 : 0;
 }
 
-static int play_window(player *p, const cradle_client_options *o);
+void cradle_client_play_poll(cradle_playback *pb, int width, int height) {
+    SDL_Event e;
+    double at;
+    while (SDL_PollEvent(&e)) {
+        if (e.type == SDL_QUIT) cradle_playback_apply(pb, CRADLE_PLAYBACK_QUIT);
+        else if (e.type == SDL_KEYDOWN) cradle_playback_apply(pb, cradle_playback_key(e.key.keysym.sym, e.key.repeat != 0));
+        else if (width <= 0) continue; /* no timeline */
+        else if (e.type == SDL_MOUSEBUTTONDOWN && e.button.button == SDL_BUTTON_LEFT &&
+                 cradle_timeline_hit(width, height, (float)e.button.x, (float)e.button.y, &at)) {
+            pb->dragging = true;
+            cradle_playback_bar(pb, at);
+        } else if (e.type == SDL_MOUSEMOTION && pb->dragging) {
+            cradle_playback_bar(pb, cradle_timeline_fraction(width, height, (float)e.motion.x));
+        } else if (e.type == SDL_MOUSEBUTTONUP && e.button.button == SDL_BUTTON_LEFT) {
+            pb->dragging = false;
+        }
+    }
+}
+
+void cradle_client_replay_hud(const cradle_replay *r, const uint8_t *snapshot, cradle_hud_info *hud) {
+    uint32_t players = 0;
+    if (r && r->steps && snapshot)
+        for (uint32_t slot = 0; slot < r->sim.contract->max_players; slot++)
+            players += cradle_snapshot_present(snapshot, slot);
+    *hud = (cradle_hud_info){.step = r ? r->sim.next_step : 0,
+                             .rtt_ms = -1.0,
+                             .input_delay = -1,
+                             .players = players,
+                             .player_limit = r ? r->reader.header.player_count : 0,
+                             .slot = -2};
+}
+
+/* The window loop's source (window.h) over the player. */
+
+static void play_poll(void *context, int width, int height) {
+    cradle_client_play_poll(&((player *)context)->pb, width, height); /* the seek bar takes the mouse */
+}
+
+/* The frame's moves fold into one seek; then, while playing, the steps the
+ * speed owes for the time elapsed (react() sees the last one's events). */
+static bool play_advance(void *context, cradle_window *window, uint64_t now, uint64_t elapsed) {
+    player *p = context;
+    cradle_sim *sim = &p->replay.sim;
+    (void)now;
+    uint64_t target;
+    if (!p->error[0] &&
+        cradle_playback_seek(&p->pb, sim->next_step, p->steps, sim->contract->steps_per_second, &target)) {
+        (void)play_seek(p, target); /* a failure is p->error, shown */
+        cradle_window_jumped(window);
+    }
+    uint32_t run = cradle_playback_steps(&p->pb, elapsed, sim->contract->steps_per_second);
+    if (p->ended) run = 0;
+    uint32_t ran = 0;
+    for (uint32_t i = 0; i < run && !p->error[0]; i++) {
+        if (play_step(p) != 1) break;
+        ran++;
+        if (p->o->steps && sim->next_step >= p->o->steps) p->pb.quit = true;
+    }
+    if (ran) cradle_window_stepped(window, sim);
+    return true;
+}
+
+static const cradle_sim *play_sim(void *context) { return &((player *)context)->replay.sim; }
+
+static double play_rate(void *context) { return cradle_playback_rate(&((player *)context)->pb); }
+
+/* The HUD: step, players, PAUSED or PLAY X<speed>, the build in charge;
+ * banners LOG ERROR, HASH MISMATCH, END OF LOG. */
+static void play_hud(void *context, cradle_window_hud *h) {
+    player *p = context;
+    cradle_hud_info *hud = &h->info;
+    cradle_client_replay_hud(&p->replay, p->snapshot, hud);
+    cradle_playback_mode(&p->pb, h->mode, sizeof h->mode);
+    hud->mode = h->mode;
+    hud->build = p->replay.build_id;
+    if (p->error[0]) {
+        hud->banner = "LOG ERROR";
+        snprintf(h->detail, sizeof h->detail, "%.100s", p->error);
+        hud->banner_rgba = 0xff5252ffu;
+    } else if (p->replay.mismatch) {
+        hud->banner = "HASH MISMATCH";
+        snprintf(h->detail, sizeof h->detail, "AT STEP %" PRIu64, p->replay.mismatch_step);
+        hud->banner_rgba = 0xffab40ffu;
+    } else if (p->ended) {
+        hud->banner = "END OF LOG";
+        snprintf(h->detail, sizeof h->detail, "%" PRIu64 " STEPS, %" PRIu64 " HASHES OK", p->replay.steps,
+                 p->replay.hashes_checked);
+        hud->banner_rgba = 0x69f0aeffu;
+    }
+    if (hud->banner) hud->detail = h->detail;
+}
+
+/* The seek bar along the top. */
+static void play_overlay(void *context, const cradle_draw *screen, int width, int height) {
+    const player *p = context;
+    const cradle_sim *sim = &p->replay.sim;
+    cradle_timeline_draw(screen, width, height, sim->next_step, p->steps, sim->contract->steps_per_second);
+}
+
+static const char *play_sounds(void *context) {
+    const player *p = context;
+    return cradle_client_replay_sounds(p->o, &p->replay);
+}
+
+static bool play_done(void *context) { return ((player *)context)->pb.quit; }
+
+static int play_finish(void *context) { return summary(context); }
+
+static int play_window(player *p, const cradle_client_options *o) {
+    p->o = o;
+    cradle_playback_init(&p->pb);
+    cradle_window_source source = {.context = p,
+                                   .title = "cradle-client --play",
+                                   .view = p->replay.sim.contract,
+                                   .poll = play_poll,
+                                   .advance = play_advance,
+                                   .sim = play_sim,
+                                   .rate = play_rate,
+                                   .hud = play_hud,
+                                   .overlay = play_overlay,
+                                   .sound_library = play_sounds,
+                                   .done = play_done,
+                                   .finish = play_finish};
+    return cradle_window_run(&source, o);
+}
 
 int cradle_client_play(const cradle_client_options *o) {
     static player p;
@@ -196,180 +312,3 @@ out:
     return status;
 }
 
-static cradle_particle particles[PARTICLES];
-
-void cradle_client_play_poll(cradle_playback *pb, int width, int height) {
-    SDL_Event e;
-    double at;
-    while (SDL_PollEvent(&e)) {
-        if (e.type == SDL_QUIT) cradle_playback_apply(pb, CRADLE_PLAYBACK_QUIT);
-        else if (e.type == SDL_KEYDOWN) cradle_playback_apply(pb, cradle_playback_key(e.key.keysym.sym, e.key.repeat != 0));
-        else if (width <= 0) continue; /* no timeline */
-        else if (e.type == SDL_MOUSEBUTTONDOWN && e.button.button == SDL_BUTTON_LEFT &&
-                 cradle_timeline_hit(width, height, (float)e.button.x, (float)e.button.y, &at)) {
-            pb->dragging = true;
-            cradle_playback_bar(pb, at);
-        } else if (e.type == SDL_MOUSEMOTION && pb->dragging) {
-            cradle_playback_bar(pb, cradle_timeline_fraction(width, height, (float)e.motion.x));
-        } else if (e.type == SDL_MOUSEBUTTONUP && e.button.button == SDL_BUTTON_LEFT) {
-            pb->dragging = false;
-        }
-    }
-}
-
-/* The window of --play (p) and --watch (w): one of the two is given. */
-static int show_window(player *p, cradle_watch *w, const cradle_client_options *o) {
-    cradle_replay *replay = w ? cradle_watch_replay(w) : &p->replay;
-    cradle_sim *sim = &replay->sim;
-    const cradle_game_contract *k = sim->contract;
-    int width = (int)o->width, height = (int)o->height;
-    if (!width || !height) {
-        uint32_t scale = 1;
-        while (k->view_width * scale < 960u) scale++;
-        width = (int)(k->view_width * scale);
-        height = (int)(k->view_height * scale);
-    }
-    SDL_Window *window = SDL_CreateWindow(w ? "cradle-client --watch" : "cradle-client --play", SDL_WINDOWPOS_CENTERED,
-                                          SDL_WINDOWPOS_CENTERED, width, height,
-                                          SDL_WINDOW_RESIZABLE | (o->fullscreen ? SDL_WINDOW_FULLSCREEN_DESKTOP : 0u));
-    SDL_Renderer *renderer = window ? SDL_CreateRenderer(window, -1, SDL_RENDERER_ACCELERATED | SDL_RENDERER_PRESENTVSYNC) : NULL;
-    if (window && !renderer) renderer = SDL_CreateRenderer(window, -1, SDL_RENDERER_SOFTWARE);
-    static cradle_render_sdl render;
-    static cradle_audio audio;
-    static cradle_present present;
-    char message[1024];
-    int status = 1;
-    if (!renderer || cradle_render_sdl_init(&render, renderer, k->view_width, k->view_height, message, sizeof message) != 0) {
-        fprintf(stderr, "cradle-client: cannot open a window: %s\n", SDL_GetError());
-        goto out;
-    }
-    SDL_RendererInfo info;
-    bool vsync = SDL_GetRendererInfo(renderer, &info) == 0 && (info.flags & SDL_RENDERER_PRESENTVSYNC);
-    cradle_present_init(&present, particles, PARTICLES, 0x5eed);
-    if (!o->mute && cradle_audio_init(&audio, true, message, sizeof message) == 0) {
-        present.play = cradle_audio_play;
-        present.play_context = &audio;
-    }
-    static cradle_playback pb;
-    cradle_playback_init(&pb);
-    bool failed = false;
-    uint64_t now = cradle_client_now_ns(), last_frame = now, last_step_ns = now;
-    while (!pb.quit) {
-        int window_w = 0, window_h = 0;
-        if (!w) SDL_GetWindowSize(window, &window_w, &window_h); /* --play's timeline takes the mouse */
-        cradle_client_play_poll(&pb, window_w, window_h);
-        now = cradle_client_now_ns();
-        float dt = (float)(now - last_frame) / 1e9f;
-        uint32_t ran = 0;
-        uint64_t target;
-        if (!w && !failed && cradle_playback_seek(&pb, sim->next_step, p->steps, k->steps_per_second, &target)) {
-            if (play_seek(p, target) != 0) failed = true;
-            k = sim->contract; /* the build of that step */
-            last_step_ns = now;
-        }
-        if (w) { /* a broadcast runs on the server's clock: no pause, no speed */
-            int rc = failed ? 0 : cradle_watch_advance(w, cradle_wall_ns() / 1000000u, CRADLE_PLAYBACK_MAX_OWED);
-            if (rc < 0) failed = true;
-            ran = rc > 0 ? (uint32_t)rc : 0;
-            replay = cradle_watch_replay(w); /* a new segment is a new replay */
-            sim = &replay->sim;
-            if (o->steps && sim->next_step >= o->steps) pb.quit = true;
-        } else {
-            uint32_t run = cradle_playback_steps(&pb, now - last_frame, k->steps_per_second);
-            if (p->ended) run = 0;
-            for (uint32_t i = 0; i < run && !failed; i++) {
-                int rc = play_step(p);
-                if (rc < 0) failed = true;
-                if (rc <= 0) break;
-                ran++;
-                if (o->steps && p->replay.sim.next_step >= o->steps) pb.quit = true;
-            }
-        }
-        last_frame = now;
-        if (ran) {
-            last_step_ns = now;
-            k = sim->contract; /* may change at a reload */
-            if (!o->mute && cradle_audio_follow(&audio, k, sound_library(o, replay), message, sizeof message) &&
-                message[0])
-                fprintf(stderr, "cradle-client: %s (those sounds stay silent)\n", message);
-            if (k->react) { /* the last step's events */
-                cradle_fx fx = cradle_present_fx(&present);
-                k->react(sim->state, cradle_events_data(&sim->events), cradle_events_count(&sim->events), &fx);
-            }
-        }
-        cradle_present_update(&present, pb.paused ? 0.0f : dt);
-        cradle_render_sdl_frame(&render, present.shake_x, present.shake_y);
-        cradle_draw world = cradle_render_sdl_world(&render), screen = cradle_render_sdl_screen(&render);
-        SDL_SetRenderDrawColor(renderer, 0, 0, 0, 255);
-        SDL_RenderClear(renderer);
-        if (k->render) {
-            float alpha = w ? cradle_present_alpha(now - last_step_ns, k->steps_per_second, 1.0)
-                            : cradle_playback_alpha(&pb, now - last_step_ns, k->steps_per_second);
-            k->render(sim->has_previous ? sim->previous : sim->state, sim->state, alpha, &world);
-            cradle_present_draw(&present, &world);
-        }
-        cradle_render_sdl_letterbox(&render);
-        char mode[64], detail[128] = "";
-        const uint8_t *snapshot = w ? w->snapshot : p->snapshot;
-        uint32_t players = 0;
-        if (replay->steps && snapshot)
-            for (uint32_t slot = 0; slot < k->max_players; slot++) players += cradle_snapshot_present(snapshot, slot);
-        cradle_hud_info hud = {.step = sim->next_step, .rtt_ms = -1.0, .input_delay = -1,
-                               .players = players, .player_limit = replay->reader.header.player_count,
-                               .slot = -2, .fps = dt > 0.0f ? 1.0 / (double)dt : 0.0, .mode = mode,
-                               .build = w ? NULL : replay->build_id};
-        if (w) {
-            cradle_watch_hud(w, mode, sizeof mode, &hud.banner, detail, sizeof detail);
-            hud.detail = detail[0] ? detail : NULL;
-            hud.banner_rgba = w->error[0] || w->mismatch_step ? 0xff5252ffu : w->ended ? 0x69f0aeffu : 0xffab40ffu;
-        } else {
-            cradle_playback_mode(&pb, mode, sizeof mode);
-            if (failed) {
-                hud.banner = "LOG ERROR";
-                snprintf(detail, sizeof detail, "%.100s", p->error);
-                hud.detail = detail;
-                hud.banner_rgba = 0xff5252ffu;
-            } else if (p->replay.mismatch) {
-                hud.banner = "HASH MISMATCH";
-                snprintf(detail, sizeof detail, "AT STEP %" PRIu64, p->replay.mismatch_step);
-                hud.detail = detail;
-                hud.banner_rgba = 0xffab40ffu;
-            } else if (p->ended) {
-                hud.banner = "END OF LOG";
-                snprintf(detail, sizeof detail, "%" PRIu64 " STEPS, %" PRIu64 " HASHES OK", p->replay.steps,
-                         p->replay.hashes_checked);
-                hud.detail = detail;
-                hud.banner_rgba = 0x69f0aeffu;
-            }
-        }
-        cradle_hud_draw(&hud, &screen, render.output_w, render.output_h);
-        if (!w) cradle_timeline_draw(&screen, render.output_w, render.output_h, sim->next_step, p->steps,
-                                     k->steps_per_second);
-        SDL_RenderPresent(renderer);
-        if (!vsync) SDL_Delay(4);
-    }
-    status = w ? cradle_watch_summary(w) : summary(p);
-out:
-    cradle_render_sdl_deinit(&render);
-    cradle_audio_deinit(&audio);
-    if (renderer) SDL_DestroyRenderer(renderer);
-    if (window) SDL_DestroyWindow(window);
-    return status;
-}
-
-static int play_window(player *p, const cradle_client_options *o) { return show_window(p, NULL, o); }
-
-int cradle_client_watch_window(cradle_watch *w) {
-    /* The window opens on the first segment: its build gives the view's size. */
-    uint64_t deadline = cradle_client_now_ns() + 30000000000ull;
-    while (!cradle_watch_replay(w)) {
-        if (cradle_watch_advance(w, cradle_wall_ns() / 1000000u, 0) < 0) return cradle_watch_summary(w);
-        if (cradle_client_now_ns() > deadline) {
-            snprintf(w->error, sizeof w->error, "no broadcast to show at %s after 30 s%s%s", w->options->watch,
-                     w->view.error[0] ? ": " : "", w->view.error);
-            return cradle_watch_summary(w);
-        }
-        SDL_Delay(20);
-    }
-    return show_window(NULL, w, w->options);
-}

@@ -3,7 +3,6 @@
  * SDL appears only as its keycode constants (SDL_keycode.h, no SDL call).
  */
 #include "playback.h"
-#include "present.h"
 
 #include <SDL_keycode.h>
 #include <stdio.h>
@@ -119,9 +118,7 @@ uint32_t cradle_playback_steps(cradle_playback *p, uint64_t elapsed_ns, uint32_t
     return run;
 }
 
-float cradle_playback_alpha(const cradle_playback *p, uint64_t since_step_ns, uint32_t steps_per_second) {
-    return p->paused ? 0.999f : cradle_present_alpha(since_step_ns, steps_per_second, p->speed);
-}
+double cradle_playback_rate(const cradle_playback *p) { return p->paused ? 0.0 : p->speed; }
 
 void cradle_playback_mode(const cradle_playback *p, char *out, size_t size) {
     if (p->paused) snprintf(out, size, "PAUSED");

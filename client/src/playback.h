@@ -93,10 +93,9 @@ bool cradle_playback_seek(cradle_playback *p, uint64_t next_step, uint64_t steps
  * of steps_per_second (see above). Consumes the step requests. */
 uint32_t cradle_playback_steps(cradle_playback *p, uint64_t elapsed_ns, uint32_t steps_per_second);
 
-/* The interpolation alpha since_step_ns after the last step ran, in
- * [0, 0.999]: the fraction of a step at the current speed (0.999 while
- * paused: the last state as it is). */
-float cradle_playback_alpha(const cradle_playback *p, uint64_t since_step_ns, uint32_t steps_per_second);
+/* The picture's pace against the game's own: the speed, 0 while paused
+ * (the window loop's rate, window.h: it gives the interpolation alpha). */
+double cradle_playback_rate(const cradle_playback *p);
 
 /* The HUD's mode line: "PAUSED" or "PLAY X<speed>" ("PLAY X0.25"). */
 void cradle_playback_mode(const cradle_playback *p, char *out, size_t size);

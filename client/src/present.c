@@ -90,7 +90,8 @@ void cradle_present_draw(const cradle_present *p, const cradle_draw *draw) {
     }
 }
 
-float cradle_present_alpha(uint64_t since_step_ns, uint32_t steps_per_second, double speed) {
-    double alpha = (double)since_step_ns * (double)steps_per_second * speed / 1e9;
+float cradle_present_alpha(uint64_t since_step_ns, uint32_t steps_per_second, double rate) {
+    if (rate <= 0.0) return 0.999f; /* stopped: the newest state */
+    double alpha = (double)since_step_ns * (double)steps_per_second * rate / 1e9;
     return alpha > 0.999 ? 0.999f : alpha < 0.0 ? 0.0f : (float)alpha;
 }

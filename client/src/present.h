@@ -49,11 +49,13 @@ void cradle_present_update(cradle_present *p, float dt);
 /* Draws the particles (small squares fading with age) in world units. */
 void cradle_present_draw(const cradle_present *p, const cradle_draw *draw);
 
-/* The interpolation alpha render() draws at: how far into the next step the
- * picture is, since_step_ns after the last step ran at steps_per_second
- * (times speed, for a recording played faster or slower), from 0 up to
- * 0.999: the picture never passes the newest state. Every frame loop (live,
- * --play, --watch) draws with it. */
-float cradle_present_alpha(uint64_t since_step_ns, uint32_t steps_per_second, double speed);
+/* The interpolation alpha render() draws at: how far the picture is from
+ * the state before the last step to the newest one, since_step_ns after
+ * the newest appeared, at steps_per_second times rate (the picture's pace
+ * against the game's: 1 live, a recording's speed), from 0 up to 0.999: the
+ * picture never passes the newest state. A rate of 0 (a paused recording)
+ * is the newest state as it is: 0.999. The window loop (window.c) draws
+ * every source with it. */
+float cradle_present_alpha(uint64_t since_step_ns, uint32_t steps_per_second, double rate);
 
 #endif

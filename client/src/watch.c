@@ -4,6 +4,7 @@
  */
 #include "watch.h"
 
+#include <SDL.h>
 #include <signal.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -245,6 +246,96 @@ void cradle_watch_close(cradle_watch *w) {
     w->key_state = w->snapshot = NULL;
 }
 
+/* The window loop's source (window.h) over a viewer. The keys are --play's
+ * (playback.h) for Escape and the close button only: a broadcast runs on
+ * the server's clock, with no pause, speed or seek. */
+typedef struct watch_window {
+    cradle_watch *w;
+    cradle_playback keys;
+} watch_window;
+
+static void watch_poll(void *context, int width, int height) {
+    (void)width; /* no seek bar */
+    (void)height;
+    cradle_client_play_poll(&((watch_window *)context)->keys, 0, 0);
+}
+
+/* The steps due now, delay behind live (react() sees the last one's events). */
+static bool watch_advance(void *context, cradle_window *window, uint64_t now, uint64_t elapsed) {
+    watch_window *v = context;
+    cradle_watch *w = v->w;
+    (void)now; /* the broadcast's clock is the wall clock: the server's */
+    (void)elapsed;
+    if (w->error[0]) return true; /* failed: the banner says why */
+    int ran = cradle_watch_advance(w, cradle_wall_ns() / 1000000u, CRADLE_PLAYBACK_MAX_OWED);
+    cradle_replay *r = cradle_watch_replay(w); /* a new segment is a new replay */
+    if (ran > 0) cradle_window_stepped(window, &r->sim);
+    if (r && w->options->steps && r->sim.next_step >= w->options->steps) v->keys.quit = true;
+    return true;
+}
+
+static const cradle_sim *watch_sim(void *context) {
+    cradle_replay *r = cradle_watch_replay(((watch_window *)context)->w);
+    return r ? &r->sim : NULL;
+}
+
+static double watch_rate(void *context) {
+    (void)context;
+    return 1.0; /* the server's clock */
+}
+
+/* The HUD: the step, players, BROADCAST <s> S BEHIND and the banner of
+ * cradle_watch_hud: red for an error or a mismatch, green at the end,
+ * orange while waiting or buffering. */
+static void watch_hud_fill(void *context, cradle_window_hud *h) {
+    const cradle_watch *w = ((watch_window *)context)->w;
+    cradle_hud_info *hud = &h->info;
+    cradle_client_replay_hud(w->replay_open ? &w->replay : NULL, w->snapshot, hud);
+    cradle_watch_hud(w, h->mode, sizeof h->mode, &hud->banner, h->detail, sizeof h->detail);
+    hud->mode = h->mode;
+    hud->detail = h->detail[0] ? h->detail : NULL;
+    hud->banner_rgba = w->error[0] || w->mismatch_step ? 0xff5252ffu : w->ended ? 0x69f0aeffu : 0xffab40ffu;
+}
+
+static const char *watch_sounds(void *context) {
+    cradle_watch *w = ((watch_window *)context)->w;
+    return cradle_client_replay_sounds(w->options, &w->replay);
+}
+
+static bool watch_done(void *context) { return ((watch_window *)context)->keys.quit; }
+
+static int watch_finish(void *context) { return cradle_watch_summary(((watch_window *)context)->w); }
+
+/* --watch in the window, which opens on the first segment: its build gives
+ * the view's size. Returns the exit status. */
+static int watch_window_run(cradle_watch *w) {
+    uint64_t started = cradle_mono_ns();
+    while (!cradle_watch_replay(w)) {
+        if (cradle_watch_advance(w, cradle_wall_ns() / 1000000u, 0) < 0) return cradle_watch_summary(w);
+        if (cradle_mono_ns() - started > (uint64_t)FIRST_SEGMENT_TIMEOUT_MS * 1000000u) {
+            snprintf(w->error, sizeof w->error, "no broadcast to show at %s after %u s%s%s", w->options->watch,
+                     FIRST_SEGMENT_TIMEOUT_MS / 1000u, w->view.error[0] ? ": " : "", w->view.error);
+            return cradle_watch_summary(w);
+        }
+        cradle_sleep_ns(20000000u);
+    }
+    static watch_window v;
+    v.w = w;
+    cradle_playback_init(&v.keys);
+    cradle_window_source source = {.context = &v,
+                                   .title = "cradle-client --watch",
+                                   .view = w->replay.sim.contract,
+                                   .poll = watch_poll,
+                                   .advance = watch_advance,
+                                   .sim = watch_sim,
+                                   .rate = watch_rate,
+                                   .hud = watch_hud_fill,
+                                   .sound_library = watch_sounds,
+                                   .done = watch_done,
+                                   .finish = watch_finish};
+    return cradle_window_run(&source, w->options);
+}
+
 /* SIGINT or SIGTERM ends a headless viewer with its summary line. */
 static volatile sig_atomic_t stop_signal;
 static void on_stop_signal(int sig) { stop_signal = sig; }
@@ -290,7 +381,8 @@ int cradle_client_watch(const cradle_client_options *o) {
     } else if (o->headless || !cradle_client_video_init()) {
         status = watch_headless(&w);
     } else {
-        status = cradle_client_watch_window(&w);
+        status = watch_window_run(&w);
+        SDL_Quit();
     }
     cradle_watch_close(&w);
     return status;

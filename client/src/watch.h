@@ -68,7 +68,7 @@ typedef struct cradle_watch {
 /* --watch: headless or in a window. Returns the exit status. */
 int cradle_client_watch(const cradle_client_options *o);
 
-/* What the window loop (play.c) uses. */
+/* What the headless viewer and the window's source (both in watch.c) use. */
 
 /* Opens the mirror. Returns 0, or -1 with w->error. */
 int cradle_watch_open(cradle_watch *w, const cradle_client_options *o);

@@ -1,25 +1,18 @@
 /*
- * window: the live session in an SDL2 window (see window.h).
- *
- * Frame loop: read events (bindings; focus loss releases every key), service
- * the connection, run at most CRADLE_WINDOW_MAX_STEPS_PER_FRAME received
- * steps (each one's events go to the game's react()), then draw the game by
- * interpolating from the state before the last step to the current one with
- * alpha = time since that step ran / step length (clamped below 1), the
- * particles, and the HUD; SDL_RenderPresent waits for vsync. The frame rate
- * is the display's; the simulation rate is the server's.
+ * window: the one window frame loop (see window.h). A frame: the source's
+ * events, the clock, the source's steps, then the world between the last two
+ * states, the particles, the letterbox, the HUD and the source's overlay,
+ * presented at the display's rate.
  */
 #include "window.h"
 
+#include <SDL.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "audio.h"
-#include "bindings.h"
-#include "hud.h"
 #include "present.h"
 #include "render_sdl.h"
 #include "session_run.h"
@@ -155,344 +148,178 @@ bool cradle_client_video_init(void) {
     return true;
 }
 
-/* Everything one window session holds, from the options to the teardown
- * (large: kept in static storage). */
-typedef struct window_session {
+struct cradle_window {
+    const cradle_window_source *source;
     const cradle_client_options *o;
-    char message[CRADLE_BINDINGS_MESSAGE_MAX];
-    char report[64]; /* the default desync report path */
+    char message[1024];
     SDL_Window *window;
     SDL_Renderer *renderer;
     cradle_render_sdl render;
-    cradle_audio audio;
-    cradle_netclient net;
-    cradle_bindings bindings;
-    cradle_present present;
-    cradle_script script;
-    cradle_input_source input;
-    FILE *output;
     bool render_ready;
     bool vsync;
     frame_target target;
-    const cradle_game_contract *k; /* the contract in charge after the last step run */
-} window_session;
-
-/* The frame loop's clocks, counters and outcome. */
-typedef struct frame_loop {
+    cradle_audio audio;
+    cradle_present present;
+    /* the frame clock (cradle_client_now_ns), the newest state's time, the frame rate shown */
     uint64_t now, last_frame, last_step_ns, fps_window, frames;
     double fps;
-    bool quit, reported;
-    int status;
-} frame_loop;
-
-/* Loads the key bindings from --config or the default path, else the defaults. */
-static void load_bindings(window_session *s) {
-    char path[4096];
-    const char *config_path = s->o->config;
-    if (!config_path && cradle_bindings_default_path(path, sizeof path)) config_path = path;
-    if (config_path) {
-        cradle_bindings_outcome outcome =
-            cradle_bindings_load(&s->bindings, config_path, s->message, sizeof s->message);
-        if (s->message[0]) fprintf(stderr, "cradle-client: config %s\n", s->message);
-        (void)outcome;
-    } else {
-        cradle_bindings_defaults(&s->bindings);
-    }
-}
-
-/* Loads the script, opens --output and starts the connection; -1 (said on stderr) on failure. */
-static int open_session(window_session *s, uint64_t now) {
-    const cradle_client_options *o = s->o;
-    if (o->script && cradle_script_load(&s->script, o->script, s->message, sizeof s->message) != 0) {
-        fprintf(stderr, "cradle-client: %s\n", s->message);
-        return -1;
-    }
-    if (o->output && !(s->output = fopen(o->output, "wb"))) {
-        fprintf(stderr, "cradle-client: cannot create --output %s\n", o->output);
-        return -1;
-    }
-    s->input.script = o->script ? &s->script : NULL;
-    s->input.use_bot = o->bot;
-    s->input.net = &s->net;
-    cradle_bot_init(&s->input.bot, o->seed);
-    cradle_netclient_config config = cradle_client_net_config(o);
-    snprintf(s->report, sizeof s->report, "cradle-desync-%ld.bin", (long)getpid());
-    config.desync_report = o->desync_report ? o->desync_report : s->report;
-    config.output = s->output;
-    config.input = cradle_input_source_fill;
-    config.input_context = &s->input;
-    if (cradle_netclient_open(&s->net, &config, now) != 0) {
-        fprintf(stderr, "cradle-client: %s\n", s->net.message);
-        return -1;
-    }
-    s->k = s->net.sim.contract;
-    return 0;
-}
+    bool quit;  /* the screenshot was saved (or failed) */
+    int status; /* 1 after a frame that could not be drawn or saved */
+};
 
 /* Opens the window, the renderer and its frame target, presentation, audio
  * and controllers; -1 (said on stderr) on failure. */
-static int open_display(window_session *s) {
-    const cradle_client_options *o = s->o;
-    const cradle_game_contract *k = s->k;
-    char title[128];
-    snprintf(title, sizeof title, "%s - cradle-client %s:%u", k->name, o->host, (unsigned)o->port);
-    if (open_window(o, k, &s->window, &s->renderer, title) != 0) {
+static int open_display(cradle_window *w) {
+    const cradle_client_options *o = w->o;
+    const cradle_game_contract *k = w->source->view;
+    if (open_window(o, k, &w->window, &w->renderer, w->source->title) != 0) {
         fprintf(stderr, "cradle-client: cannot open a window: %s\n", SDL_GetError());
         return -1;
     }
-    if (cradle_render_sdl_init(&s->render, s->renderer, k->view_width, k->view_height, s->message,
-                               sizeof s->message) != 0) {
-        fprintf(stderr, "cradle-client: %s\n", s->message);
+    if (cradle_render_sdl_init(&w->render, w->renderer, k->view_width, k->view_height, w->message,
+                               sizeof w->message) != 0) {
+        fprintf(stderr, "cradle-client: %s\n", w->message);
         return -1;
     }
-    s->render_ready = true;
+    w->render_ready = true;
     SDL_RendererInfo info;
-    s->vsync = SDL_GetRendererInfo(s->renderer, &info) == 0 && (info.flags & SDL_RENDERER_PRESENTVSYNC);
-    s->target = (frame_target){
-        .renderer = s->renderer, .sdl = &s->render, .view_w = k->view_width, .view_h = k->view_height};
+    w->vsync = SDL_GetRendererInfo(w->renderer, &info) == 0 && (info.flags & SDL_RENDERER_PRESENTVSYNC);
+    w->target = (frame_target){
+        .renderer = w->renderer, .sdl = &w->render, .view_w = k->view_width, .view_h = k->view_height};
     /* CRADLE_CLIENT_DRAW=sdl|soft overrides the choice (to compare them). */
     const char *draw_choice = getenv("CRADLE_CLIENT_DRAW");
-    s->target.soft = draw_choice ? strcmp(draw_choice, "soft") == 0 : strcmp(info.name, "software") == 0;
-    fprintf(stderr, "cradle-client: SDL renderer %s%s, drawing with %s\n", info.name, s->vsync ? " (vsync)" : "",
-            s->target.soft ? "softdraw" : "SDL");
-    cradle_present_init(&s->present, particle_storage, PARTICLES, o->seed ^ 0x5eedu);
+    w->target.soft = draw_choice ? strcmp(draw_choice, "soft") == 0 : strcmp(info.name, "software") == 0;
+    fprintf(stderr, "cradle-client: SDL renderer %s%s, drawing with %s\n", info.name, w->vsync ? " (vsync)" : "",
+            w->target.soft ? "softdraw" : "SDL");
+    cradle_present_init(&w->present, particle_storage, PARTICLES, o->seed ^ 0x5eedu);
     if (!o->mute) {
-        if (cradle_audio_init(&s->audio, true, s->message, sizeof s->message) != 0 || s->message[0])
-            fprintf(stderr, "cradle-client: %s\n", s->message[0] ? s->message : "no audio");
-        s->present.play = cradle_audio_play;
-        s->present.play_context = &s->audio;
+        if (cradle_audio_init(&w->audio, true, w->message, sizeof w->message) != 0 || w->message[0])
+            fprintf(stderr, "cradle-client: %s\n", w->message[0] ? w->message : "no audio");
+        w->present.play = cradle_audio_play;
+        w->present.play_context = &w->audio;
     }
     open_controllers();
     return 0;
 }
 
-/* Feeds the pending SDL events to the bindings; true when the window is to close. */
-static bool poll_events(cradle_bindings *bindings) {
-    bool quit = false;
-    SDL_Event e;
-    while (SDL_PollEvent(&e)) {
-        switch (e.type) {
-        case SDL_QUIT: quit = true; break;
-        case SDL_KEYDOWN:
-        case SDL_KEYUP:
-            if (e.type == SDL_KEYDOWN && e.key.keysym.sym == SDLK_ESCAPE) quit = true;
-            cradle_bindings_key(bindings, e.key.keysym.sym, e.type == SDL_KEYDOWN, e.key.repeat != 0);
-            break;
-        case SDL_CONTROLLERDEVICEADDED: (void)SDL_GameControllerOpen(e.cdevice.which); break;
-        case SDL_CONTROLLERBUTTONDOWN:
-        case SDL_CONTROLLERBUTTONUP:
-            cradle_bindings_button(bindings, e.cbutton.button, e.type == SDL_CONTROLLERBUTTONDOWN);
-            break;
-        case SDL_WINDOWEVENT:
-            if (e.window.event == SDL_WINDOWEVENT_FOCUS_LOST) cradle_bindings_release_all(bindings);
-            break;
-        default: break;
-        }
-    }
-    return quit;
+static void close_display(cradle_window *w) {
+    target_close(&w->target);
+    if (w->render_ready) cradle_render_sdl_deinit(&w->render);
+    cradle_audio_deinit(&w->audio);
+    if (w->renderer) SDL_DestroyRenderer(w->renderer);
+    if (w->window) SDL_DestroyWindow(w->window);
 }
 
-/* The game's sounds, (re)loaded beside --game when a reload brought
- * another library; a file that cannot be read is named and stays silent. */
-static void follow_sounds(window_session *s) {
-    if (s->o->mute) return;
-    if (cradle_audio_follow(&s->audio, s->k, s->o->game, s->message, sizeof s->message) && s->message[0])
-        fprintf(stderr, "cradle-client: %s (those sounds stay silent)\n", s->message);
-}
+void cradle_window_jumped(cradle_window *w) { w->last_step_ns = w->now; }
 
-/* Runs up to CRADLE_WINDOW_MAX_STEPS_PER_FRAME received steps, each one's
- * events going to the game's react(); --steps reached sets quit. */
-static void run_due_steps(window_session *s, frame_loop *l) {
-    cradle_netclient *net = &s->net;
-    for (uint32_t i = 0; i < CRADLE_WINDOW_MAX_STEPS_PER_FRAME; i++) {
-        if (cradle_netclient_step(net, l->now) != 1) break;
-        l->last_step_ns = l->now;
-        s->k = net->sim.contract; /* may change at a reload */
-        follow_sounds(s);
-        if (s->k->react) {
-            cradle_fx fx = cradle_present_fx(&s->present);
-            s->k->react(net->sim.state, cradle_events_data(&net->sim.events), cradle_events_count(&net->sim.events),
-                        &fx);
-        }
-        if (s->o->steps && net->sim.next_step >= s->o->steps) l->quit = true;
+void cradle_window_stepped(cradle_window *w, const cradle_sim *sim) {
+    w->last_step_ns = w->now;
+    const cradle_game_contract *k = sim->contract; /* may change at a reload */
+    /* The game's sounds, (re)loaded when a reload brought another library;
+     * a file that cannot be read is named and stays silent. */
+    if (!w->o->mute &&
+        cradle_audio_follow(&w->audio, k, w->source->sound_library(w->source->context), w->message,
+                            sizeof w->message) &&
+        w->message[0])
+        fprintf(stderr, "cradle-client: %s (those sounds stay silent)\n", w->message);
+    if (k->react) {
+        cradle_fx fx = cradle_present_fx(&w->present);
+        k->react(sim->state, cradle_events_data(&sim->events), cradle_events_count(&sim->events), &fx);
     }
 }
 
-/* Reports a failure or a desync once; false when the loop is to end at once. */
-static bool report_once(window_session *s, frame_loop *l, bool was_playing) {
-    cradle_netclient *net = &s->net;
-    if (net->error && !l->reported) {
-        l->reported = true;
-        l->status = cradle_client_report_failure(net, "cradle-client");
-        if (!was_playing && !net->sim.has_previous) return false; /* never joined: nothing to show */
-        if (s->o->steps || s->o->screenshot) return false; /* automated: nobody will close the window */
+/* Reads the clock for the frame and advances the frame rate shown (measured
+ * over half a second); returns the nanoseconds since the last frame. */
+static uint64_t tick_clock(cradle_window *w) {
+    w->now = cradle_client_now_ns();
+    uint64_t elapsed = w->now - w->last_frame;
+    w->last_frame = w->now;
+    w->frames++;
+    if (w->now - w->fps_window >= 500000000ull) {
+        w->fps = (double)w->frames * 1e9 / (double)(w->now - w->fps_window);
+        w->frames = 0;
+        w->fps_window = w->now;
     }
-    if (net->desync && !l->reported) {
-        l->reported = true;
-        l->status = cradle_client_report_failure(net, "cradle-client");
-    }
-    return true;
-}
-
-/* Advances the frame clock and the frame rate shown (measured over half a
- * second); returns the seconds since the last frame. */
-static float tick_clock(frame_loop *l) {
-    float dt = (float)(l->now - l->last_frame) / 1e9f;
-    l->last_frame = l->now;
-    l->frames++;
-    if (l->now - l->fps_window >= 500000000ull) {
-        l->fps = (double)l->frames * 1e9 / (double)(l->now - l->fps_window);
-        l->frames = 0;
-        l->fps_window = l->now;
-    }
-    return dt;
+    return elapsed;
 }
 
 /* Draws the game between the state before the last step and the current
- * one, then the particles, when there is a state to show. */
-static void draw_world(window_session *s, const frame_loop *l, cradle_draw *world) {
-    const cradle_netclient *net = &s->net;
-    const cradle_game_contract *k = s->k;
-    if (!net->sim.state || net->phase == CRADLE_NETCLIENT_JOINING ||
-        !(net->sim.has_previous || net->phase == CRADLE_NETCLIENT_PLAYING) || !k->render)
-        return;
-    float alpha = cradle_present_alpha(l->now > l->last_step_ns ? l->now - l->last_step_ns : 0, k->steps_per_second, 1.0);
-    k->render(net->sim.has_previous ? net->sim.previous : net->sim.state, net->sim.state, alpha, world);
-    cradle_present_draw(&s->present, world);
+ * one at the alpha of window.h, then the particles. */
+static void draw_world(cradle_window *w, double rate, cradle_draw *world) {
+    const cradle_sim *sim = w->source->sim(w->source->context);
+    if (!sim || !sim->state || !sim->contract->render) return;
+    const cradle_game_contract *k = sim->contract;
+    uint64_t since = w->now > w->last_step_ns ? w->now - w->last_step_ns : 0;
+    float alpha = cradle_present_alpha(since, k->steps_per_second, rate);
+    k->render(sim->has_previous ? sim->previous : sim->state, sim->state, alpha, world);
+    cradle_present_draw(&w->present, world);
 }
 
-/* Sets the HUD's banner (and its detail line, written into detail) for the
- * session's state: ended, desync, connecting, joining, waiting for a build. */
-static void set_banner(const cradle_netclient *net, cradle_hud_info *hud, char *detail, size_t detail_size) {
-    if (net->error) {
-        hud->banner =
-            net->error == CRADLE_ENET_INIT || net->error == CRADLE_ENET_TIMEOUT ? "CONNECTION LOST" : "SESSION ENDED";
-        snprintf(detail, detail_size, "%.90s", net->message);
-        hud->detail = detail;
-        hud->banner_rgba = 0xff5252ffu;
-    } else if (net->desync) {
-        hud->banner = "DESYNC";
-        snprintf(detail, detail_size, "FIRST DIFFERING STEP %" PRIu64 " - REPORT %.40s", net->desync_step,
-                 net->config.desync_report ? net->config.desync_report : "-");
-        hud->detail = detail;
-        hud->banner_rgba = 0xffab40ffu;
-    } else if (net->phase == CRADLE_NETCLIENT_CONNECTING || net->phase == CRADLE_NETCLIENT_HELLO) {
-        hud->banner = "CONNECTING";
-        hud->banner_rgba = 0x80d8ffffu;
-    } else if (net->phase == CRADLE_NETCLIENT_JOINING) {
-        hud->banner = "JOINING";
-        hud->banner_rgba = 0x80d8ffffu;
-    } else if (net->reload_pending && net->sim.next_step == net->reload_at) {
-        hud->banner = "WAITING FOR BUILD";
-        hud->detail = net->reload_build;
-        hud->banner_rgba = 0x80d8ffffu;
-    }
+static void draw_hud(cradle_window *w, cradle_draw *screen) {
+    cradle_window_hud hud = {.info = {.slot = -2}};
+    w->source->hud(w->source->context, &hud);
+    hud.info.fps = w->fps;
+    cradle_hud_draw(&hud.info, screen, w->target.w, w->target.h);
+    if (w->source->overlay) w->source->overlay(w->source->context, screen, w->target.w, w->target.h);
 }
 
-/* Draws the HUD: step, round trip, delay, players, slot, queue, frame rate, banner. */
-static void draw_hud(window_session *s, const frame_loop *l, cradle_draw *screen) {
-    cradle_netclient *net = &s->net;
-    cradle_hud_info hud = {.step = net->sim.next_step,
-                           .rtt_ms = net->rtt_ns ? (double)net->rtt_ns / 1e6 : -1.0,
-                           .input_delay = net->welcome.input_delay,
-                           .players = cradle_netclient_players_present(net),
-                           .player_limit = net->welcome.players,
-                           .slot = net->welcome.slot == CRADLE_WIRE_SPECTATOR ? -1 : (int)net->welcome.slot,
-                           .pending = cradle_netclient_pending(net),
-                           .fps = l->fps};
-    char detail[96];
-    set_banner(net, &hud, detail, sizeof detail);
-    cradle_hud_draw(&hud, screen, s->target.w, s->target.h);
-}
-
-/* Saves --screenshot once the session has run --screenshot-after steps from
- * its join, and ends the loop. */
-static void take_screenshot_when_due(window_session *s, frame_loop *l) {
-    const cradle_client_options *o = s->o;
-    const cradle_netclient *net = &s->net;
-    if (!o->screenshot || net->phase != CRADLE_NETCLIENT_PLAYING ||
-        net->sim.next_step < net->welcome.start_step + o->screenshot_after)
-        return;
-    if (save_screenshot(s->renderer, o->screenshot) != 0) {
+/* Saves --screenshot once the source says it is due, and ends the loop. */
+static void take_screenshot_when_due(cradle_window *w) {
+    const cradle_window_source *src = w->source;
+    if (!w->o->screenshot || !src->screenshot_due || !src->screenshot_due(src->context)) return;
+    const cradle_sim *sim = src->sim(src->context);
+    if (save_screenshot(w->renderer, w->o->screenshot) != 0) {
         fprintf(stderr, "cradle-client: cannot save the screenshot: %s\n", SDL_GetError());
-        l->status = 1;
+        w->status = 1;
     } else {
-        fprintf(stderr, "cradle-client: screenshot saved to %s at step %" PRIu64 "\n", o->screenshot,
-                net->sim.next_step);
+        fprintf(stderr, "cradle-client: screenshot saved to %s at step %" PRIu64 "\n", w->o->screenshot,
+                sim ? sim->next_step : 0);
     }
-    l->quit = true;
+    w->quit = true;
 }
 
-/* One frame: events, the connection, the due steps, drawing and presenting;
- * false when the loop is to end at once. */
-static bool run_frame(window_session *s, frame_loop *l) {
-    const cradle_client_options *o = s->o;
-    cradle_netclient *net = &s->net;
-    if (poll_events(&s->bindings)) l->quit = true;
-    s->input.held = cradle_bindings_bits(&s->bindings);
-    l->now = cradle_client_now_ns();
-    (void)cradle_netclient_service(net, l->now, 0);
-    bool was_playing = cradle_netclient_playing(net);
-    if (o->steps && was_playing && net->welcome.start_step >= o->steps) {
-        /* --steps is the step to stop before: one already passed runs nothing. */
-        fprintf(stderr,
-                "cradle-client: --steps %" PRIu64 " is already past: the session was at step %" PRIu64
-                " when this client joined (--steps N stops before step N; give a later step)\n",
-                o->steps, net->welcome.start_step);
-        l->status = 2;
-        return false;
-    }
-    run_due_steps(s, l);
-    if (!report_once(s, l, was_playing)) return false;
-    cradle_present_update(&s->present, tick_clock(l));
+/* One frame: events, the source's steps, drawing and presenting; false when
+ * the loop is to end at once. */
+static bool run_frame(cradle_window *w) {
+    const cradle_window_source *src = w->source;
+    int window_w = 0, window_h = 0;
+    SDL_GetWindowSize(w->window, &window_w, &window_h);
+    src->poll(src->context, window_w, window_h);
+    uint64_t elapsed = tick_clock(w);
+    if (!src->advance(src->context, w, w->now, elapsed)) return false;
+    double rate = src->rate(src->context);
+    cradle_present_update(&w->present, rate > 0.0 ? (float)elapsed / 1e9f : 0.0f);
 
     cradle_draw world, screen;
-    if (target_begin(&s->target, s->present.shake_x, s->present.shake_y, &world, &screen) != 0) {
+    if (target_begin(&w->target, w->present.shake_x, w->present.shake_y, &world, &screen) != 0) {
         fprintf(stderr, "cradle-client: cannot draw: %s\n", SDL_GetError());
-        l->status = 1;
+        w->status = 1;
         return false;
     }
-    draw_world(s, l, &world);
-    target_letterbox(&s->target);
-    draw_hud(s, l, &screen);
-    target_end(&s->target);
-    take_screenshot_when_due(s, l);
-    SDL_RenderPresent(s->renderer);
-    if (!s->vsync) SDL_Delay(4); /* no vsync to pace us: do not spin */
+    draw_world(w, rate, &world);
+    target_letterbox(&w->target);
+    draw_hud(w, &screen);
+    target_end(&w->target);
+    take_screenshot_when_due(w);
+    SDL_RenderPresent(w->renderer);
+    if (!w->vsync) SDL_Delay(4); /* no vsync to pace us: do not spin */
     return true;
 }
 
-/* Frees what open_session and open_display made and shuts SDL down; returns
- * the final exit status (1 when --output could not be closed). */
-static int close_session(window_session *s, int status) {
-    if (s->render_ready) cradle_render_sdl_deinit(&s->render);
-    cradle_audio_deinit(&s->audio);
-    if (s->renderer) SDL_DestroyRenderer(s->renderer);
-    if (s->window) SDL_DestroyWindow(s->window);
-    cradle_netclient_close(&s->net);
-    cradle_script_free(&s->script);
-    if (s->output && fclose(s->output) != 0 && status == 0) status = 1;
-    SDL_Quit();
+int cradle_window_run(const cradle_window_source *source, const cradle_client_options *o) {
+    static cradle_window window; /* large (the audio's voices, the message): static storage */
+    cradle_window *w = &window;
+    memset(w, 0, sizeof *w);
+    w->source = source;
+    w->o = o;
+    int status = 1;
+    if (open_display(w) != 0) goto out_close_display;
+    w->now = w->last_frame = w->last_step_ns = w->fps_window = cradle_client_now_ns();
+    while (!w->quit && !source->done(source->context))
+        if (!run_frame(w)) break;
+    status = source->finish(source->context);
+    if (w->status) status = w->status;
+out_close_display:
+    close_display(w);
     return status;
-}
-
-int cradle_client_run_window(const cradle_client_options *o) {
-    if (!cradle_client_video_init()) return cradle_client_run_headless(o);
-    static window_session session;
-    window_session *s = &session;
-    memset(s, 0, sizeof *s);
-    s->o = o;
-    load_bindings(s);
-    uint64_t now = cradle_client_now_ns();
-    if (open_session(s, now) != 0 || open_display(s) != 0) return close_session(s, 1);
-
-    frame_loop l = {.now = now, .last_frame = now, .last_step_ns = now, .fps_window = now};
-    while (!l.quit)
-        if (!run_frame(s, &l)) break;
-    if (s->net.phase == CRADLE_NETCLIENT_PLAYING && !s->net.error) {
-        if (o->steps) cradle_client_print_done(stdout, &s->net);
-        cradle_netclient_leave(&s->net, 300);
-    }
-    target_close(&s->target);
-    return close_session(s, l.status);
 }

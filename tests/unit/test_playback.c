@@ -16,6 +16,7 @@
 
 #include "play.h"
 #include "playback.h"
+#include "present.h"
 #include "timeline.h"
 
 #define SPS 60u
@@ -225,19 +226,24 @@ static void test_catch_up_is_bounded(void **unused) {
     assert_int_equal(cradle_playback_steps(&p, 0, SPS), 0);
 }
 
+/* The window loop's alpha (window.h) at the playback's rate. */
+static float alpha(const cradle_playback *p, uint64_t since_step_ns) {
+    return cradle_present_alpha(since_step_ns, SPS, cradle_playback_rate(p));
+}
+
 static void test_alpha_follows_speed_and_pause(void **unused) {
     (void)unused;
     cradle_playback p;
     cradle_playback_init(&p);
-    assert_true(cradle_playback_alpha(&p, 0, SPS) == 0.0f);
-    float half = cradle_playback_alpha(&p, 1000 * MS / 120, SPS);
+    assert_true(alpha(&p, 0) == 0.0f);
+    float half = alpha(&p, 1000 * MS / 120);
     assert_true(half > 0.49f && half < 0.51f);
-    assert_true(cradle_playback_alpha(&p, 1000 * MS, SPS) == 0.999f);
+    assert_true(alpha(&p, 1000 * MS) == 0.999f);
     cradle_playback_apply(&p, CRADLE_PLAYBACK_FASTER);
-    float whole = cradle_playback_alpha(&p, 1000 * MS / 120, SPS);
+    float whole = alpha(&p, 1000 * MS / 120);
     assert_true(whole > 0.99f && whole <= 0.999f);
     cradle_playback_apply(&p, CRADLE_PLAYBACK_TOGGLE_PAUSE);
-    assert_true(cradle_playback_alpha(&p, 0, SPS) == 0.999f);
+    assert_true(alpha(&p, 0) == 0.999f);
 }
 
 static void test_quit(void **unused) {
