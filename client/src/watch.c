@@ -222,10 +222,10 @@ int cradle_watch_summary(cradle_watch *w) {
     const char *verdict = w->error[0] ? "error" : w->hash_mismatches ? "hash_mismatch" : w->steps ? "ok" : "error";
     printf("{\"event\":\"watched\",\"steps\":%" PRIu64 ",\"first_step\":%" PRIu64 ",\"last_step\":%" PRIu64
            ",\"hashes_checked\":%" PRIu64 ",\"hash_mismatches\":%" PRIu64 ",\"segments\":%" PRIu32
-           ",\"refused\":%" PRIu64 ",\"requests\":%" PRIu64 ",\"delay_ms\":%" PRIu32 ",\"over_delay_ms_p50\":%" PRId32
+           ",\"refused\":%" PRIu64 ",\"failures\":%" PRIu64 ",\"requests\":%" PRIu64 ",\"delay_ms\":%" PRIu32 ",\"over_delay_ms_p50\":%" PRId32
            ",\"over_delay_ms_p99\":%" PRId32 ",\"over_delay_ms_max\":%" PRId32 ",\"ended\":%s,\"verdict\":\"%s\"}\n",
            w->steps, w->first_step == UINT64_MAX ? 0 : w->first_step, w->last_step, w->hashes_checked,
-           w->hash_mismatches, w->segments, w->view.refused, w->view.requests, w->delay_ms, p50, p99, max,
+           w->hash_mismatches, w->segments, w->view.refused, w->view.failures, w->view.requests, w->delay_ms, p50, p99, max,
            w->ended ? "true" : "false", verdict);
     fflush(stdout);
     if (w->error[0]) fprintf(stderr, "cradle-client: --watch: %s\n", w->error);
