@@ -6,7 +6,6 @@
 #include <assert.h>
 
 #include <inttypes.h>
-#include <poll.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,15 +39,14 @@ static int fail(cradle_netclient *net, int error, const char *format, ...) {
     return error;
 }
 
-static void send_message(cradle_netclient *net, const cradle_wire_message *m, uint32_t flags) {
+static void send_message(cradle_netclient *net, const cradle_wire_message *m, bool reliable) {
     uint8_t buf[CRADLE_WIRE_MESSAGE_MAX];
     size_t n = 0;
-    if (!net->peer || cradle_wire_encode(buf, sizeof buf, &n, m) != 0) return;
+    if (!net->link.ops || cradle_wire_encode(buf, sizeof buf, &n, m) != 0) return;
     const uint8_t *data = buf;
     static _Thread_local uint8_t sealed[CRADLE_SECURE_PACKET_MAX];
     if (net->secure && m->type != CRADLE_WIRE_HELLO) {
-        cradle_secure_lane_id lane =
-            (flags & ENET_PACKET_FLAG_RELIABLE) ? CRADLE_SECURE_ORDERED : CRADLE_SECURE_UNORDERED;
+        cradle_secure_lane_id lane = reliable ? CRADLE_SECURE_ORDERED : CRADLE_SECURE_UNORDERED;
         int rc = cradle_secure_seal_lane(&net->session, lane, sealed, sizeof sealed, &n, buf, n);
         if (rc != 0) {
             (void)fail(net, rc, "cannot seal a message: %s", cradle_strerror(rc));
@@ -56,13 +54,7 @@ static void send_message(cradle_netclient *net, const cradle_wire_message *m, ui
         }
         data = sealed;
     }
-    ENetPacket *packet = enet_packet_create(data, n, flags);
-    if (!packet) return;
-    if (enet_peer_send(net->peer, 0, packet) != 0) {
-        enet_packet_destroy(packet);
-        return;
-    }
-    net->bytes_out += n;
+    if (net->link.ops->send(net->link.self, data, n, reliable)) net->bytes_out += n;
 }
 
 static int start_connect(cradle_netclient *net);
@@ -117,30 +109,17 @@ int cradle_netclient_open(cradle_netclient *net, const cradle_netclient_config *
         net->secure = true;
     }
 
-    net->address = (ENetAddress){.port = config->port};
-    if (enet_address_set_host(&net->address, net->config.host) != 0)
-        return fail(net, CRADLE_EINVAL, "cannot resolve the server address '%s'", net->config.host);
-    net->enet = enet_host_create(NULL, 1, 1, 0, 0);
-    if (!net->enet) return fail(net, CRADLE_ENET_INIT, "cannot create an ENet host");
-    net->enet->intercept = cradle_netclient_intercept;
-    cradle_raw_stamp_arrivals(net->enet->socket);
+    net->link = config->link ? *config->link
+                             : cradle_link_enet_make(&net->enet, net->config.host, config->port,
+                                                     net->config.silence_timeout_ms, cradle_netclient_datagram, net);
     return start_connect(net);
 }
 
 /* A connect to the server (again, after its per-address limit turned one away). */
 static int start_connect(cradle_netclient *net) {
-    net->peer = enet_host_connect(net->enet, &net->address, 1, 0);
-    if (!net->peer) return fail(net, CRADLE_ENET_INIT, "cannot start connecting to %s:%u",
-                                net->config.host, (unsigned)net->config.port);
-    net->peer->data = net; /* cradle_netclient_intercept finds the session by it */
-    /* ENet's own limit on unacknowledged reliable packets follows the silence
-     * timeout: its default (5 to 30 s of retransmissions with doubling waits)
-     * drops a connection on a lossy, slow link long before the server is
-     * actually silent. It stays a second behind our own check, which fires
-     * first and so still has a peer to send the server its disconnect
-     * (ENet's timeout resets the peer without a word to the server). */
-    uint32_t enet_limit_ms = net->config.silence_timeout_ms + 1000;
-    enet_peer_timeout(net->peer, 0, enet_limit_ms, enet_limit_ms);
+    char why[CRADLE_NETCLIENT_MESSAGE_MAX - 64];
+    int rc = net->link.ops->connect(net->link.self, why, sizeof why);
+    if (rc != 0) return fail(net, rc, "%s", why);
     return 0;
 }
 
@@ -173,7 +152,7 @@ static int secure_hello(cradle_netclient *net, cradle_wire_hello *h) {
     if (rc == 0) rc = cradle_token_credential(h->credential, sizeof h->credential, &n, token, token_size, pk);
     if (rc == 0)
         rc = cradle_secure_client_init(&net->session, pk, sk, net->server_key,
-                                       &(cradle_secure_config){.context = net->peer->connectID});
+                                       &(cradle_secure_config){.context = net->link.ops->connection_id(net->link.self)});
     sodium_memzero(sk, sizeof sk);
     if (rc != 0) return fail(net, rc, "cannot set up the secure channel: %s", cradle_strerror(rc));
     h->credential_size = (uint16_t)n;
@@ -188,7 +167,7 @@ static void send_hello(cradle_netclient *net) {
                                                                : (uint8_t)net->config.requested_slot;
     cradle_wire_set_text(m.as.hello.game, sizeof m.as.hello.game, net->sim.contract->name);
     cradle_wire_set_text(m.as.hello.build_id, sizeof m.as.hello.build_id, net->sim.contract->build_id);
-    send_message(net, &m, ENET_PACKET_FLAG_RELIABLE);
+    send_message(net, &m, true);
     net->phase = CRADLE_NETCLIENT_HELLO;
 }
 
@@ -287,7 +266,7 @@ static void send_inputs(cradle_netclient *net) {
             m.as.input.inputs = bytes;
         }
     }
-    send_message(net, &m, ENET_PACKET_FLAG_UNSEQUENCED);
+    send_message(net, &m, false);
     net->inputs_sent++;
     cradle_ackpace_sent(&net->ackpace, net->received_next);
     net->ack_due = false;
@@ -430,7 +409,7 @@ static int on_packet(cradle_netclient *net, const uint8_t *data, size_t size, ui
         return 0;
     case CRADLE_WIRE_PING: {
         cradle_wire_message pong = {.type = CRADLE_WIRE_PONG, .as.ping.echo = m.as.ping.echo};
-        send_message(net, &pong, 0);
+        send_message(net, &pong, false);
         return 0;
     }
     case CRADLE_WIRE_PONG: return 0; /* the link's round trip is measured outside ENet */
@@ -453,58 +432,55 @@ static int on_packet(cradle_netclient *net, const uint8_t *data, size_t size, ui
 
 /* ---- raw datagrams: the step stream, PING and PONG (wire.h, raw_datagram.h) -- */
 
-/* A PING outside ENet: sent now, not at the next flush, and its PONG is
- * taken the moment ENet reads it (cradle_netclient_intercept). */
+/* A PING beside the connection: sent now, not at the next flush, and its
+ * PONG is taken the moment the link reads it (cradle_netclient_datagram). */
 static void send_raw_ping(cradle_netclient *net) {
-    if (!net->peer) return;
     cradle_wire_message m = {.type = CRADLE_WIRE_PING};
     m.as.ping.rtt_us = (uint32_t)(net->rtt_ns / 1000u > UINT32_MAX ? UINT32_MAX : net->rtt_ns / 1000u);
     m.as.ping.echo = cradle_wall_ns(); /* the clock of the kernel's receive timestamps */
     uint8_t datagram[CRADLE_RAW_DATAGRAM_MAX];
     size_t n = 0;
     if (cradle_raw_encode(net->secure ? &net->session : NULL, &m, datagram, sizeof datagram, &n) != 0) return;
-    ENetBuffer buffer = {.data = datagram, .dataLength = n};
-    if (enet_socket_send(net->enet->socket, &net->peer->address, &buffer, 1) > 0) net->bytes_out += n;
+    if (net->link.ops->send_datagram(net->link.self, datagram, n)) net->bytes_out += n;
 }
 
-int cradle_netclient_intercept(ENetHost *host, ENetEvent *event) {
-    (void)event;
-    if (!cradle_raw_is(host->receivedData, host->receivedDataLength)) return 0; /* ENet's */
-    cradle_netclient *net = host->peerCount ? host->peers[0].data : NULL;
-    if (!net || !net->peer || net->error ||
-        (net->phase != CRADLE_NETCLIENT_JOINING && net->phase != CRADLE_NETCLIENT_PLAYING) ||
-        host->receivedAddress.host != net->peer->address.host || host->receivedAddress.port != net->peer->address.port) {
-        if (net) net->raw_dropped++;
-        return 1; /* not the server's, or not now: dropped */
+/* The link's datagram callback (netclient.h): the server's raw datagrams (wire.h "Raw
+ * datagrams"): STEPS into the stream as if the connection had delivered
+ * them, PONGs with their arrival time, for rtt_ns. Anything else is
+ * dropped and counted. */
+void cradle_netclient_datagram(void *context, const uint8_t *data, size_t size, bool from_server) {
+    cradle_netclient *net = context;
+    if (!from_server || net->error ||
+        (net->phase != CRADLE_NETCLIENT_JOINING && net->phase != CRADLE_NETCLIENT_PLAYING)) {
+        net->raw_dropped++;
+        return; /* not the server's, or not now */
     }
     static _Thread_local uint8_t scratch[CRADLE_RAW_MESSAGE_MAX];
     cradle_wire_message m;
-    int rc = cradle_raw_decode(net->secure ? &net->session : NULL, host->receivedData, host->receivedDataLength,
-                               scratch, &m);
+    int rc = cradle_raw_decode(net->secure ? &net->session : NULL, data, size, scratch, &m);
     if (rc != 0) {
         /* forged, replayed or not one of ours: dropped, never an error (anyone can send a datagram) */
         if (rc == CRADLE_ENET_MESSAGE || rc == CRADLE_ENET_VERSION)
             net->raw_dropped++;
         else
             net->dropped_unopened++;
-        return 1;
+        return;
     }
     if (m.type == CRADLE_WIRE_STEPS) {
         /* authentic (sealed with the session's keys) or, insecure, from the server's address */
-        net->bytes_in += host->receivedDataLength;
+        net->bytes_in += size;
         net->raw_steps++;
         net->last_heard_ns = net->service_ns;
         (void)on_steps(net, &m.as.steps, net->service_ns);
-        return 1;
+        return;
     }
-    if (m.type != CRADLE_WIRE_PONG || net->phase != CRADLE_NETCLIENT_PLAYING) {
+    uint64_t arrived = m.type == CRADLE_WIRE_PONG ? net->link.ops->arrived(net->link.self) : 0;
+    if (m.type != CRADLE_WIRE_PONG || net->phase != CRADLE_NETCLIENT_PLAYING || !arrived) {
         net->raw_dropped++;
-        return 1;
+        return;
     }
-    uint64_t arrived = cradle_raw_arrival_ns(host->socket); /* still this datagram's */
     uint64_t hold = (uint64_t)m.as.ping.hold_us * 1000u;
     if (m.as.ping.echo < arrived && arrived - m.as.ping.echo > hold) net->rtt_ns = arrived - m.as.ping.echo - hold;
-    return 1;
 }
 
 int cradle_netclient_service(cradle_netclient *net, uint64_t now_ns, uint32_t wait_ms) {
@@ -514,35 +490,26 @@ int cradle_netclient_service(cradle_netclient *net, uint64_t now_ns, uint32_t wa
 
 int cradle_netclient_receive(cradle_netclient *net, uint64_t now_ns, uint32_t wait_ms) {
     if (net->error) return net->error;
-    ENetEvent event;
-    net->service_ns = now_ns; /* raw STEPS arrive within (cradle_netclient_intercept) */
-    /* The wait is the socket's, not ENet's: ENet waits on until an event,
-     * and a raw STEPS, taken in its hook, is none. */
-    int rc = enet_host_service(net->enet, &event, 0);
-    if (rc == 0 && wait_ms > 0) {
-        struct pollfd socket = {.fd = net->enet->socket, .events = POLLIN};
-        int timeout = wait_ms > INT32_MAX ? INT32_MAX : (int)wait_ms;
-        if (poll(&socket, 1, timeout) > 0) rc = enet_host_service(net->enet, &event, 0);
-    }
+    net->service_ns = now_ns; /* raw STEPS arrive within (cradle_netclient_datagram) */
+    cradle_link_event event;
+    int rc = net->link.ops->receive(net->link.self, wait_ms, &event);
     while (rc > 0 && !net->error) {
-        switch (event.type) {
-        case ENET_EVENT_TYPE_CONNECT:
+        switch (event.kind) {
+        case CRADLE_LINK_CONNECTED:
             net->last_heard_ns = now_ns;
             net->hello_ns = now_ns;
             send_hello(net);
             break;
-        case ENET_EVENT_TYPE_RECEIVE:
+        case CRADLE_LINK_MESSAGE:
             net->last_heard_ns = now_ns;
-            (void)on_packet(net, event.packet->data, event.packet->dataLength, now_ns);
-            enet_packet_destroy(event.packet);
+            (void)on_packet(net, event.data, event.size, now_ns);
             break;
-        case ENET_EVENT_TYPE_DISCONNECT:
-            net->peer = NULL;
-            if ((event.data == CRADLE_WIRE_DISCONNECT_RATE_LIMITED || event.data == CRADLE_WIRE_DISCONNECT_BUSY) &&
+        case CRADLE_LINK_LOST:
+            if ((event.reason == CRADLE_WIRE_DISCONNECT_RATE_LIMITED || event.reason == CRADLE_WIRE_DISCONNECT_BUSY) &&
                 (net->phase == CRADLE_NETCLIENT_CONNECTING || net->phase == CRADLE_NETCLIENT_HELLO)) {
                 /* the server's per-address connect limit, or a full table: wait, then again */
                 net->turned_away++;
-                if (event.data == CRADLE_WIRE_DISCONNECT_BUSY) net->turned_busy++;
+                if (event.reason == CRADLE_WIRE_DISCONNECT_BUSY) net->turned_busy++;
                 net->retry_ms = net->retry_ms ? (net->retry_ms * 2 > 2000 ? 2000 : net->retry_ms * 2) : 250;
                 net->retry_at_ns = now_ns + (uint64_t)net->retry_ms * NS_PER_MS;
                 net->phase = CRADLE_NETCLIENT_CONNECTING;
@@ -557,10 +524,11 @@ int cradle_netclient_receive(cradle_netclient *net, uint64_t now_ns, uint32_t wa
                 (void)fail(net, CRADLE_ENET_INIT, "connection to the server lost at step %" PRIu64,
                            net->sim.next_step);
             break;
-        default: break;
+        case CRADLE_LINK_NONE: break;
         }
-        if (!net->error) rc = enet_host_check_events(net->enet, &event);
+        if (!net->error) rc = net->link.ops->receive(net->link.self, 0, &event);
     }
+    if (rc < 0 && !net->error) (void)fail(net, rc, "the link to the server failed: %s", cradle_strerror(rc));
     return net->error;
 }
 
@@ -600,7 +568,7 @@ int cradle_netclient_send(cradle_netclient *net, uint64_t now_ns) {
         net->last_ping_ns = now_ns;
         send_raw_ping(net);
     }
-    enet_host_flush(net->enet);
+    net->link.ops->flush(net->link.self);
     return 0;
 }
 
@@ -767,7 +735,7 @@ static int check_hash(cradle_netclient *net, uint64_t step) {
     net->desync_theirs = theirs;
     cradle_wire_message d = {.type = CRADLE_WIRE_DESYNC,
                              .as.desync = {.step = step, .hash = mine, .expected = theirs}};
-    send_message(net, &d, ENET_PACKET_FLAG_RELIABLE);
+    send_message(net, &d, true);
     return write_desync_report(net, step);
 }
 
@@ -822,30 +790,18 @@ uint64_t cradle_netclient_state_hash(const cradle_netclient *net) {
 }
 
 void cradle_netclient_leave(cradle_netclient *net, uint32_t wait_ms) {
-    if (!net->enet || !net->peer) return;
+    if (!net->link.ops) return;
     cradle_wire_message bye = {.type = CRADLE_WIRE_BYE, .as.bye = {.reason = CRADLE_WIRE_BYE_LEAVING}};
-    send_message(net, &bye, ENET_PACKET_FLAG_RELIABLE);
-    enet_peer_disconnect_later(net->peer, 0);
-    ENetEvent event;
-    for (uint32_t waited = 0; waited < wait_ms; waited += 10) {
-        int rc = enet_host_service(net->enet, &event, 10);
-        if (rc < 0) break;
-        if (rc == 0) continue;
-        if (event.type == ENET_EVENT_TYPE_RECEIVE) enet_packet_destroy(event.packet);
-        if (event.type == ENET_EVENT_TYPE_DISCONNECT) break;
-    }
-    net->peer = NULL;
+    send_message(net, &bye, true);
+    net->link.ops->leave(net->link.self, wait_ms);
 }
 
 void cradle_netclient_close(cradle_netclient *net) {
     cradle_secure_wipe(&net->session);
     /* A client that gives up (a timeout, an error) without leave() still
-     * tells the server, in one datagram, so its slot is free at once rather
-     * than after the server's peer timeout. */
-    if (net->peer && net->peer->state != ENET_PEER_STATE_DISCONNECTED) enet_peer_disconnect_now(net->peer, 0);
-    if (net->enet) enet_host_destroy(net->enet);
-    net->enet = NULL;
-    net->peer = NULL;
+     * tells the server, when the link can, so its slot is free at once
+     * rather than after the server's peer timeout. */
+    if (net->link.ops) net->link.ops->close(net->link.self);
     cradle_reload_close(&net->reload);
     cradle_sim_storage_close(&net->storage);
     free(net->base);

@@ -1,8 +1,10 @@
 #ifndef CRADLE_CLIENT_NETCLIENT_H
 #define CRADLE_CLIENT_NETCLIENT_H
 /*
- * netclient: one lockstep session with a cradle-server over ENet, without
- * SDL, so the window, headless bots and tests all drive the same code.
+ * netclient: one lockstep session with a cradle-server, without SDL, so the
+ * window, headless bots and tests all drive the same code. It speaks the
+ * wire; the bytes travel over a link (link.h): ENet over UDP unless the
+ * caller brings another.
  *
  * Life of a session:
  *   open     loads the game library (reload.h: a numbered copy of --game),
@@ -93,8 +95,6 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include <enet/enet.h>
-
 #include "cradle/ackpace.h"
 #include "cradle/errors.h"
 #include "cradle/events.h"
@@ -105,6 +105,8 @@
 #include "cradle/sim.h"
 #include "cradle/sim_storage.h"
 #include "cradle/wire.h"
+#include "link.h"
+#include "link_enet.h"
 
 #define CRADLE_NETCLIENT_MESSAGE_MAX 512u
 #define CRADLE_NETCLIENT_QUEUE_STEPS 4096u   /* snapshots received, not yet run */
@@ -133,6 +135,9 @@ typedef void (*cradle_netclient_input_fn)(void *context, uint64_t step, uint8_t 
 typedef struct cradle_netclient_config {
     const char *host;              /* address or name; NULL = 127.0.0.1 */
     uint16_t port;
+    const cradle_link *link;       /* the transport (link.h, copied; its raw datagrams go to
+                                      cradle_netclient_datagram); NULL = ENet over UDP to
+                                      host:port (link_enet.h), the programs' */
     const char *game;              /* game library path */
     const char *copy_dir;          /* where the loader puts its numbered copy; NULL = beside
                                       the library (two netclients in one process need two) */
@@ -181,9 +186,8 @@ typedef struct cradle_netclient {
     cradle_reload reload;
     cradle_sim sim;                     /* the build in charge, state and previous, the next
                                            step to run, the last step's events */
-    ENetHost *enet;
-    ENetPeer *peer;
-    ENetAddress address;                /* the server's, for a connect tried again */
+    cradle_link link;                   /* the transport (link.h): config.link, or enet */
+    cradle_link_enet enet;              /* ENet over UDP to host:port, unless config.link */
     uint32_t turned_away;               /* connects the server turned away: its per-address
                                            limit, or a table full of half-open connections */
     uint32_t turned_busy;               /* ... of them, for a full table */
@@ -272,13 +276,13 @@ CRADLE_MUST_CHECK int cradle_netclient_open(cradle_netclient *net,
  * then send. Returns 0, or the session's error once it failed. */
 int cradle_netclient_service(cradle_netclient *net, uint64_t now_ns, uint32_t wait_ms);
 
-/* ENet's intercept hook on the client's host (set at open; a program that
- * sets its own calls this from it): takes the server's raw datagrams
- * (wire.h "Raw datagrams"): STEPS into the stream as if ENet had delivered
- * them, PONGs with their kernel receive timestamp, for rtt_ns. Returns 1
- * for a datagram it took (or dropped: anything else with the magic), 0 for
- * ENet's. */
-int cradle_netclient_intercept(ENetHost *host, ENetEvent *event);
+/* The datagram callback (link.h) of the netclient net: the server's raw
+ * datagrams (wire.h "Raw datagrams"): STEPS into the stream as if the
+ * connection had delivered them, PONGs with their arrival time (the link's
+ * arrived), for rtt_ns; anything else, or from_server false, is dropped and
+ * counted (raw_dropped, dropped_unopened). The ENet link is made with it; a
+ * link of the caller's (config.link) calls it with the netclient. */
+void cradle_netclient_datagram(void *net, const uint8_t *data, size_t size, bool from_server);
 
 /* The two halves of service, for a program that runs many sessions on one
  * thread: it can receive on every session first and send after, so one

@@ -29,7 +29,7 @@
  * identity not proven" (exit 1).
  *
  * What the tests need beyond a normal client is done here, around the
- * library, with its public fields (net->peer, net->session):
+ * library, with its public fields (net->enet.peer, net->session):
  *   --protocol N      a HELLO of protocol version N on a connection of its
  *                     own: the library speaks only its own version;
  *   --garbage N       N malformed messages right after HELLO (sealed with the
@@ -189,12 +189,12 @@ static void send_garbage(client *c) {
         if (net->secure) {
             uint8_t sealed[64 + CRADLE_SECURE_OVERHEAD];
             if (cradle_secure_seal(&net->session, sealed, sizeof sealed, &n, junk, n) == 0)
-                send_raw(net->peer, sealed, n);
+                send_raw(net->enet.peer, sealed, n);
         } else {
-            send_raw(net->peer, junk, n);
+            send_raw(net->enet.peer, junk, n);
         }
     }
-    enet_host_flush(net->enet);
+    enet_host_flush(net->enet.host);
 }
 
 /* --attack: hostile packets over the authenticated connection; the server
@@ -212,36 +212,36 @@ static void attack(client *c) {
     for (uint64_t k = 0; k < c->o.attack_count; k++) {
         if (strstr(kinds, "forged") && cradle_secure_seal(&net->session, pkt, sizeof pkt, &n, plain, pn) == 0) {
             pkt[n - 1] ^= 0x5a; /* tag altered */
-            send_raw(net->peer, pkt, n);
+            send_raw(net->enet.peer, pkt, n);
         }
         if (strstr(kinds, "replay") && cradle_secure_seal(&net->session, pkt, sizeof pkt, &n, plain, pn) == 0) {
-            send_raw(net->peer, pkt, n); /* authentic once (answered with a PONG) */
-            send_raw(net->peer, pkt, n); /* then a replay */
+            send_raw(net->enet.peer, pkt, n); /* authentic once (answered with a PONG) */
+            send_raw(net->enet.peer, pkt, n); /* then a replay */
         }
         if (strstr(kinds, "truncated") && cradle_secure_seal(&net->session, pkt, sizeof pkt, &n, plain, pn) == 0) {
-            send_raw(net->peer, pkt, 10);    /* shorter than counter + tag */
-            send_raw(net->peer, pkt, n - 3); /* a cut tag */
+            send_raw(net->enet.peer, pkt, 10);    /* shorter than counter + tag */
+            send_raw(net->enet.peer, pkt, n - 3); /* a cut tag */
         }
         if (strstr(kinds, "oversized")) {
             static uint8_t big[CRADLE_SECURE_PACKET_MAX + 100];
             randombytes_buf(big, sizeof big);
-            send_raw(net->peer, big, sizeof big);
+            send_raw(net->enet.peer, big, sizeof big);
         }
         if (strstr(kinds, "wrongkey")) {
             uint8_t pk[32], sk[32], other_pk[32], other_sk[32];
             cradle_secure other;
             if (cradle_secure_keypair(pk, sk) == 0 && cradle_secure_keypair(other_pk, other_sk) == 0 &&
                 cradle_secure_client_init(&other, pk, sk, other_pk,
-                                          &(cradle_secure_config){.context = net->peer->connectID}) == 0 &&
+                                          &(cradle_secure_config){.context = net->enet.peer->connectID}) == 0 &&
                 cradle_secure_seal(&other, pkt, sizeof pkt, &n, plain, pn) == 0)
-                send_raw(net->peer, pkt, n);
+                send_raw(net->enet.peer, pkt, n);
             cradle_secure_wipe(&other);
             sodium_memzero(sk, sizeof sk);
             sodium_memzero(other_sk, sizeof other_sk);
         }
-        if (strstr(kinds, "plaintext")) send_raw(net->peer, plain, pn);
+        if (strstr(kinds, "plaintext")) send_raw(net->enet.peer, plain, pn);
     }
-    enet_host_flush(net->enet);
+    enet_host_flush(net->enet.host);
 }
 
 /* --raw-attack: keeps the first raw datagram that the library took as a
@@ -249,7 +249,7 @@ static void attack(client *c) {
 static int capture_intercept(ENetHost *host, ENetEvent *event) {
     client *c = raw_capturing;
     uint64_t before = c->net.raw_steps;
-    int taken = cradle_netclient_intercept(host, event);
+    int taken = cradle_link_enet_intercept(host, event);
     if (c->raw_captured_size == 0 && c->net.raw_steps > before && host->receivedDataLength <= sizeof c->raw_captured) {
         memcpy(c->raw_captured, host->receivedData, host->receivedDataLength);
         c->raw_captured_size = host->receivedDataLength;
@@ -259,26 +259,26 @@ static int capture_intercept(ENetHost *host, ENetEvent *event) {
 
 /* One datagram handed to the library's hook as if ENet had just read it from from. */
 static void inject_raw(client *c, const uint8_t *data, size_t size, ENetAddress from) {
-    ENetHost *h = c->net.enet;
+    ENetHost *h = c->net.enet.host;
     static uint8_t copy[CRADLE_RAW_DATAGRAM_MAX + 64];
     memcpy(copy, data, size);
     h->receivedData = copy;
     h->receivedDataLength = size;
     h->receivedAddress = from;
     ENetEvent event;
-    if (cradle_netclient_intercept(h, &event) != 1) abort(); /* the magic is there: always taken */
+    if (cradle_link_enet_intercept(h, &event) != 1) abort(); /* the magic is there: always taken */
 }
 
 static void raw_attack(client *c) {
     cradle_netclient *net = &c->net;
     const uint8_t *captured = c->raw_captured;
     size_t n = c->raw_captured_size;
-    ENetAddress server = net->peer->address;
+    ENetAddress server = net->enet.peer->address;
     /* from another socket, over loopback, to this client's own */
     struct sockaddr_in mine;
     socklen_t len = sizeof mine;
     int other = socket(AF_INET, SOCK_DGRAM, 0);
-    if (other < 0 || getsockname(net->enet->socket, (struct sockaddr *)&mine, &len) != 0) abort();
+    if (other < 0 || getsockname(net->enet.host->socket, (struct sockaddr *)&mine, &len) != 0) abort();
     mine.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     uint8_t buffer[CRADLE_RAW_DATAGRAM_MAX + 64];
     for (uint64_t k = 0; k < c->o.raw_attack; k++) {
@@ -421,7 +421,7 @@ static int run_session(client *c) {
     }
     if (o->raw_attack) {
         raw_capturing = c;
-        net->enet->intercept = capture_intercept;
+        net->enet.host->intercept = capture_intercept;
     }
     uint64_t deadline = now + o->timeout_ms * NS_PER_MS;
     uint64_t steps_target = o->run_steps ? UINT64_MAX : o->steps_target;

@@ -424,14 +424,15 @@ static void bot_input(void *context, uint64_t step, uint8_t *out, uint32_t input
 /* ENet calls this for every datagram a bot's socket gives it: the socket's
  * timestamp of the datagram just read is the moment it arrived. */
 static int bots_intercept(ENetHost *h, ENetEvent *event) {
-    /* the peer's data is its netclient, the bot's first member */
-    bot *b = h->peers[0].data;
+    /* the peer's data is the link; its datagrams' context the netclient, the bot's first member */
+    const cradle_link_enet *link = h->peers[0].data;
+    bot *b = link ? link->datagram_context : NULL;
     if (b) {
         /* the latest: a later ping in the same read only makes it later */
         b->read_ns = now_ns();
         b->arrived_ns = (uint64_t)((int64_t)cradle_raw_arrival_ns(h->socket) - realtime_minus_mono);
     }
-    return cradle_netclient_intercept(h, event); /* the raw PONGs are the client's */
+    return cradle_link_enet_intercept(h, event); /* the raw PONGs are the client's */
 }
 
 /* Reads what arrived for b, then runs its steps. Latency is taken for the
@@ -459,7 +460,7 @@ static void bot_receive(bot *b) {
 static uint32_t bots_receive(uint32_t timeout_ms) {
     struct pollfd fds[BOTS_MAX];
     for (uint32_t i = 0; i < bot_count; i++)
-        fds[i] = (struct pollfd){.fd = bots[i].net.enet ? (int)bots[i].net.enet->socket : -1, .events = POLLIN};
+        fds[i] = (struct pollfd){.fd = cradle_link_enet_socket(&bots[i].net.enet), .events = POLLIN};
     if (poll(fds, bot_count, (int)timeout_ms) <= 0) return 0;
     uint32_t read = 0;
     for (uint32_t i = 0; i < bot_count; i++) {
@@ -527,8 +528,8 @@ static bool bots_open_range(const bot_command *c, uint32_t first, uint32_t count
             fprintf(stderr, "bench_server: bot %u: %s\n", i, b->net.message);
             return false;
         }
-        _Static_assert(offsetof(bot, net) == 0, "the peer's data (the netclient) is the bot");
-        b->net.enet->intercept = bots_intercept;
+        _Static_assert(offsetof(bot, net) == 0, "the link's datagram context (the netclient) is the bot");
+        b->net.enet.host->intercept = bots_intercept;
     }
     return true;
 }
