@@ -29,7 +29,7 @@
 
 typedef enum cradle_link_event_kind {
     CRADLE_LINK_NONE = 0,
-    CRADLE_LINK_CONNECTED, /* the connection is up: messages may go */
+    CRADLE_LINK_CONNECTED, /* the connection is up: messages may go (once a connect) */
     CRADLE_LINK_MESSAGE,   /* data, size: one message from the server */
     CRADLE_LINK_LOST,      /* the connection ended; reason: the server's (wire.h
                               CRADLE_WIRE_DISCONNECT_*), or 0 */

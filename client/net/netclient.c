@@ -71,6 +71,11 @@ int cradle_netclient_open(cradle_netclient *net, const cradle_netclient_config *
     net->opened_ns = now_ns;
     net->last_heard_ns = now_ns;
     net->last_hash_step = CRADLE_NETCLIENT_NO_STEP;
+    /* The link is the netclient's from here on: close closes it, whatever
+     * open returns. */
+    net->link = config->link ? *config->link
+                             : cradle_link_enet_make(&net->enet, net->config.host, config->port,
+                                                     net->config.silence_timeout_ms, cradle_netclient_datagram, net);
 
     char why[CRADLE_RELOAD_MESSAGE_MAX];
     cradle_reload_config rc = {.path = config->game, .copy_dir = config->copy_dir};
@@ -109,17 +114,14 @@ int cradle_netclient_open(cradle_netclient *net, const cradle_netclient_config *
         net->secure = true;
     }
 
-    net->link = config->link ? *config->link
-                             : cradle_link_enet_make(&net->enet, net->config.host, config->port,
-                                                     net->config.silence_timeout_ms, cradle_netclient_datagram, net);
     return start_connect(net);
 }
 
 /* A connect to the server (again, after its per-address limit turned one away). */
 static int start_connect(cradle_netclient *net) {
-    char why[CRADLE_NETCLIENT_MESSAGE_MAX - 64];
+    char why[CRADLE_NETCLIENT_MESSAGE_MAX - 64] = "";
     int rc = net->link.ops->connect(net->link.self, why, sizeof why);
-    if (rc != 0) return fail(net, rc, "%s", why);
+    if (rc != 0) return fail(net, rc, "%s", why[0] ? why : "the link cannot connect");
     return 0;
 }
 
@@ -496,6 +498,7 @@ int cradle_netclient_receive(cradle_netclient *net, uint64_t now_ns, uint32_t wa
     while (rc > 0 && !net->error) {
         switch (event.kind) {
         case CRADLE_LINK_CONNECTED:
+            if (net->phase != CRADLE_NETCLIENT_CONNECTING) break; /* once a connect: a second says nothing */
             net->last_heard_ns = now_ns;
             net->hello_ns = now_ns;
             send_hello(net);

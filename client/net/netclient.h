@@ -8,7 +8,7 @@
  *
  * Life of a session:
  *   open     loads the game library (reload.h: a numbered copy of --game),
- *            creates the ENet host and starts connecting. Nothing blocks.
+ *            takes the link (link.h) and starts connecting. Nothing blocks.
  *   service  (every frame) sends and receives: HELLO once connected; WELCOME
  *            (start step, input delay, seed, build epoch); STATE chunks for
  *            a join in progress; STEPS, whose snapshots and hashes go into
@@ -165,7 +165,7 @@ typedef struct cradle_netclient_config {
 } cradle_netclient_config;
 
 typedef enum cradle_netclient_phase {
-    CRADLE_NETCLIENT_CONNECTING, /* ENet connect sent */
+    CRADLE_NETCLIENT_CONNECTING, /* the link is connecting */
     CRADLE_NETCLIENT_HELLO,      /* HELLO sent, no WELCOME yet */
     CRADLE_NETCLIENT_JOINING,    /* WELCOME received, state block arriving */
     CRADLE_NETCLIENT_PLAYING,    /* stepping */
@@ -200,7 +200,7 @@ typedef struct cradle_netclient {
     uint64_t dropped_unopened;          /* packets that failed to open */
     uint64_t raw_steps;                 /* STEPS that came as raw datagrams (wire.h) */
     uint64_t raw_dropped;               /* raw datagrams not the server's, not now, or not a message */
-    uint64_t service_ns;                /* now, for what arrives in ENet's intercept hook */
+    uint64_t service_ns;                /* now, for the raw datagrams the link hands in */
     cradle_secure session;
     uint64_t rtt_ns;                    /* the link's last measured round trip (raw PING); 0 = none yet */
     uint64_t delay_changes;             /* DELAY messages taken: the server adapted the input delay */
@@ -263,11 +263,13 @@ typedef struct cradle_netclient {
     uint64_t bytes_in, bytes_out;
 } cradle_netclient;
 
-/* enet_initialize()/enet_deinitialize() are the program's (once per process). */
-
-/* Loads config->game and starts connecting. Returns 0, or a negative code with
- * net->message set (the library could not be loaded, bad address, no ENet
- * host); then nothing is left to close but calling close is safe. */
+/* enet_initialize()/enet_deinitialize() are the program's (once per process),
+ * for the ENet link.
+ *
+ * Loads config->game and starts connecting. Returns 0, or a negative code
+ * with net->message set (the library could not be loaded, bad address, the
+ * link cannot connect). Either way the netclient holds the link from the
+ * start: cradle_netclient_close closes it (a caller's link too). */
 CRADLE_MUST_CHECK int cradle_netclient_open(cradle_netclient *net,
                                             const cradle_netclient_config *config,
                                             uint64_t now_ns);
@@ -289,7 +291,7 @@ void cradle_netclient_datagram(void *net, const uint8_t *data, size_t size, bool
  * session's sending does not hold up another's reading (tools/bench's bots).
  * receive reads and handles what arrived within wait_ms (a player's INPUT
  * after WELCOME goes out at once); send sends the INPUT (ack and inputs) that
- * is due and the PING, checks the timeouts and flushes ENet. Both return 0
+ * is due and the PING, checks the timeouts and flushes the link. Both return 0
  * or the session's error. */
 int cradle_netclient_receive(cradle_netclient *net, uint64_t now_ns, uint32_t wait_ms);
 int cradle_netclient_send(cradle_netclient *net, uint64_t now_ns);
@@ -308,8 +310,8 @@ bool cradle_netclient_playing(const cradle_netclient *net);
  * it is stopping (a kick, a timeout or a dropped link is not normal). */
 bool cradle_netclient_ended_normally(const cradle_netclient *net);
 
-/* Sends BYE (leaving) and disconnects, waiting at most wait_ms for ENet to
- * deliver it. */
+/* Sends BYE (leaving) and disconnects, waiting at most wait_ms for the link
+ * to deliver it. */
 void cradle_netclient_leave(cradle_netclient *net, uint32_t wait_ms);
 
 /* Releases everything. Safe on a zeroed or failed struct. */
