@@ -779,10 +779,16 @@ bool cradle_netclient_ended_normally(const cradle_netclient *net) {
     return net->error == CRADLE_ENET_CLOSED && net->bye == CRADLE_WIRE_BYE_SHUTDOWN;
 }
 
+const uint8_t *cradle_netclient_last_snapshot(const cradle_netclient *net) {
+    if (net->phase != CRADLE_NETCLIENT_PLAYING || net->sim.next_step == net->welcome.start_step) return NULL;
+    /* its queue slot is free, but no later step has reused it: the queue
+     * takes steps below queue_first + CRADLE_NETCLIENT_QUEUE_STEPS only */
+    return net->queue + ((net->sim.next_step - 1) % CRADLE_NETCLIENT_QUEUE_STEPS) * net->snapshot_size;
+}
+
 uint32_t cradle_netclient_players_present(const cradle_netclient *net) {
-    if (net->phase != CRADLE_NETCLIENT_PLAYING || net->sim.next_step == net->welcome.start_step) return 0;
-    /* the last step run: its queue slot is free, but no later step has reused it */
-    const uint8_t *snapshot = net->queue + ((net->sim.next_step - 1) % CRADLE_NETCLIENT_QUEUE_STEPS) * net->snapshot_size;
+    const uint8_t *snapshot = cradle_netclient_last_snapshot(net);
+    if (!snapshot) return 0;
     uint32_t count = 0;
     for (uint32_t s = 0; s < net->welcome.max_players; s++) count += cradle_snapshot_present(snapshot, s);
     return count;

@@ -317,6 +317,11 @@ void cradle_netclient_leave(cradle_netclient *net, uint32_t wait_ms);
 /* Releases everything. Safe on a zeroed or failed struct. */
 void cradle_netclient_close(cradle_netclient *net);
 
+/* The snapshot of the last step run (snapshot_size bytes: presence, then
+ * each slot's input), or NULL before the first. Valid until the next
+ * service or step. */
+const uint8_t *cradle_netclient_last_snapshot(const cradle_netclient *net);
+
 /* Players present (presence mask bits) in the last step run; 0 before one ran. */
 uint32_t cradle_netclient_players_present(const cradle_netclient *net);
 

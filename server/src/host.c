@@ -557,8 +557,8 @@ static void on_event(cradle_server_host *host, const cradle_server_in *in) {
         peer->state = CRADLE_SERVER_PEER_FREE;
         return;
     }
-    cradle_wire_message m = in->message; /* decoded and checked by the network thread */
-    if (!in->other_version) cradle_wire_attach(&m, in->payload);
+    cradle_wire_message m; /* decoded and checked by the network thread */
+    cradle_server_in_message_of(in, &m);
     if (m.type == CRADLE_WIRE_HELLO) {
         on_hello(host, in->peer, &m, in->other_version);
         return;
@@ -781,9 +781,7 @@ int cradle_server_host_init(cradle_server_host *host, const cradle_server_option
         return CRADLE_ERANGE;
     }
     host->snapshot_size = cradle_snapshot_size(c->max_players, c->input_bytes);
-    uint32_t room = CRADLE_SERVER_OUT_BYTES - CRADLE_WIRE_STEPS_HEADER_BYTES -
-                    CRADLE_WIRE_STEPS_MAX * CRADLE_WIRE_STEPS_HASH_BYTES;
-    host->steps_per_message = room / host->snapshot_size;
+    host->steps_per_message = CRADLE_SERVER_OUT_PAYLOAD / host->snapshot_size; /* a STEPS fits a slot */
     if (host->steps_per_message > CRADLE_WIRE_STEPS_MAX) host->steps_per_message = CRADLE_WIRE_STEPS_MAX;
     if (c->state_size > CRADLE_WIRE_STATE_MAX) {
         fprintf(stderr, "cradle-server: game state of %u bytes exceeds the wire's %u\n", c->state_size,

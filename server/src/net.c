@@ -184,6 +184,41 @@ static void fill_peer(cradle_server_net *net, cradle_server_in *in, const ENetPe
     in->message.type = 0;
 }
 
+bool cradle_server_in_take(cradle_server_in *in, const cradle_wire_message *m, bool other_version) {
+    in->other_version = other_version;
+    in->message = (cradle_server_in_message){.type = m->type, .version = m->version};
+    if (other_version) return true; /* only type and version were read */
+    switch (m->type) {
+    case CRADLE_WIRE_HELLO: in->message.as.hello = m->as.hello; return true;
+    case CRADLE_WIRE_DESYNC: in->message.as.desync = m->as.desync; return true;
+    case CRADLE_WIRE_BYE: in->message.as.bye = m->as.bye; return true;
+    case CRADLE_WIRE_INPUT: {
+        cradle_wire_message input = *m;
+        size_t held = cradle_wire_detach(&input, in->payload, sizeof in->payload);
+        assert(held != SIZE_MAX); /* a decoded INPUT holds at most CRADLE_SERVER_IN_PAYLOAD bytes */
+        (void)held;
+        in->message.as.input = input.as.input;
+        return true;
+    }
+    default: return false;
+    }
+}
+
+void cradle_server_in_message_of(const cradle_server_in *in, cradle_wire_message *out) {
+    *out = (cradle_wire_message){.type = in->message.type, .version = in->message.version};
+    if (in->other_version) return;
+    switch (in->message.type) {
+    case CRADLE_WIRE_HELLO: out->as.hello = in->message.as.hello; break;
+    case CRADLE_WIRE_DESYNC: out->as.desync = in->message.as.desync; break;
+    case CRADLE_WIRE_BYE: out->as.bye = in->message.as.bye; break;
+    case CRADLE_WIRE_INPUT:
+        out->as.input = in->message.as.input;
+        cradle_wire_attach(out, in->payload);
+        break;
+    default: break;
+    }
+}
+
 static void send_to(ENetPeer *peer, const void *data, size_t length, uint32_t flags) {
     ENetPacket *packet = enet_packet_create(data, length, flags);
     if (packet && enet_peer_send(peer, 0, packet) != 0) enet_packet_destroy(packet);
@@ -359,7 +394,7 @@ static void on_first_packet(cradle_server_net *net, ENetPeer *peer, const uint8_
     announce(net, peer);
     cradle_server_in *in = &net->scratch_in;
     fill_peer(net, in, peer, CRADLE_SERVER_IN_MESSAGE);
-    in->message = (cradle_wire_message){.type = CRADLE_WIRE_HELLO, .version = CRADLE_WIRE_VERSION};
+    in->message = (cradle_server_in_message){.type = CRADLE_WIRE_HELLO, .version = CRADLE_WIRE_VERSION};
     in->message.as.hello = r.request;
     push_in(net, in, true); /* the HELLO must follow its CONNECT */
 }
@@ -417,11 +452,7 @@ static void on_receive(cradle_server_net *net, ENetEvent *event) {
     if (!net->secure && m.type == CRADLE_WIRE_HELLO)
         net->peer[peer_index(net, event->peer)].hello_bytes = (uint16_t)size; /* caps the REFUSE */
     fill_peer(net, in, event->peer, CRADLE_SERVER_IN_MESSAGE);
-    in->other_version = rc == CRADLE_ENET_VERSION;
-    in->message = m;
-    size_t held = rc == 0 ? cradle_wire_detach(&in->message, in->payload, sizeof in->payload) : 0;
-    assert(held != SIZE_MAX); /* a decoded message within CRADLE_SERVER_IN_BYTES fits */
-    (void)held;
+    if (!cradle_server_in_take(in, &m, rc == CRADLE_ENET_VERSION)) return; /* a server's type: nothing to take */
     push_in(net, in, false);
 }
 

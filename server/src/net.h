@@ -94,6 +94,20 @@ typedef enum cradle_server_in_kind {
  * attaches them again), never wire bytes. The network thread decodes what
  * arrives and encodes what leaves, once each. */
 
+/* A client's message as the game thread takes it: the types a client
+ * sends the game thread, decoded (PING stays on the network thread; a
+ * server's type from a client is dropped there). */
+typedef struct cradle_server_in_message {
+    uint8_t type;    /* CRADLE_WIRE_HELLO, INPUT, DESYNC or BYE */
+    uint8_t version; /* the client's protocol version */
+    union {
+        cradle_wire_hello hello;
+        cradle_wire_input input; /* its inputs in the record's payload */
+        cradle_wire_desync desync;
+        cradle_wire_bye_msg bye;
+    } as;
+} cradle_server_in_message;
+
 /* net -> game. */
 typedef struct cradle_server_in {
     uint16_t peer;
@@ -107,13 +121,30 @@ typedef struct cradle_server_in {
     uint16_t port; /* host order (CONNECT) */
     bool identified;    /* CONNECT: a verified token named the client (secure mode) */
     uint64_t client_id; /* ... its client id */
-    cradle_wire_message message; /* MESSAGE */
+    cradle_server_in_message message; /* MESSAGE */
     uint8_t payload[CRADLE_SERVER_IN_PAYLOAD];
 } cradle_server_in;
+
+/* The record's message of a decoded one (INPUT's inputs copied into
+ * in->payload). Returns false for a type the game thread does not take. */
+bool cradle_server_in_take(cradle_server_in *in, const cradle_wire_message *m, bool other_version);
+
+/* The game thread's view of in's message: a wire message, INPUT's inputs
+ * pointing into in->payload. */
+void cradle_server_in_message_of(const cradle_server_in *in, cradle_wire_message *out);
 
 #define CRADLE_SERVER_OUT_RELIABLE 0x01u
 #define CRADLE_SERVER_OUT_DISCONNECT 0x02u /* disconnect the peer after this message */
 #define CRADLE_SERVER_OUT_CONTROL 0x04u /* no message: only the flags apply */
+
+/* The bytes an outbound message's pointer refers to: a STEPS' snapshots (the
+ * host packs no more than fit CRADLE_SERVER_OUT_BYTES encoded, hashes and
+ * all), a STATE's or DATA's chunk. */
+#define CRADLE_SERVER_OUT_PAYLOAD \
+    (CRADLE_SERVER_OUT_BYTES - CRADLE_WIRE_STEPS_HEADER_BYTES - CRADLE_WIRE_STEPS_MAX * CRADLE_WIRE_STEPS_HASH_BYTES)
+_Static_assert(CRADLE_SERVER_OUT_PAYLOAD >= CRADLE_WIRE_STATE_CHUNK_MAX &&
+                   CRADLE_SERVER_OUT_PAYLOAD >= CRADLE_WIRE_DATA_CHUNK_MAX && CRADLE_SERVER_OUT_PAYLOAD >= CRADLE_SNAPSHOT_MAX,
+               "a chunk or a snapshot fits an outbound record");
 
 /* game -> net. A STEPS message's first_step is the whole step number (the
  * wire sends its low 32 bits). */
@@ -123,7 +154,7 @@ typedef struct cradle_server_out {
     uint8_t reserved;
     uint32_t generation;
     cradle_wire_message message; /* unless CONTROL */
-    uint8_t payload[CRADLE_SERVER_OUT_BYTES];
+    uint8_t payload[CRADLE_SERVER_OUT_PAYLOAD];
 } cradle_server_out;
 
 typedef struct cradle_server_net_config {

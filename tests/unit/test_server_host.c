@@ -125,8 +125,9 @@ static void push_message(uint16_t peer, uint32_t generation, const cradle_wire_m
     static uint8_t bytes[CRADLE_SERVER_IN_BYTES];
     size_t n = 0;
     assert_int_equal(cradle_wire_encode(bytes, sizeof bytes, &n, m), 0);
-    assert_int_equal(cradle_wire_decode(&in_slot.message, bytes, n), 0);
-    assert_int_not_equal(cradle_wire_detach(&in_slot.message, in_slot.payload, sizeof in_slot.payload), SIZE_MAX);
+    cradle_wire_message decoded;
+    assert_int_equal(cradle_wire_decode(&decoded, bytes, n), 0);
+    assert_true(cradle_server_in_take(&in_slot, &decoded, false));
     assert_true(cradle_ring_push(&net->in, &in_slot));
 }
 
@@ -273,8 +274,9 @@ static void test_refusals(void **state) {
     size_t n = 0;
     assert_int_equal(cradle_wire_encode(bytes, sizeof bytes, &n, &m), 0);
     bytes[1] = CRADLE_WIRE_VERSION + 1;
-    assert_int_equal(cradle_wire_decode(&in_slot.message, bytes, n), CRADLE_ENET_VERSION);
-    in_slot.other_version = true;
+    cradle_wire_message decoded;
+    assert_int_equal(cradle_wire_decode(&decoded, bytes, n), CRADLE_ENET_VERSION);
+    assert_true(cradle_server_in_take(&in_slot, &decoded, true));
     assert_true(cradle_ring_push(&net->in, &in_slot));
     cradle_server_host_poll(host, test_now);
     expect_refusal(CRADLE_WIRE_REFUSE_PROTOCOL, 5);

@@ -434,7 +434,7 @@ static int measure_input_delay(uint16_t port, pid_t server, delay_figures *out) 
         while (cradle_netclient_step(&net, now) == 1) {
             uint64_t s = net.sim.next_step - 1;
             if (!p.waiting) continue;
-            const uint8_t *snap = net.history + (s % CRADLE_NETCLIENT_HISTORY) * net.snapshot_size;
+            const uint8_t *snap = cradle_netclient_last_snapshot(&net);
             uint32_t got = cradle_snapshot_input(snap, net.welcome.max_players, net.welcome.input_bytes,
                                                  net.welcome.slot)[0];
             if (got != p.expect) continue;

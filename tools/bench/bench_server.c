@@ -1267,7 +1267,7 @@ int main(int argc, char **argv) {
             mismatches = UINT64_MAX;
         } else {
             uint64_t a0 = now_ns();
-            cradle_server_host_advance(j.host, 2u * 3600u * 60u);
+            cradle_server_host_advance(j.host, 2u * 3600u * 60u, a0);
             uint64_t advance_ns = now_ns() - a0;
             server_start_loop(&j);
             /* From connecting (the bot has loaded its game) to a state to step from. */
