@@ -63,7 +63,8 @@ typedef struct cradle_link_ops {
     /* The next event into *event: waits up to wait_ms for one when none is
      * there (0: not at all). Raw datagrams read meanwhile go to the
      * datagram callback. Returns 1 (an event), 0 (none) or a negative
-     * error code. */
+     * error code. The client calls it until it returns 0: a link may read
+     * its socket once for that whole round. */
     int (*receive)(void *link, uint32_t wait_ms, cradle_link_event *event);
     /* Within the datagram callback: when the datagram reached this machine,
      * by CLOCK_REALTIME (the kernel's receive timestamp), or 0 when the

@@ -90,15 +90,21 @@ static int link_receive(void *self, uint32_t wait_ms, cradle_link_event *event) 
     *event = (cradle_link_event){.kind = CRADLE_LINK_NONE};
     if (!e->host) return 0;
     ENetEvent ev;
-    /* The wait is the socket's, not ENet's: ENet waits on until an event,
-     * and a raw datagram, taken in its hook, is none. */
-    int rc = enet_host_check_events(e->host, &ev);
-    if (rc == 0) rc = enet_host_service(e->host, &ev, 0);
-    if (rc == 0 && wait_ms > 0) {
-        struct pollfd socket = {.fd = e->host->socket, .events = POLLIN};
-        if (poll(&socket, 1, wait_ms > INT32_MAX ? INT32_MAX : (int)wait_ms) > 0)
-            rc = enet_host_service(e->host, &ev, 0);
+    int rc;
+    if (e->draining) {
+        /* the events the last service made, without reading the socket again */
+        rc = enet_host_check_events(e->host, &ev);
+    } else {
+        /* The wait is the socket's, not ENet's: ENet waits on until an
+         * event, and a raw datagram, taken in its hook, is none. */
+        rc = enet_host_service(e->host, &ev, 0);
+        if (rc == 0 && wait_ms > 0) {
+            struct pollfd socket = {.fd = e->host->socket, .events = POLLIN};
+            if (poll(&socket, 1, wait_ms > INT32_MAX ? INT32_MAX : (int)wait_ms) > 0)
+                rc = enet_host_service(e->host, &ev, 0);
+        }
     }
+    e->draining = rc > 0; /* the next call takes what this service made; after none, it reads again */
     if (rc <= 0) return rc < 0 ? CRADLE_ENET_INIT : 0;
     switch (ev.type) {
     case ENET_EVENT_TYPE_CONNECT: event->kind = CRADLE_LINK_CONNECTED; break;

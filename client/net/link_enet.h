@@ -30,6 +30,8 @@ typedef struct cradle_link_enet {
     ENetPeer *peer;                 /* NULL: not connected */
     ENetAddress address;            /* the server's, resolved at the first connect */
     ENetPacket *held;               /* the last MESSAGE's packet, freed at the next receive */
+    bool draining;                  /* the last receive had an event: the next takes ENet's
+                                       queued events before reading the socket again */
 } cradle_link_enet;
 
 /* A link over ENet to host:port (copied: host must outlive it); datagram
