@@ -227,7 +227,7 @@ static int cmd_token(const struct command_form *c, int argc, char **argv) {
             }
             have_now = true;
             break;
-        default: assert(!"an option of token's rows");
+        default: assert(false); /* getopt gives only the ids of token's rows */
         }
     }
     const char *missing = key == NULL      ? "--key ISSUER_FILE"
