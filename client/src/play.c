@@ -153,6 +153,23 @@ static int summary(player *p) {
     return p->error[0] || r->mismatch ? 1 : 0;
 }
 
+/* A mouse event's window size and position, in the output pixels the
+ * timeline is drawn in: on a high-DPI display the renderer's output is
+ * larger than the window whose coordinates mouse events carry. An event of
+ * no window (a test's) keeps the size given. */
+static void to_output(Uint32 window_id, int *width, int *height, float *x, float *y) {
+    SDL_Window *window = SDL_GetWindowFromID(window_id);
+    SDL_Renderer *renderer = window ? SDL_GetRenderer(window) : NULL;
+    int window_w = 0, window_h = 0, output_w = 0, output_h = 0;
+    if (!renderer || SDL_GetRendererOutputSize(renderer, &output_w, &output_h) != 0) return;
+    SDL_GetWindowSize(window, &window_w, &window_h);
+    if (window_w <= 0 || window_h <= 0 || output_w <= 0 || output_h <= 0) return;
+    *x = *x * (float)output_w / (float)window_w;
+    *y = *y * (float)output_h / (float)window_h;
+    *width = output_w;
+    *height = output_h;
+}
+
 void cradle_client_play_poll(cradle_playback *pb, int width, int height) {
     SDL_Event e;
     double at;
@@ -160,12 +177,18 @@ void cradle_client_play_poll(cradle_playback *pb, int width, int height) {
         if (e.type == SDL_QUIT) cradle_playback_apply(pb, CRADLE_PLAYBACK_QUIT);
         else if (e.type == SDL_KEYDOWN) cradle_playback_apply(pb, cradle_playback_key(e.key.keysym.sym, e.key.repeat != 0));
         else if (width <= 0) continue; /* no timeline */
-        else if (e.type == SDL_MOUSEBUTTONDOWN && e.button.button == SDL_BUTTON_LEFT &&
-                 cradle_timeline_hit(width, height, (float)e.button.x, (float)e.button.y, &at)) {
+        else if (e.type == SDL_MOUSEBUTTONDOWN && e.button.button == SDL_BUTTON_LEFT) {
+            int w = width, h = height;
+            float x = (float)e.button.x, y = (float)e.button.y;
+            to_output(e.button.windowID, &w, &h, &x, &y);
+            if (!cradle_timeline_hit(w, h, x, y, &at)) continue;
             pb->dragging = true;
             cradle_playback_bar(pb, at);
         } else if (e.type == SDL_MOUSEMOTION && pb->dragging) {
-            cradle_playback_bar(pb, cradle_timeline_fraction(width, height, (float)e.motion.x));
+            int w = width, h = height;
+            float x = (float)e.motion.x, y = (float)e.motion.y;
+            to_output(e.motion.windowID, &w, &h, &x, &y);
+            cradle_playback_bar(pb, cradle_timeline_fraction(w, h, x));
         } else if (e.type == SDL_MOUSEBUTTONUP && e.button.button == SDL_BUTTON_LEFT) {
             pb->dragging = false;
         }

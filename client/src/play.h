@@ -24,8 +24,11 @@ int cradle_client_play(const cradle_client_options *o);
 /* The window's event handling for --play and --watch: drains SDL's event
  * queue into *pb (key presses through cradle_playback_key, the window's
  * close button as quit, and with a width a click or drag on the timeline of
- * a width x height window: timeline.h). Needs SDL's video (or events)
- * subsystem initialised. */
+ * a width x height window: timeline.h; for an event of a window with a
+ * renderer, the timeline is that renderer's output, in whose pixels it is
+ * drawn, the event's position scaled to it: a high-DPI display's output
+ * is larger than the window). Needs SDL's video (or events) subsystem
+ * initialised. */
 void cradle_client_play_poll(cradle_playback *pb, int width, int height);
 
 /* What --play and --watch show on the HUD for a replay (NULL: none yet):
