@@ -128,7 +128,7 @@ static script_entry *script_add(mem_link *l, int kind) {
 }
 
 static void script_event(mem_link *l, cradle_link_event_kind kind, uint32_t reason) {
-    script_add(l, kind)->reason = reason;
+    script_add(l, (int)kind)->reason = reason;
 }
 
 static void script_message(mem_link *l, const cradle_wire_message *m) {
