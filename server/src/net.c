@@ -73,6 +73,8 @@ out_free:
     return CRADLE_ENOMEM;
 }
 
+static int intercept_raw(ENetHost *host, ENetEvent *event);
+
 int cradle_server_net_open(cradle_server_net *net, const cradle_server_net_config *config) {
     if (config->max_peers < 1 || config->max_peers > CRADLE_SERVER_MAX_PEERS) return CRADLE_EINVAL;
     int rc = cradle_server_net_init_rings(net);
@@ -132,6 +134,8 @@ int cradle_server_net_open(cradle_server_net *net, const cradle_server_net_confi
         cradle_server_net_close(net);
         return CRADLE_ENET_INIT;
     }
+    net->host->intercept = intercept_raw;
+    cradle_raw_stamp_arrivals(net->host->socket);
     cradle_fanout_init(&net->fanout, net->host->socket);
     return 0;
 }
@@ -481,7 +485,8 @@ static void make_room(cradle_server_net *net, const ENetPeer *arrived) {
 
 /* ---- the link's round trip: raw PING and PONG (wire.h, raw_datagram.h) -- */
 
-/* ENet's intercept hook has no context of its own: the net thread's. */
+/* ENet's intercept hook has no context of its own: the net of the turn
+ * this thread runs (cradle_server_net_turn and the linger set it). */
 static _Thread_local cradle_server_net *intercepting;
 
 /* A client's raw PING, answered at once with a PONG of the same length
@@ -500,7 +505,7 @@ static int intercept_raw(ENetHost *host, ENetEvent *event) {
         return 1; /* consumed: what ENet would have dropped, dropped here and counted */
     }
     cradle_server_net *net = intercepting;
-    if (!net) return 1; /* the linger after the thread ended: nobody to answer */
+    if (!net) return 1; /* no turn on this thread yet: nobody to answer */
     uint64_t arrived = cradle_raw_arrival_ns(host->socket);
     size_t i = 0;
     while (i < host->peerCount && !(host->peers[i].state == ENET_PEER_STATE_CONNECTED &&
@@ -849,45 +854,52 @@ static void read_clock(cradle_server_net *net) {
     net->now_unix = cradle_wall_ns() / 1000000000u;
 }
 
+uint32_t cradle_server_net_turn(cradle_server_net *net, uint64_t now_ns, uint64_t now_unix, bool *watch_socket) {
+    cradle_enet_pool_bind(&net->pool); /* already bound on the network thread: a no-op there */
+    intercepting = net;
+    net->now_ns = now_ns;
+    net->now_unix = now_unix;
+    /* New steps go out before the inbound batch is read: they are what
+     * every client waits for, and the acks can wait a moment. */
+    if (drain_out(net)) {
+        pump_steps(net);
+        enet_host_flush(net->host);
+    }
+    bool more = read_datagrams(net);
+    drain_out(net);
+    pump_steps(net);
+    expire_unauthenticated(net);
+    enet_host_flush(net->host);
+    bool busy = net->host->totalReceivedPackets > 0 || net->host->totalSentPackets > 0;
+    account(net);
+    /* After a turn that sent or read datagrams, sleeps BATCH_MS unless
+     * the game thread queues output (wake): the datagrams that arrive
+     * meanwhile (a player's input each step, a spectator's ack every
+     * other step, a round trip after it went out) are read in one batch.
+     * Waking for each costs more CPU than the few milliseconds it would
+     * save an input, whose deadline is input_delay steps away (64 peers:
+     * a 1 ms batch cost the thread 5.5% of a core, 4 ms 4%, when every
+     * peer acked every step). After a quiet turn it sleeps until a
+     * datagram arrives, output is queued or ENet's timers (pings,
+     * retransmissions, timeouts) want a look: an idle server does not
+     * wake 250 times a second, and one with no peer at all once a second. */
+    *watch_socket = !busy;
+    return more ? 0u : busy ? BATCH_MS : any_peer(net) ? HOUSEKEEPING_MS : IDLE_MS;
+}
+
 static void *net_main(void *arg) {
     cradle_os_name_thread("net");
     cradle_server_net *net = arg;
-    cradle_enet_pool_bind(&net->pool); /* unbound again when this thread exits */
-    intercepting = net;
-    net->host->intercept = intercept_raw;
-    cradle_raw_stamp_arrivals(net->host->socket);
     struct pollfd fds[2] = {{.fd = net->wake_fd[0], .events = POLLIN}, {.fd = net->host->socket, .events = POLLIN}};
     while (!atomic_load(&net->stop)) {
         read_clock(net);
-        /* New steps go out before the inbound batch is read: they are what
-         * every client waits for, and the acks can wait a moment. */
-        if (drain_out(net)) {
-            pump_steps(net);
-            enet_host_flush(net->host);
-        }
-        bool more = read_datagrams(net);
-        drain_out(net);
-        pump_steps(net);
-        expire_unauthenticated(net);
-        enet_host_flush(net->host);
-        bool busy = net->host->totalReceivedPackets > 0 || net->host->totalSentPackets > 0;
-        account(net);
-        /* After a turn that sent or read datagrams, sleeps BATCH_MS unless
-         * the game thread queues output (wake): the datagrams that arrive
-         * meanwhile (a player's input each step, a spectator's ack every
-         * other step, a round trip after it went out) are read in one batch.
-         * Waking for each costs more CPU than the few milliseconds it would
-         * save an input, whose deadline is input_delay steps away (64 peers:
-         * a 1 ms batch cost the thread 5.5% of a core, 4 ms 4%, when every
-         * peer acked every step). After a quiet turn it sleeps until a
-         * datagram arrives, output is queued or ENet's timers (pings,
-         * retransmissions, timeouts) want a look: an idle server does not
-         * wake 250 times a second, and one with no peer at all once a second. */
-        nfds_t watched = busy ? 1 : 2;
-        int wait_ms = more ? 0 : busy ? BATCH_MS : any_peer(net) ? HOUSEKEEPING_MS : IDLE_MS;
-        if (poll(fds, watched, wait_ms) > 0 && (fds[0].revents & POLLIN))
+        bool watch_socket = false;
+        uint32_t wait_ms = cradle_server_net_turn(net, net->now_ns, net->now_unix, &watch_socket);
+        if (poll(fds, watch_socket ? 2 : 1, (int)wait_ms) > 0 && (fds[0].revents & POLLIN))
             cradle_drain_wake_fd(net->wake_fd[0]);
     }
+    cradle_enet_pool_bind(NULL); /* the host is the stopping thread's from here */
+    intercepting = NULL;
     return NULL;
 }
 
@@ -904,14 +916,10 @@ int cradle_server_net_start(cradle_server_net *net) {
     return 0;
 }
 
-void cradle_server_net_stop(cradle_server_net *net, uint32_t linger_ms) {
-    if (!net->thread_started) return;
-    atomic_store(&net->stop, true);
-    cradle_server_net_wake(net);
-    pthread_join(net->thread, NULL);
-    net->thread_started = false;
-    /* The game thread has stopped producing: send its last words, let every
-     * peer confirm the last steps, then let them acknowledge the disconnect. */
+void cradle_server_net_finish(cradle_server_net *net, uint32_t linger_ms, uint64_t now_ns) {
+    cradle_enet_pool_bind(&net->pool);
+    intercepting = net;
+    net->now_ns = now_ns;
     drain_out(net);
     uint32_t slowest = 0;
     for (size_t i = 0; i < net->host->peerCount; i++)
@@ -920,31 +928,59 @@ void cradle_server_net_stop(cradle_server_net *net, uint32_t linger_ms) {
     uint64_t extra = 2u * (uint64_t)slowest;
     uint64_t limit = (uint64_t)linger_ms + (extra > 4500u ? 4500u : extra);
     if (limit > 5000u) limit = 5000u;
-    read_clock(net);
-    uint64_t start = now_ms(net);
+    net->linger_ms = linger_ms;
+    net->linger_limit_ms = limit;
+    net->linger_start_ms = now_ms(net);
+}
+
+bool cradle_server_net_linger(cradle_server_net *net, uint64_t now_ns) {
+    cradle_enet_pool_bind(&net->pool);
+    intercepting = net;
+    net->now_ns = now_ns;
+    uint64_t elapsed = now_ms(net) - net->linger_start_ms;
+    uint64_t limit = net->linger_limit_ms;
+    pump_steps(net);
+    release_byes(net, net->linger_ms == 0 || elapsed >= limit);
+    bool anyone = false;
+    for (size_t i = 0; i < net->host->peerCount; i++)
+        if (net->host->peers[i].state != ENET_PEER_STATE_DISCONNECTED) anyone = true;
+    if (!anyone || net->linger_ms == 0 || elapsed >= limit + net->linger_ms) {
+        enet_host_flush(net->host);
+        account(net);
+        return false;
+    }
     ENetEvent event;
+    int rc = enet_host_service(net->host, &event, 0);
+    while (rc > 0) {
+        if (event.type == ENET_EVENT_TYPE_RECEIVE) {
+            on_receive(net, &event); /* acks still move the stream */
+            enet_packet_destroy(event.packet);
+        } else if (event.type == ENET_EVENT_TYPE_DISCONNECT) {
+            forget_peer(net, event.peer);
+        }
+        rc = enet_host_check_events(net->host, &event);
+    }
+    return true;
+}
+
+void cradle_server_net_stop(cradle_server_net *net, uint32_t linger_ms) {
+    if (!net->thread_started) return;
+    atomic_store(&net->stop, true);
+    cradle_server_net_wake(net);
+    pthread_join(net->thread, NULL);
+    net->thread_started = false;
+    /* The game thread has stopped producing: send its last words, let every
+     * peer confirm the last steps, then let them acknowledge the disconnect. */
+    read_clock(net);
+    cradle_server_net_finish(net, linger_ms, net->now_ns);
     for (;;) {
         read_clock(net);
-        uint64_t elapsed = now_ms(net) - start;
-        pump_steps(net);
-        release_byes(net, linger_ms == 0 || elapsed >= limit);
-        bool anyone = false;
-        for (size_t i = 0; i < net->host->peerCount; i++)
-            if (net->host->peers[i].state != ENET_PEER_STATE_DISCONNECTED) anyone = true;
-        if (!anyone || linger_ms == 0 || elapsed >= limit + linger_ms) break;
-        int rc = enet_host_service(net->host, &event, 10);
-        while (rc > 0) {
-            if (event.type == ENET_EVENT_TYPE_RECEIVE) {
-                on_receive(net, &event); /* acks still move the stream */
-                enet_packet_destroy(event.packet);
-            } else if (event.type == ENET_EVENT_TYPE_DISCONNECT) {
-                forget_peer(net, event.peer);
-            }
-            rc = enet_host_check_events(net->host, &event);
-        }
+        if (!cradle_server_net_linger(net, net->now_ns)) break;
+        struct pollfd socket = {.fd = net->host->socket, .events = POLLIN};
+        (void)poll(&socket, 1, 10);
     }
-    enet_host_flush(net->host);
-    account(net);
+    cradle_enet_pool_bind(NULL);
+    intercepting = NULL;
 }
 
 void cradle_server_net_close(cradle_server_net *net) {

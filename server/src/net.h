@@ -244,6 +244,8 @@ typedef struct cradle_server_net {
     /* net thread only */
     uint64_t now_ns;   /* the turn's time, CLOCK_MONOTONIC (read_clock in net.c) */
     uint64_t now_unix; /* ... and the wall clock's, seconds (tokens' lifetimes) */
+    uint32_t linger_ms;        /* cradle_server_net_finish's */
+    uint64_t linger_start_ms, linger_limit_ms;
     uint32_t max_peers;
     cradle_server_net_peer *peer; /* max_peers of them, allocated at open */
     cradle_stream stream; /* the step history and each peer's place in it */
@@ -306,8 +308,32 @@ int cradle_server_net_start(cradle_server_net *net);
 
 /* Asks the thread to end and joins it; then sends what is queued, lets every
  * peer confirm the last steps and disconnects it politely, waiting at most
- * linger_ms plus two of the slowest peer's round trips (5 s at most). */
+ * linger_ms plus two of the slowest peer's round trips (5 s at most):
+ * cradle_server_net_finish and cradle_server_net_linger on the clock. */
 void cradle_server_net_stop(cradle_server_net *net, uint32_t linger_ms);
+
+/* The thread, a turn at a time, for a caller that runs the network without
+ * it (the tests' harness, on a test clock): the thread is one read of the
+ * clocks and one turn, then a wait. A turn sends what the game thread
+ * queued, reads what arrived (up to EVENTS_PER_TURN events), expires the
+ * handshakes that took too long and flushes. now_ns is CLOCK_MONOTONIC's
+ * (or the caller's clock: every decision the turn takes reads it, none
+ * reads another), now_unix the wall clock's seconds (tokens' lifetimes);
+ * ENet keeps its own clock (enet_time_get). Binds net's ENet pool to the
+ * calling thread (cradle_enet_pool_bind(NULL) undoes it); one thread at a
+ * time, never beside a started thread. Returns how long the thread may
+ * wait for the next turn, in ms (0: more arrived than one turn takes), and
+ * in *watch_socket whether a datagram should end that wait (after a quiet
+ * turn) or only the game thread's wake (after a busy one: the batch). */
+uint32_t cradle_server_net_turn(cradle_server_net *net, uint64_t now_ns, uint64_t now_unix, bool *watch_socket);
+
+/* The end, a round at a time (what stop does after joining the thread):
+ * finish sends what is queued and starts the linger at now_ns; each
+ * linger round holds each peer's BYE until it confirmed the last steps
+ * and reads the acks, and returns false once every peer has gone or the
+ * linger is over (then everything is flushed). */
+void cradle_server_net_finish(cradle_server_net *net, uint32_t linger_ms, uint64_t now_ns);
+bool cradle_server_net_linger(cradle_server_net *net, uint64_t now_ns);
 
 /* Frees everything (after stop). Safe on a zeroed struct. */
 void cradle_server_net_close(cradle_server_net *net);
