@@ -317,7 +317,7 @@ typedef struct tool {
     slot *slots;
     uint32_t slot_count, *free_slots, free_count;
     CURLM *multi;
-    cradle_broadcast_codec codec;
+    cradle_state_pack codec;
     uint8_t *state;                /* the one keyframe state buffer */
     size_t state_capacity;
     uint32_t finished;
@@ -607,7 +607,7 @@ static bool setup(tool *t) {
     t->state = malloc(t->state_capacity);
     t->multi = curl_multi_init();
     if (!t->viewers || !t->fifo || !t->heap || !t->slots || !t->free_slots || !t->state || !t->multi ||
-        cradle_broadcast_codec_init(&t->codec, 0) != 0) {
+        cradle_state_pack_init(&t->codec, 0) != 0) {
         fprintf(stderr, PROGRAM ": out of memory for %" PRIu32 " viewers\n", t->count);
         return false;
     }
@@ -690,7 +690,7 @@ static void teardown(tool *t) {
         free(t->slots[i].buffer);
     }
     if (t->multi) curl_multi_cleanup(t->multi);
-    cradle_broadcast_codec_free(&t->codec);
+    cradle_state_pack_free(&t->codec);
     free(t->viewers);
     free(t->fifo);
     free(t->heap);

@@ -85,7 +85,10 @@ int cradle_netclient_open(cradle_netclient *net, const cradle_netclient_config *
     size_t align = net->reload.max_state_align;
     net->state_bytes = ((size_t)net->reload.state_capacity + align - 1u) / align * align;
     net->base = aligned_alloc(align, net->state_bytes);
-    if (!net->base) return fail(net, CRADLE_ENOMEM, "out of memory for the game state");
+    net->packed_capacity = cradle_state_pack_bound(net->reload.state_capacity);
+    net->packed = malloc(net->packed_capacity);
+    if (!net->base || !net->packed || cradle_state_pack_init(&net->unpack, 0) != 0)
+        return fail(net, CRADLE_ENOMEM, "out of memory for the game state");
     uint32_t data_count = 0;
     const cradle_game_data_file *data_files = cradle_contract_data(k, &data_count);
     for (uint32_t i = 0; i < data_count; i++)
@@ -219,17 +222,19 @@ static int on_welcome(cradle_netclient *net, const cradle_wire_welcome *w) {
 
 static int on_state(cradle_netclient *net, const cradle_wire_state *st) {
     if (net->phase != CRADLE_NETCLIENT_JOINING) return 0;
-    if (st->total != net->sim.contract->state_size || st->offset != net->state_received ||
+    uint32_t state_size = net->sim.contract->state_size;
+    if (st->total > cradle_state_pack_bound(state_size) || st->offset != net->state_received ||
         st->step != net->welcome.start_step)
-        return fail(net, CRADLE_ENET_MESSAGE, "STATE chunk out of order or of another size");
-    /* Chunks gather in base; the sim takes the whole block once it is proven. */
-    memcpy(net->base + st->offset, st->bytes, st->length);
+        return fail(net, CRADLE_ENET_MESSAGE, "STATE chunk out of order or larger than the game's state packs");
+    /* Chunks gather in packed; unpacked into base, the sim takes the whole
+     * block once it is proven. */
+    memcpy(net->packed + st->offset, st->bytes, st->length);
     net->state_received += st->length;
     if (net->state_received < st->total) return 0;
-    if (cradle_hash64(net->base, st->total) != st->hash)
-        return fail(net, CRADLE_ENET_MESSAGE, "the state block for step %" PRIu64 " does not match its hash",
-                    st->step);
-    int rc = cradle_sim_restore(&net->sim, net->base, st->total, st->step);
+    const char *problem = cradle_state_pack_decode(&net->unpack, net->packed, st->total, net->base, state_size, st->hash);
+    if (problem)
+        return fail(net, CRADLE_ENET_MESSAGE, "the state block for step %" PRIu64 ": %s", st->step, problem);
+    int rc = cradle_sim_restore(&net->sim, net->base, state_size, st->step);
     if (rc != 0) return fail(net, rc, "the state block for step %" PRIu64 " has the wrong size", st->step);
     net->phase = CRADLE_NETCLIENT_PLAYING;
     return 0;
@@ -814,6 +819,8 @@ void cradle_netclient_close(cradle_netclient *net) {
     cradle_reload_close(&net->reload);
     cradle_sim_storage_close(&net->storage);
     free(net->base);
+    free(net->packed);
+    cradle_state_pack_free(&net->unpack);
     free(net->data_storage);
     free(net->queue);
     free(net->queue_step);
@@ -821,7 +828,7 @@ void cradle_netclient_close(cradle_netclient *net) {
     free(net->queue_epoch);
     free(net->queue_has_hash);
     free(net->history_storage);
-    net->base = net->queue = net->history_storage = net->data_storage = NULL; /* closing twice is harmless */
+    net->base = net->queue = net->history_storage = net->data_storage = net->packed = NULL; /* closing twice is harmless */
     net->sim.contract = NULL;
     net->queue_step = net->queue_hash = NULL;
     net->queue_epoch = net->queue_has_hash = NULL;

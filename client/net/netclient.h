@@ -103,6 +103,7 @@
 #include "cradle/secure.h"
 #include "cradle/session.h"
 #include "cradle/sim.h"
+#include "cradle/state_pack.h"
 #include "cradle/sim_storage.h"
 #include "cradle/wire.h"
 #include "link.h"
@@ -211,6 +212,9 @@ typedef struct cradle_netclient {
     cradle_sim_storage storage;         /* the sim's state, previous state, scratch and events */
     uint8_t *base;                      /* the state at the last matching hash */
     uint32_t state_received;            /* STATE bytes so far */
+    uint8_t *packed;                    /* the packed state block as it arrives (state_pack.h) */
+    size_t packed_capacity;             /* its bound for the largest state */
+    cradle_state_pack unpack;
     uint64_t received_next;             /* the next step expected from the server */
 
     /* Snapshots received and not yet run, a ring of QUEUE_STEPS slots for

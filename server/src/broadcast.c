@@ -91,7 +91,7 @@ struct cradle_server_broadcast {
     /* ---- the thread's own ---- */
     CURL *curl;
     struct curl_slist *binary_headers, *json_headers;
-    cradle_broadcast_codec codec;
+    cradle_state_pack codec;
     uint8_t *piece;                /* the log header, then one block at a time, after the header */
     size_t piece_size, piece_capacity, piece_filled;
     bool piece_open, piece_after_loss;
@@ -688,7 +688,7 @@ int cradle_server_broadcast_start(cradle_server_broadcast **out, const cradle_se
     b->data = malloc(CRADLE_GAME_DATA_MAX_BYTES);
     if (!b->ring_storage || !b->mailbox_state || !b->piece || !b->check || !b->building || !b->queue || !b->encoded ||
         !b->data || cradle_ring_init(&b->ring, b->ring_storage, ring_bytes, RING_CHUNKS, sizeof(chunk)) != 0 ||
-        cradle_broadcast_codec_init(&b->codec, 0) != 0)
+        cradle_state_pack_init(&b->codec, 0) != 0)
         return fail_start(b, CRADLE_ENOMEM, message, message_size, "out of memory for the broadcast's buffers");
     b->curl = curl_easy_init();
     if (!b->curl) return fail_start(b, CRADLE_ENOMEM, message, message_size, "cannot create a libcurl handle");
@@ -759,7 +759,7 @@ void cradle_server_broadcast_stop(cradle_server_broadcast *b) {
     if (b->curl) curl_easy_cleanup(b->curl);
     curl_slist_free_all(b->binary_headers);
     curl_slist_free_all(b->json_headers);
-    cradle_broadcast_codec_free(&b->codec);
+    cradle_state_pack_free(&b->codec);
     free(b->ring_storage);
     free(b->mailbox_state);
     free(b->piece);

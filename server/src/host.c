@@ -345,14 +345,20 @@ static void admit(cradle_server_host *host, uint16_t p) {
     cradle_wire_set_text(w->build_id, sizeof w->build_id, host->sim.contract->build_id);
     cradle__server_send_to_peer(host, p, &m, CRADLE_SERVER_OUT_RELIABLE);
     if (w->state_follows) {
-        host->join_size = host->sim.contract->state_size;
-        memcpy(host->join_state, host->sim.state, host->join_size);
+        /* packed: the state's empty pools and zeroed fields need not cross
+         * the link (vanguard's 961,664 bytes travel as about 15 KB) */
+        uint32_t state_size = host->sim.contract->state_size;
+        size_t packed = cradle_state_pack_encode(&host->join_pack, host->sim.state, state_size, host->join_state,
+                                          cradle_state_pack_bound(host->state_capacity));
+        /* zstd fails only out of memory, and its workspace was made at start-up */
+        assert(packed > 0 && packed <= CRADLE_WIRE_STATE_PACKED_MAX);
+        host->join_size = (uint32_t)packed;
         host->join_active = true;
         host->join_peer = p;
         host->join_generation = peer->generation;
         host->join_offset = 0;
         host->join_step = start;
-        host->join_hash = cradle_hash64(host->join_state, host->join_size);
+        host->join_hash = cradle_hash64(host->sim.state, state_size);
     }
     if (peer->spectator) {
         peer->state = CRADLE_SERVER_PEER_SPECTATOR;
@@ -375,9 +381,12 @@ static void admit(cradle_server_host *host, uint16_t p) {
         snprintf(as, sizeof as, "a spectator");
     else
         snprintf(as, sizeof as, "the player in slot %u", (unsigned)peer->slot);
+    char block[64] = "";
+    if (w->state_follows)
+        snprintf(block, sizeof block, ", state block follows (%u bytes packed from %u)", (unsigned)host->join_size,
+                 (unsigned)host->sim.contract->state_size);
     cradle_server_say(host, "info", "join", "peer %u joined as %s at step %" PRIu64 "%s (input delay %u)",
-                      (unsigned)p, as, start, w->state_follows ? ", state block follows" : "",
-                      (unsigned)w->input_delay);
+                      (unsigned)p, as, start, block, (unsigned)w->input_delay);
 }
 
 /* Streams the join state while the outbound ring has room; admits the next
@@ -789,7 +798,7 @@ int cradle_server_host_init(cradle_server_host *host, const cradle_server_option
         return CRADLE_EINVAL;
     }
     host->state_capacity = host->reload.state_capacity;
-    host->join_state = malloc(host->state_capacity);
+    host->join_state = malloc(cradle_state_pack_bound(host->state_capacity));
     host->peer_count = cradle_server_peer_table_size(host->players, options->spectators);
     host->peers = calloc(host->peer_count, sizeof *host->peers);
     host->recent = malloc((size_t)CRADLE_TRIAL_DEFAULT_STEPS * host->snapshot_size);
@@ -798,7 +807,7 @@ int cradle_server_host_init(cradle_server_host *host, const cradle_server_option
     if (options->log[0]) host->kept = malloc((size_t)CRADLE_SERVER_KEPT_STATES * host->state_capacity);
     for (uint32_t k = 0; k < CRADLE_SERVER_KEPT_STATES; k++) host->kept_step[k] = UINT64_MAX;
     if (!host->join_state || !host->peers || !host->recent || !host->trial_inputs ||
-        (options->log[0] && !host->kept)) {
+        (options->log[0] && !host->kept) || cradle_state_pack_init(&host->join_pack, 1) != 0) {
         fprintf(stderr, "cradle-server: out of memory for a %u-byte state block\n", host->state_capacity);
         return CRADLE_ENOMEM;
     }
@@ -818,6 +827,13 @@ int cradle_server_host_init(cradle_server_host *host, const cradle_server_option
         fprintf(stderr, "cradle-server: game '%s': %s%s%s (%u players)\n", c->name, cradle_strerror(rc),
                 rc == CRADLE_ESIM_INIT ? "" : ": ", rc == CRADLE_ESIM_INIT ? "" : message, host->players);
         return CRADLE_EINVAL;
+    }
+    /* zstd's workspace now, at start-up: a join then packs without
+     * allocating (a later build with a larger state may grow it once) */
+    if (cradle_state_pack_encode(&host->join_pack, host->sim.state, c->state_size, host->join_state,
+                          cradle_state_pack_bound(host->state_capacity)) == 0) {
+        fprintf(stderr, "cradle-server: out of memory for packing a %u-byte state block\n", c->state_size);
+        return CRADLE_ENOMEM;
     }
     rc = open_data(host, c);
     if (rc != 0) return rc;
@@ -1108,6 +1124,7 @@ void cradle_server_host_deinit(cradle_server_host *host) {
     free(host->kept);
     host->kept = NULL;
     free(host->join_state);
+    cradle_state_pack_free(&host->join_pack);
     free(host->peers);
     host->peers = NULL;
     host->sim.state = NULL;

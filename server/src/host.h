@@ -38,6 +38,7 @@
 #include "cradle/input_delay.h"
 #include "cradle/reload.h"
 #include "cradle/sim.h"
+#include "cradle/state_pack.h"
 #include "cradle/sim_storage.h"
 #include "cradle/transport.h"
 #include "cradle/trial.h"
@@ -130,8 +131,10 @@ typedef struct cradle_server_host {
     uint32_t spectator_count;
     uint64_t wait_counter;
 
-    /* join in progress: one state block streaming at a time */
+    /* join in progress: one state block streaming at a time, packed
+     * (state_pack.h) into join_state (the bound of state_capacity bytes) */
     uint8_t *join_state;
+    cradle_state_pack join_pack;
     bool join_active;
     uint16_t join_peer;
     uint32_t join_generation;

@@ -168,7 +168,7 @@ static const char *check_fields(const cradle_wire_message *m) {
     }
     case CRADLE_WIRE_STATE: {
         const cradle_wire_state *st = &m->as.state;
-        if (st->total < 1 || st->total > CRADLE_WIRE_STATE_MAX) return "state: total is outside 1..256 MiB";
+        if (st->total < 1 || st->total > CRADLE_WIRE_STATE_PACKED_MAX) return "state: total is outside 1..258 MiB";
         if (st->length < 1 || st->length > CRADLE_WIRE_STATE_CHUNK_MAX)
             return "state: length is outside 1..1024";
         if (st->offset > st->total || st->length > st->total - st->offset)

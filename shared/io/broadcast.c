@@ -12,7 +12,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <zstd.h>
 
 #include "cradle/cursor.h"
 #include "cradle/data_files.h"
@@ -294,24 +293,8 @@ int cradle_broadcast_sync_decode(const void *text, size_t size, cradle_broadcast
 
 /* ---- keyframes ---------------------------------------------------------- */
 
-int cradle_broadcast_codec_init(cradle_broadcast_codec *c, int level) {
-    memset(c, 0, sizeof *c);
-    c->level = level ? level : 3;
-    c->compress = ZSTD_createCCtx();
-    c->decompress = ZSTD_createDCtx();
-    if (c->compress && c->decompress) return 0;
-    cradle_broadcast_codec_free(c);
-    return CRADLE_ENOMEM;
-}
-
-void cradle_broadcast_codec_free(cradle_broadcast_codec *c) {
-    ZSTD_freeCCtx(c->compress);
-    ZSTD_freeDCtx(c->decompress);
-    c->compress = c->decompress = NULL;
-}
-
 size_t cradle_broadcast_keyframe_bound(uint32_t state_size) {
-    return CRADLE_BROADCAST_KEYFRAME_HEADER_BYTES + ZSTD_compressBound(state_size);
+    return CRADLE_BROADCAST_KEYFRAME_HEADER_BYTES + cradle_state_pack_bound(state_size);
 }
 
 static void keyframe_checksum(const uint8_t *doc, const uint8_t *payload, size_t n, uint8_t out[K_CHECKSUM_BYTES]) {
@@ -335,7 +318,7 @@ static void keyframe_signed(const uint8_t *doc, uint8_t out[K_SIGNED_BYTES]) {
     memcpy(out + 19, doc, K_SIGNATURE);
 }
 
-int cradle_broadcast_keyframe_encode(cradle_broadcast_codec *c, const cradle_broadcast_keyframe *k,
+int cradle_broadcast_keyframe_encode(cradle_state_pack *c, const cradle_broadcast_keyframe *k,
                                      const void *state, const uint8_t *sign_secret, uint8_t *out, size_t size,
                                      size_t *length, char *message, size_t message_size) {
     assert(c && c->compress && k && state && out && length);
@@ -345,10 +328,9 @@ int cradle_broadcast_keyframe_encode(cradle_broadcast_codec *c, const cradle_bro
         return CRADLE_ERANGE;
     }
     uint8_t *payload = out + CRADLE_BROADCAST_KEYFRAME_HEADER_BYTES;
-    size_t n = ZSTD_compressCCtx(c->compress, payload, size - CRADLE_BROADCAST_KEYFRAME_HEADER_BYTES, state,
-                                 k->state_size, c->level);
-    if (ZSTD_isError(n)) {
-        (void)refuse(message, message_size, "keyframe", "zstd: %s", ZSTD_getErrorName(n));
+    size_t n = cradle_state_pack_encode(c, state, k->state_size, payload, size - CRADLE_BROADCAST_KEYFRAME_HEADER_BYTES);
+    if (n == 0) {
+        (void)refuse(message, message_size, "keyframe", "zstd failed (out of memory)");
         return CRADLE_EIO;
     }
     memset(out, 0, CRADLE_BROADCAST_KEYFRAME_HEADER_BYTES);
@@ -373,7 +355,7 @@ int cradle_broadcast_keyframe_encode(cradle_broadcast_codec *c, const cradle_bro
     return 0;
 }
 
-int cradle_broadcast_keyframe_decode(cradle_broadcast_codec *c, const uint8_t *doc, size_t size,
+int cradle_broadcast_keyframe_decode(cradle_state_pack *c, const uint8_t *doc, size_t size,
                                      const uint8_t session[CRADLE_BROADCAST_SESSION_BYTES], const uint8_t *signer,
                                      cradle_broadcast_keyframe *k, void *state, size_t capacity, char *message,
                                      size_t message_size) {
@@ -434,20 +416,8 @@ int cradle_broadcast_keyframe_decode(cradle_broadcast_codec *c, const uint8_t *d
         return refuse(message, message_size, what, "a %" PRIu32 "-byte state; this viewer holds at most %zu",
                       k->state_size, capacity < CRADLE_BROADCAST_STATE_MAX ? capacity : (size_t)CRADLE_BROADCAST_STATE_MAX);
     const uint8_t *payload = doc + CRADLE_BROADCAST_KEYFRAME_HEADER_BYTES;
-    unsigned long long content = ZSTD_getFrameContentSize(payload, compressed);
-    if (content != k->state_size)
-        return refuse(message, message_size, what, "the zstd frame does not hold exactly %" PRIu32 " bytes",
-                      k->state_size);
-    /* ZSTD_decompressDCtx would also take frames after the first (an empty
-     * one, a skippable one): a keyframe is the one frame and nothing else */
-    if (ZSTD_findFrameCompressedSize(payload, compressed) != compressed)
-        return refuse(message, message_size, what, "the zstd frame is not all of the compressed bytes");
-    size_t n = ZSTD_decompressDCtx(c->decompress, state, k->state_size, payload, compressed);
-    if (ZSTD_isError(n) || n != k->state_size)
-        return refuse(message, message_size, what, "zstd: %s",
-                      ZSTD_isError(n) ? ZSTD_getErrorName(n) : "a short frame");
-    if (cradle_hash64(state, k->state_size) != k->state_hash)
-        return refuse(message, message_size, what, "the state's hash is not the one it names");
+    const char *problem = cradle_state_pack_decode(c, payload, compressed, state, k->state_size, k->state_hash);
+    if (problem) return refuse(message, message_size, what, "%s", problem);
     return 0;
 }
 

@@ -216,7 +216,7 @@ int cradle_broadcast_follow_take_start(cradle_broadcast_follow *f, const uint8_t
     return 0;
 }
 
-int cradle_broadcast_follow_take_keyframe(cradle_broadcast_follow *f, cradle_broadcast_codec *codec,
+int cradle_broadcast_follow_take_keyframe(cradle_broadcast_follow *f, cradle_state_pack *codec,
                                           const uint8_t *doc, size_t size, void *state, size_t capacity,
                                           cradle_broadcast_keyframe *k, char *message, size_t message_size) {
     assert(f->have_start && !f->positioned);

@@ -48,7 +48,7 @@ struct cradle_broadcast_mirror {
     cradle_broadcast_follow_config follow_config;
     cradle_broadcast_follow follow;    /* where the mirror is in the broadcast */
     CURL *curl;
-    cradle_broadcast_codec codec;
+    cradle_state_pack codec;
     uint8_t *buffer;                   /* start + one fragment */
     uint8_t *doc;                      /* a keyframe or a data file */
     size_t doc_capacity;
@@ -432,7 +432,7 @@ int cradle_broadcast_mirror_open(cradle_broadcast_mirror **out, const cradle_bro
     m->doc = malloc(m->doc_capacity);
     m->state = malloc(m->config.state_capacity);
     m->curl = curl_easy_init();
-    if (!m->buffer || !m->doc || !m->state || !m->curl || cradle_broadcast_codec_init(&m->codec, 0) != 0) {
+    if (!m->buffer || !m->doc || !m->state || !m->curl || cradle_state_pack_init(&m->codec, 0) != 0) {
         snprintf(message, message_size, "out of memory for the mirror's buffers");
         rc = CRADLE_ENOMEM;
         goto fail;
@@ -471,7 +471,7 @@ void cradle_broadcast_mirror_close(cradle_broadcast_mirror *m) {
     free(m->doc);
     free(m->state);
     free(m->key_state);
-    cradle_broadcast_codec_free(&m->codec);
+    cradle_state_pack_free(&m->codec);
     if (m->curl) curl_easy_cleanup(m->curl);
     pthread_cond_destroy(&m->cond);
     pthread_mutex_destroy(&m->mutex);

@@ -134,7 +134,7 @@ static int parse_header(cradle_replay_index *index, const uint8_t session[CRADLE
 /* Checks one entry at `at` (whole within the bytes) and its document. The
  * state is decompressed into *scratch (grown to the state's size). */
 static int parse_entry(cradle_replay_index *index, uint64_t at, uint64_t log_size, uint32_t state_max,
-                       cradle_broadcast_codec *codec,
+                       cradle_state_pack *codec,
                        uint8_t **scratch, uint32_t *scratch_size, cradle_replay_keyframe *k, uint32_t *length,
                        char *message, size_t message_size) {
     const uint8_t *e = index->bytes + at;
@@ -205,8 +205,8 @@ static int parse_all(cradle_replay_index *index, const uint8_t session[CRADLE_BR
             return CRADLE_ENOMEM;
         }
     }
-    cradle_broadcast_codec codec;
-    if (cradle_broadcast_codec_init(&codec, 0) != 0) {
+    cradle_state_pack codec;
+    if (cradle_state_pack_init(&codec, 0) != 0) {
         say(message, message_size, "out of memory for zstd");
         return CRADLE_ENOMEM;
     }
@@ -239,7 +239,7 @@ static int parse_all(cradle_replay_index *index, const uint8_t session[CRADLE_BR
         at += length;
     }
     free(scratch);
-    cradle_broadcast_codec_free(&codec);
+    cradle_state_pack_free(&codec);
     if (rc == 0 && index->count > 0 && index->count < most) { /* the array as large as it needs */
         cradle_replay_keyframe *fit = realloc(index->keys, index->count * sizeof *index->keys);
         if (fit) index->keys = fit;
@@ -365,7 +365,7 @@ int cradle_replay_index_writer_open(cradle_replay_index_writer *w, const char *p
     w->state_max = state_max;
     w->buffer_size = CRADLE_REPLAY_INDEX_ENTRY_BYTES + cradle_broadcast_keyframe_bound(state_max);
     w->buffer = malloc(w->buffer_size);
-    if (!w->buffer || cradle_broadcast_codec_init(&w->codec, 0) != 0) {
+    if (!w->buffer || cradle_state_pack_init(&w->codec, 0) != 0) {
         say(message, message_size, "out of memory for an index of %" PRIu32 "-byte states", state_max);
         cradle_replay_index_writer_close(w);
         return CRADLE_ENOMEM;
@@ -454,7 +454,7 @@ void cradle_replay_index_writer_close(cradle_replay_index_writer *w) {
     w->temp_path[0] = '\0';
     free(w->buffer);
     w->buffer = NULL;
-    if (w->codec.compress || w->codec.decompress) cradle_broadcast_codec_free(&w->codec);
+    if (w->codec.compress || w->codec.decompress) cradle_state_pack_free(&w->codec);
 }
 
 /* ---- building ----------------------------------------------------------- */

@@ -60,13 +60,13 @@ static bool same(const cradle_broadcast_keyframe *a, const cradle_broadcast_keyf
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    static cradle_broadcast_codec codec;
+    static cradle_state_pack codec;
     static uint8_t *state, *again_state;
     static cradle_keys signer, other;
     if (!codec.decompress) {
         uint8_t seed[32];
         memset(seed, SIGN_SEED, sizeof seed);
-        if (sodium_init() < 0 || cradle_broadcast_codec_init(&codec, 1) != 0 ||
+        if (sodium_init() < 0 || cradle_state_pack_init(&codec, 1) != 0 ||
             cradle_keys_from_seeds(&signer, seed, seed) != 0)
             abort();
         memset(seed, OTHER_SEED, sizeof seed);

@@ -99,7 +99,7 @@ static bool same(const cradle_broadcast_keyframe *a, const cradle_broadcast_keyf
 /* One accepted keyframe against the file's bytes: its entry's fields and
  * its document, decoded again. */
 static void check_keyframe(const cradle_replay_index *index, const cradle_replay_keyframe *k,
-                           cradle_broadcast_codec *codec) {
+                           cradle_state_pack *codec) {
     if (memcmp(k->key.session, session, sizeof session) != 0) abort();
     if ((k->key.step + 1u) % index->interval != 0 || k->block.first_step > k->key.step) abort();
     if (k->block.offset < CRADLE_LOG_HEADER_BYTES || k->block.offset >= LOG_SIZE) abort();
@@ -123,7 +123,7 @@ static void check_keyframe(const cradle_replay_index *index, const cradle_replay
 
 /* What an accepted index promises (the file's comment above). */
 static void check_accepted(const cradle_replay_index *index, const uint8_t *bytes, size_t size,
-                           cradle_broadcast_codec *codec) {
+                           cradle_state_pack *codec) {
     if (!index->bytes || index->size != size || memcmp(index->bytes, bytes, size) != 0) abort();
     if (memcmp(index->session, session, sizeof session) != 0) abort();
     if (index->interval != cradle_cursor_load_u32(bytes + H_INTERVAL) || index->interval == 0 ||
@@ -154,8 +154,8 @@ static void check_accepted(const cradle_replay_index *index, const uint8_t *byte
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    static cradle_broadcast_codec codec;
-    if (!codec.decompress && (sodium_init() < 0 || cradle_broadcast_codec_init(&codec, 0) != 0)) abort();
+    static cradle_state_pack codec;
+    if (!codec.decompress && (sodium_init() < 0 || cradle_state_pack_init(&codec, 0) != 0)) abort();
     if (size == 0) return 0;
     size_t n = size - 1;
     uint8_t *bytes = malloc(n ? n : 1);

@@ -533,8 +533,8 @@ static void test_keyframe_round_trip(void **state) {
     assert_non_null(back);
     for (uint32_t i = 0; i < SIZE; i += 4096) /* a few live entities among zeros */
         for (uint32_t j = 0; j < 24; j++) s[i + j] = (uint8_t)(i / 4096u * 7u + j);
-    cradle_broadcast_codec codec;
-    assert_int_equal(cradle_broadcast_codec_init(&codec, 0), 0);
+    cradle_state_pack codec;
+    assert_int_equal(cradle_state_pack_init(&codec, 0), 0);
     assert_int_equal(codec.level, 3);
     cradle_broadcast_keyframe k = keyframe_of(s, SIZE), got;
     size_t bound = cradle_broadcast_keyframe_bound(SIZE), length = 0;
@@ -597,14 +597,14 @@ static void test_keyframe_round_trip(void **state) {
     free(doc);
     free(back);
     free(s);
-    cradle_broadcast_codec_free(&codec);
-    cradle_broadcast_codec_free(&codec); /* twice is harmless */
+    cradle_state_pack_free(&codec);
+    cradle_state_pack_free(&codec); /* twice is harmless */
 }
 
 /* A 200-byte state's keyframe, signed by `keys` (another test key is
  * `other`). */
 typedef struct small_keyframe {
-    cradle_broadcast_codec codec;
+    cradle_state_pack codec;
     uint8_t state[200];
     cradle_broadcast_keyframe k;
     uint8_t doc[1024];
@@ -613,7 +613,7 @@ typedef struct small_keyframe {
 } small_keyframe;
 
 static void small_keyframe_init(small_keyframe *f) {
-    assert_int_equal(cradle_broadcast_codec_init(&f->codec, 1), 0);
+    assert_int_equal(cradle_state_pack_init(&f->codec, 1), 0);
     uint8_t seed[32];
     memset(seed, 5, sizeof seed);
     assert_int_equal(cradle_keys_from_seeds(&f->keys, seed, seed), 0);
@@ -661,7 +661,7 @@ static void test_keyframe_every_flipped_byte_is_refused(void **state) {
         }
     }
     free(doc);
-    cradle_broadcast_codec_free(&f.codec);
+    cradle_state_pack_free(&f.codec);
 }
 
 /* A pinned key: an unsigned keyframe, another key's, or one changed and
@@ -702,7 +702,7 @@ static void test_keyframe_signature(void **state) {
     assert_int_equal(decode_small(&f, doc, length, message, sizeof message), 0);
     refused_with(decode_as(&f, f.keys.sign_public, doc, length, message, sizeof message), message, "keyframe: ",
                  "not signed by the pinned key");
-    cradle_broadcast_codec_free(&f.codec);
+    cradle_state_pack_free(&f.codec);
 }
 
 static void test_keyframe_refusals(void **state) {
@@ -771,7 +771,7 @@ static void test_keyframe_refusals(void **state) {
         {72 + 3, 0xc3, 1, "the build id is not printable ASCII"},
         {64, 200, 8, "step 123456 is not in its block, which starts at step"}, /* first step past the step */
         {48, 201, 4, "a 201-byte state; this viewer holds at most 200"},
-        {48, 199, 4, "the zstd frame does not hold exactly 199 bytes"},
+        {48, 199, 4, "the zstd frame does not hold exactly the state's size"},
         {48, 0, 4, "a 0-byte state"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -816,7 +816,7 @@ static void test_keyframe_refusals(void **state) {
     memset(doc + CRADLE_BROADCAST_KEYFRAME_HEADER_BYTES, 0x5a, f.length - CRADLE_BROADCAST_KEYFRAME_HEADER_BYTES);
     reseal(doc, f.length);
     refused_with(decode_small(&f, doc, f.length, message, sizeof message), message, "keyframe: ", "zstd");
-    cradle_broadcast_codec_free(&f.codec);
+    cradle_state_pack_free(&f.codec);
 }
 
 /* "one zstd frame of exactly state size bytes": bytes after the frame (a
@@ -845,9 +845,9 @@ static void test_keyframe_holds_one_frame(void **state) {
         cradle_cursor_store_u32(doc + 52, (uint32_t)(n - CRADLE_BROADCAST_KEYFRAME_HEADER_BYTES));
         reseal(doc, n);
         refused_with(decode_small(&f, doc, n, message, sizeof message), message, "keyframe: ",
-                     "the zstd frame is not all of the compressed bytes");
+                     "the zstd frame is not all of the packed bytes");
     }
-    cradle_broadcast_codec_free(&f.codec);
+    cradle_state_pack_free(&f.codec);
 }
 
 /* ---- fragments ------------------------------------------------------------------- */

@@ -52,7 +52,7 @@ typedef struct broadcast {
     uint64_t block_first_step[MAX_BLOCKS];
     unsigned blocks, fragments;    /* fragment f: blocks 2f, 2f+1 (the last may be one) */
     cradle_broadcast_sync sync;
-    cradle_broadcast_codec codec;
+    cradle_state_pack codec;
 } broadcast;
 
 static size_t no_output(const void *s, uint64_t step, uint8_t *o, size_t c) {
@@ -115,12 +115,12 @@ static void broadcast_init(broadcast *b, const char *name) {
     s->steps_per_second = 60;
     s->fragment_ms = 1000;
     s->live_unix_ms = 1700000000000u;
-    assert_int_equal(cradle_broadcast_codec_init(&b->codec, 0), 0);
+    assert_int_equal(cradle_state_pack_init(&b->codec, 0), 0);
 }
 
 static void broadcast_free(broadcast *b) {
     free(b->log);
-    cradle_broadcast_codec_free(&b->codec);
+    cradle_state_pack_free(&b->codec);
 }
 
 static unsigned first_block(unsigned fragment) { return fragment * BLOCKS_PER_FRAGMENT; }

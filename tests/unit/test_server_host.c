@@ -369,10 +369,17 @@ static void test_join_in_progress_and_rejoin(void **state) {
     const cradle_wire_state *st = &out_msg.as.state;
     assert_int_equal(st->step, 25);
     assert_int_equal(st->offset, 0);
-    assert_int_equal(st->total, host->sim.contract->state_size);
-    assert_int_equal(st->length, st->total); /* the counter's state fits one chunk */
-    assert_memory_equal(st->bytes, host->sim.state, st->total);
+    assert_int_equal(st->length, st->total); /* the counter's state packs into one chunk */
     assert_true(st->hash == cradle_hash64(host->sim.state, host->sim.contract->state_size));
+    /* the chunk is the state packed: it unpacks to the server's state */
+    cradle_state_pack unpack;
+    assert_int_equal(cradle_state_pack_init(&unpack, 0), 0);
+    uint8_t unpacked[64];
+    assert_true(host->sim.contract->state_size <= sizeof unpacked);
+    assert_null(cradle_state_pack_decode(&unpack, st->bytes, st->total, unpacked, host->sim.contract->state_size,
+                                         st->hash));
+    assert_memory_equal(unpacked, host->sim.state, host->sim.contract->state_size);
+    cradle_state_pack_free(&unpack);
 
     cradle_server_host_advance(host, 1, test_now);
     expect_out(CRADLE_WIRE_STEPS, CRADLE_SERVER_BROADCAST);

@@ -44,7 +44,10 @@
  *                 then the snapshots: the rest of the message, count equal
  *                 parts of 1..SNAPSHOT_MAX bytes (<= STEPS_BYTES_MAX in all)
  *   STATE   s->c  u64 step, u64 hash, u32 total, u32 offset, u16 length, bytes;
- *                 offset + length <= total, length >= 1, total <= STATE_MAX
+ *                 offset + length <= total, length >= 1, total <= STATE_PACKED_MAX;
+ *                 the chunks of the packed state (state_pack.h: one zstd
+ *                 frame of the whole state, total bytes), hash its unpacked
+ *                 state's
  *   RELOAD  s->c  u64 at_step, u8 epoch (of the steps from at_step on, as in
  *                 STEPS), str8 build id
  *   PING    both  u64 echo, u32 rtt_us (the sender's last measure of the
@@ -97,7 +100,7 @@
  * no NUL. A message is exactly as long as its fields: trailing bytes are an
  * error. Hashes are cradle_hash64 of the state block after the step ran, so
  * the hash of step s is the state that step s + 1 starts from. A STATE block
- * is the state at the start of `step` (steps 0..step-1 have run).
+ * is the state at the start of `step` (steps 0..step-1 have run), packed.
  *
  * Decoding validates every field and never asserts: a bad one returns
  * CRADLE_ENET_MESSAGE (CRADLE_ENET_VERSION for a version other than
@@ -114,7 +117,7 @@
 #include "cradle/game_abi.h"
 #include "cradle/input.h"
 
-#define CRADLE_WIRE_VERSION 5u
+#define CRADLE_WIRE_VERSION 6u
 #define CRADLE_WIRE_HEADER_BYTES 2u
 
 #define CRADLE_WIRE_ANY_SLOT 0xFFu      /* HELLO: any free slot */
@@ -126,6 +129,9 @@
 #define CRADLE_WIRE_STEPS_BYTES_MAX 16384u /* snapshot bytes in one STEPS */
 #define CRADLE_WIRE_STATE_CHUNK_MAX 1024u /* bytes of state per STATE: one UDP datagram */
 #define CRADLE_WIRE_STATE_MAX (256u * 1024u * 1024u) /* largest state block accepted */
+/* ... packed (state_pack.h): zstd's bound on a frame of STATE_MAX bytes is
+ * STATE_MAX + STATE_MAX / 256 and a header */
+#define CRADLE_WIRE_STATE_PACKED_MAX (CRADLE_WIRE_STATE_MAX + CRADLE_WIRE_STATE_MAX / 128u)
 #define CRADLE_WIRE_DATA_CHUNK_MAX 1024u  /* bytes of a data file per DATA */
 #define CRADLE_WIRE_DATA_HASH_BYTES 32u   /* BLAKE2b-256 of a data file */
 #define CRADLE_WIRE_INPUT_DELAY_MAX 1000u /* steps of a DELAY */
@@ -255,7 +261,7 @@ typedef struct cradle_wire_steps {
 typedef struct cradle_wire_state {
     uint64_t step;
     uint64_t hash;   /* hash of the whole block */
-    uint32_t total;  /* bytes of the whole block, 1..CRADLE_WIRE_STATE_MAX */
+    uint32_t total;  /* bytes of the whole packed block, 1..CRADLE_WIRE_STATE_PACKED_MAX */
     uint32_t offset; /* of this chunk */
     uint16_t length; /* 1..CRADLE_WIRE_STATE_CHUNK_MAX */
     const uint8_t *bytes;

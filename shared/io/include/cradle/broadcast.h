@@ -67,6 +67,7 @@
 #include "cradle/errors.h"
 #include "cradle/game_abi.h"
 #include "cradle/log.h"
+#include "cradle/state_pack.h"
 
 #define CRADLE_BROADCAST_VERSION 1u
 #define CRADLE_BROADCAST_SESSION_BYTES 16u
@@ -153,18 +154,6 @@ typedef struct cradle_broadcast_keyframe {
     char build_id[CRADLE_GAME_BUILD_ID_MAX + 1];
 } cradle_broadcast_keyframe;
 
-/* The zstd contexts a coder reuses, so a keyframe allocates nothing after
- * the first. One per thread. */
-typedef struct cradle_broadcast_codec {
-    void *compress;   /* ZSTD_CCtx */
-    void *decompress; /* ZSTD_DCtx */
-    int level;        /* zstd level; 0 = 3 */
-} cradle_broadcast_codec;
-
-/* Returns 0 or CRADLE_ENOMEM. */
-CRADLE_MUST_CHECK int cradle_broadcast_codec_init(cradle_broadcast_codec *c, int level);
-void cradle_broadcast_codec_free(cradle_broadcast_codec *c);
-
 /* Bytes a keyframe of state_size bytes needs at most. */
 size_t cradle_broadcast_keyframe_bound(uint32_t state_size);
 
@@ -172,7 +161,7 @@ size_t cradle_broadcast_keyframe_bound(uint32_t state_size);
  * sign_secret (Ed25519, 64 bytes, keys.h; NULL: unsigned). Returns 0 with
  * *length set, or CRADLE_ERANGE (out too small: see _bound) / CRADLE_EIO
  * (zstd failed) with a message. */
-CRADLE_MUST_CHECK int cradle_broadcast_keyframe_encode(cradle_broadcast_codec *c, const cradle_broadcast_keyframe *k,
+CRADLE_MUST_CHECK int cradle_broadcast_keyframe_encode(cradle_state_pack *c, const cradle_broadcast_keyframe *k,
                                                        const void *state, const uint8_t *sign_secret, uint8_t *out,
                                                        size_t size, size_t *length, char *message,
                                                        size_t message_size);
@@ -183,7 +172,7 @@ CRADLE_MUST_CHECK int cradle_broadcast_keyframe_encode(cradle_broadcast_codec *c
  * zstd frame, and their hash; with a signer (an Ed25519 public key; NULL:
  * none pinned) its signature. Returns 0 with *k filled, or
  * CRADLE_EBROADCAST with "keyframe: <what>" in message. */
-CRADLE_MUST_CHECK int cradle_broadcast_keyframe_decode(cradle_broadcast_codec *c, const uint8_t *doc, size_t size,
+CRADLE_MUST_CHECK int cradle_broadcast_keyframe_decode(cradle_state_pack *c, const uint8_t *doc, size_t size,
                                                        const uint8_t session[CRADLE_BROADCAST_SESSION_BYTES],
                                                        const uint8_t *signer,
                                                        cradle_broadcast_keyframe *k, void *state, size_t capacity,

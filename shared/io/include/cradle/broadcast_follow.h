@@ -155,7 +155,7 @@ CRADLE_MUST_CHECK int cradle_broadcast_follow_take_start(cradle_broadcast_follow
 /* The keyframe f asked for, decoded with codec into state (capacity bytes),
  * *k filled: of f's session, signed when a key is pinned, holding the step
  * the sync named. Taken, f's new segment starts there. */
-CRADLE_MUST_CHECK int cradle_broadcast_follow_take_keyframe(cradle_broadcast_follow *f, cradle_broadcast_codec *codec,
+CRADLE_MUST_CHECK int cradle_broadcast_follow_take_keyframe(cradle_broadcast_follow *f, cradle_state_pack *codec,
                                                             const uint8_t *doc, size_t size, void *state,
                                                             size_t capacity, cradle_broadcast_keyframe *k,
                                                             char *message, size_t message_size);

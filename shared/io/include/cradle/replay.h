@@ -137,7 +137,7 @@ typedef struct cradle_replay {
     uint64_t skip_before;          /* records before this step are passed over (a keyframe start) */
     /* seeking through a keyframe index (use_index) */
     const cradle_replay_index *index;
-    cradle_broadcast_codec codec;
+    cradle_state_pack codec;
     uint8_t *keyframe_state;       /* keyframe_capacity bytes: the largest keyframe's */
     uint32_t keyframe_capacity;
     uint64_t keyframe_seeks;       /* seeks that restored a keyframe */

@@ -109,7 +109,7 @@ void cradle_replay_index_free(cradle_replay_index *index);
  * step path), cradle-replay --index from a whole log. */
 typedef struct cradle_replay_index_writer {
     int fd;
-    cradle_broadcast_codec codec;
+    cradle_state_pack codec;
     uint8_t session[CRADLE_BROADCAST_SESSION_BYTES];
     uint32_t interval;
     uint8_t *buffer;       /* entry + document, for the largest state */
