@@ -118,8 +118,11 @@ garbage_before=$(stat_of dropped_garbage)
 exec 3<>"/dev/udp/127.0.0.1/$PORT"
 for i in $(seq 1 20000); do printf 'garbage %d %s' "$i" "$RANDOM$RANDOM" >&3; done
 exec 3>&-
-# (the kernel may drop some when the socket's buffer is full: most arrive)
-garbage_counted() { [ "$(stat_of dropped_garbage)" -ge $((garbage_before + 10000)) ]; }
+# The kernel drops what finds the socket's buffer full: how many arrive is
+# how fast the network thread reads against this loop's writes (about 9,000
+# in a Debug build, fewer under a busy machine's sanitizers). A tenth is
+# thousands of datagrams counted one by one, far from chance.
+garbage_counted() { [ "$(stat_of dropped_garbage)" -ge $((garbage_before + 2000)) ]; }
 wait_until 30 "the garbage to be counted" garbage_counted
 wait_until 10 "a garbage event" grep -q '"event":"garbage".*datagrams at the UDP port were no peer' garbage.out
 kill "$garbage_watch" 2>/dev/null || true
