@@ -43,15 +43,10 @@ static int link_connect(void *self, char *message, size_t message_size) {
         return CRADLE_ENET_INIT;
     }
     e->peer->data = e; /* cradle_link_enet_intercept finds the link by it */
-    /* ENet's own limit on unacknowledged reliable packets follows the silence
-     * timeout: its default (5 to 30 s of retransmissions with doubling waits)
-     * drops a connection on a lossy, slow link long before the server is
-     * actually silent. It stays a second behind the client's own check,
-     * which fires first and so still has a peer to send the server its
-     * disconnect (ENet's timeout resets the peer without a word to the
-     * server). */
-    uint32_t limit_ms = e->silence_timeout_ms + 1000u;
-    enet_peer_timeout(e->peer, 0, limit_ms, limit_ms);
+    /* ENet's own timeout is off (wire.h): the client's silence check
+     * (silence_timeout_ms, netclient.h) ends a connection the server stopped
+     * talking on, and still has a peer to send the server its disconnect. */
+    enet_peer_timeout(e->peer, 0, CRADLE_WIRE_ENET_TIMEOUT_MS, CRADLE_WIRE_ENET_TIMEOUT_MS);
     return 0;
 }
 
@@ -170,12 +165,11 @@ static const cradle_link_ops enet_ops = {
     .close = link_close,
 };
 
-cradle_link cradle_link_enet_make(cradle_link_enet *e, const char *host, uint16_t port, uint32_t silence_timeout_ms,
+cradle_link cradle_link_enet_make(cradle_link_enet *e, const char *host, uint16_t port,
                                   cradle_link_datagram_fn datagram, void *datagram_context) {
     assert(e && host && datagram);
     *e = (cradle_link_enet){.server = host,
                             .port = port,
-                            .silence_timeout_ms = silence_timeout_ms,
                             .datagram = datagram,
                             .datagram_context = datagram_context};
     return (cradle_link){.ops = &enet_ops, .self = e};

@@ -22,7 +22,6 @@
 typedef struct cradle_link_enet {
     const char *server;             /* the server's address or name */
     uint16_t port;
-    uint32_t silence_timeout_ms;    /* ENet's peer timeout is a second longer */
     cradle_link_datagram_fn datagram;
     void *datagram_context;
     /* Fields for reading (a test injects datagrams through the hook). */
@@ -36,7 +35,7 @@ typedef struct cradle_link_enet {
 
 /* A link over ENet to host:port (copied: host must outlive it); datagram
  * gets the raw datagrams. Connects nothing yet. */
-cradle_link cradle_link_enet_make(cradle_link_enet *e, const char *host, uint16_t port, uint32_t silence_timeout_ms,
+cradle_link cradle_link_enet_make(cradle_link_enet *e, const char *host, uint16_t port,
                                   cradle_link_datagram_fn datagram, void *datagram_context);
 
 /* ENet's intercept hook of a link's host (the link is its peer's data):

@@ -75,7 +75,7 @@ int cradle_netclient_open(cradle_netclient *net, const cradle_netclient_config *
      * open returns. */
     net->link = config->link ? *config->link
                              : cradle_link_enet_make(&net->enet, net->config.host, config->port,
-                                                     net->config.silence_timeout_ms, cradle_netclient_datagram, net);
+                                                     cradle_netclient_datagram, net);
 
     char why[CRADLE_RELOAD_MESSAGE_MAX];
     cradle_reload_config rc = {.path = config->game, .copy_dir = config->copy_dir};

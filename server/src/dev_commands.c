@@ -161,6 +161,7 @@ static void dev_status(cradle_server_host *host, const cradle_dev_request *req, 
      * outbound messages for a connection that had gone before they were sent. */
     cradle_dev_field_u64(reply, "dropped_in_full", atomic_load(&host->net->stats.dropped_in_full));
     cradle_dev_field_u64(reply, "dropped_stale", atomic_load(&host->net->stats.dropped_stale));
+    cradle_dev_field_u64(reply, "silent_dropped", atomic_load(&host->net->stats.silent_dropped));
     cradle_dev_field_u64(reply, "raw_pings", atomic_load(&host->net->stats.raw_pings));
     cradle_dev_field_u64(reply, "raw_dropped", atomic_load(&host->net->stats.raw_dropped));
     /* The step stream's raw datagrams (fanout.h): sent, in how many batches, refused by the kernel. */

@@ -404,6 +404,7 @@ static void on_first_packet(cradle_server_net *net, ENetPeer *peer, const uint8_
 }
 
 static void on_receive(cradle_server_net *net, ENetEvent *event) {
+    net->peer[peer_index(net, event->peer)].heard_ms = now_ms(net);
     ENetPacket *packet = event->packet;
     cradle_server_in *in = &net->scratch_in;
     const uint8_t *data = packet->data;
@@ -522,6 +523,7 @@ static int intercept_raw(ENetHost *host, ENetEvent *event) {
         return 1;
     }
     if (m.as.ping.rtt_us) net->peer[i].rtt_us = m.as.ping.rtt_us;
+    net->peer[i].heard_ms = now_ms(net); /* a PING a second: the client is there, paused session or not */
     uint64_t now = cradle_wall_ns();
     uint64_t hold = now > arrived ? (now - arrived) / 1000u : 0;
     cradle_wire_message pong = {.type = CRADLE_WIRE_PONG,
@@ -561,7 +563,10 @@ static void handle_event(cradle_server_net *net, ENetEvent *event) {
         net->peer[i].connected_ms = now;
         net->peer[i].hello_bytes = 0;
         net->peer[i].rtt_us = 0;
-        enet_peer_timeout(event->peer, 0, net->timeout_ms, net->timeout_ms);
+        net->peer[i].heard_ms = now;
+        /* ENet's own timeout is off (wire.h): the peer lives while it
+         * talks, and expire_silent drops it after timeout_ms of silence. */
+        enet_peer_timeout(event->peer, 0, CRADLE_WIRE_ENET_TIMEOUT_MS, CRADLE_WIRE_ENET_TIMEOUT_MS);
         /* No throttle deceleration: ENet's default shrinks the reliable window to
          * one MTU per round trip under sustained loss or jitter, and the step
          * stream (reliable) then falls behind for good (seen in tools/soak.sh).
@@ -790,6 +795,22 @@ static void expire_unauthenticated(cradle_server_net *net) {
     }
 }
 
+/* A connected peer heard from (an ENet packet, a raw PING) not once in
+ * timeout_ms is gone: dropped, and the game thread told. This, not ENet's
+ * own timeout, ends a connection whose client stopped talking. ENet's
+ * timeout follows its pings, reliable packets whose retries wait twice as
+ * long each time one is lost: on a slow lossy link (a second each way, a
+ * quarter lost) one ping in sixty outlived a 60 s timeout while the
+ * client's inputs and acks arrived all along. */
+static void expire_silent(cradle_server_net *net) {
+    uint64_t now = now_ms(net);
+    for (size_t i = 0; i < net->host->peerCount; i++) {
+        if (net->peer[i].connected_ms == 0 || now - net->peer[i].heard_ms < net->timeout_ms) continue;
+        atomic_fetch_add(&net->stats.silent_dropped, 1);
+        drop_peer(net, &net->host->peers[i]);
+    }
+}
+
 static void account(cradle_server_net *net) {
     ENetHost *h = net->host;
     atomic_fetch_add(&net->stats.bytes_in, h->totalReceivedData);
@@ -869,6 +890,7 @@ uint32_t cradle_server_net_turn(cradle_server_net *net, uint64_t now_ns, uint64_
     drain_out(net);
     pump_steps(net);
     expire_unauthenticated(net);
+    expire_silent(net);
     enet_host_flush(net->host);
     bool busy = net->host->totalReceivedPackets > 0 || net->host->totalSentPackets > 0;
     account(net);

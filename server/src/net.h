@@ -161,7 +161,7 @@ typedef struct cradle_server_net_config {
     const char *bind_address; /* NULL or "" = any */
     uint16_t port;
     uint32_t max_peers; /* 1..CRADLE_SERVER_MAX_PEERS: cradle_server_peer_table_size */
-    uint32_t timeout_ms; /* peer timeout; 0 = 5000 */
+    uint32_t timeout_ms; /* a peer heard nothing from for this long is dropped; 0 = 5000 */
     /* Security (see "Security" below). keys NULL = insecure: plaintext, no
      * tokens (the caller allows it on loopback only). */
     const cradle_keys *keys;
@@ -181,6 +181,7 @@ typedef struct cradle_server_net_stats {
     atomic_uint_fast64_t dropped_garbage; /* datagrams neither ENet's nor raw: no peer, no CONNECT */
     atomic_uint_fast64_t dropped_in_full; /* the inbound ring was full */
     atomic_uint_fast64_t dropped_stale; /* queued for a peer that had left */
+    atomic_uint_fast64_t silent_dropped; /* peers dropped: nothing heard from them for timeout_ms */
     atomic_uint_fast64_t raw_pings;     /* raw PINGs answered (wire.h) */
     atomic_uint_fast64_t raw_dropped;   /* raw datagrams not from a peer, or that did not open */
     atomic_uint_fast64_t raw_steps;     /* STEPS sent as raw datagrams (fanout.h) */
@@ -225,6 +226,7 @@ typedef struct cradle_server_net_peer {
     uint16_t hello_bytes;  /* size of its HELLO packet: replies' cap */
     uint64_t client_id;
     uint64_t connected_ms;
+    uint64_t heard_ms;     /* the last ENet packet or raw PING from it (expire_silent) */
     uint32_t rtt_us;       /* the link's round trip the client measured and sent in its raw PING */
     cradle_secure session;
 } cradle_server_net_peer;

@@ -135,6 +135,18 @@
 #define CRADLE_WIRE_DATA_CHUNK_MAX 1024u  /* bytes of a data file per DATA */
 #define CRADLE_WIRE_DATA_HASH_BYTES 32u   /* BLAKE2b-256 of a data file */
 #define CRADLE_WIRE_INPUT_DELAY_MAX 1000u /* steps of a DELAY */
+/* ENet's own peer timeout, at both ends (enet_peer_timeout's minimum and
+ * maximum): the longest time ENet's clock compares (a day), so in effect
+ * none. ENet's timeout follows its reliable packets (its pings among them),
+ * whose retries wait twice as long each time one goes unacknowledged: on a
+ * slow lossy link (a second each way, a quarter lost) one ping in sixty
+ * outlived a 60 s timeout while the connection carried steps and inputs
+ * all along. Each end ends a connection itself, when nothing arrives from
+ * the other for its own timeout (the server's --timeout, the client's
+ * silence timeout); a client's raw PING a second keeps a quiet session
+ * (paused, commanded) alive. */
+#define CRADLE_WIRE_ENET_TIMEOUT_MS 86399999u
+
 /* A raw datagram's first bytes. ENet would read the first two as a header
  * naming peer 0xFFF, which only a CONNECT does: no datagram a server sends a
  * client over ENet begins so. */
