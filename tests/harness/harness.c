@@ -1,9 +1,7 @@
 /* The in-process session harness (harness.h). */
 #include "harness.h"
 
-#include <arpa/inet.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,9 +12,11 @@
 #include "cradle/errors.h"
 #include "cradle/os.h"
 #include "cradle/ring.h"
-#include "cradle/systime.h"
+#include "simnet.h"
 
-#define RELAY_CAPACITY 65536u /* packets in flight: a second of a 16-client session at any loss */
+#define SIMNET_CAPACITY 8192u /* packets in flight toward one socket: seconds of a session at any loss */
+#define TICK_NS 1000000u      /* the test clock's step: every party has a turn each millisecond */
+#define UNIX_EPOCH 1800000000u /* the wall clock's seconds at the test clock's 0 (tokens' lifetimes) */
 
 static int fail(harness *h, const char *format, ...) __attribute__((format(printf, 2, 3)));
 
@@ -68,40 +68,30 @@ static int open_server(harness *h) {
     if (cradle_server_host_init(h->host, o, h->net, &h->stop) != 0)
         return fail(h, "the server's host did not start (its reason is on stderr)");
     h->host_ready = true;
-    for (int attempt = 0; attempt < 20; attempt++) {
-        o->port = (uint16_t)(20000u + (uint32_t)((cradle_mono_ns() / 1000u + (uint64_t)attempt * 7919u) % 40000u));
-        cradle_server_net_config nc = {.bind_address = "127.0.0.1",
-                                       .port = o->port,
-                                       .timeout_ms = o->timeout_ms,
-                                       .max_peers = h->host->peer_count,
-                                       .build_id = h->host->sim.contract->build_id,
-                                       .game = h->host->sim.contract->name,
-                                       .connect_rate = 100000,
-                                       .connect_burst = 100000,
-                                       .snapshot_size = h->host->snapshot_size};
-        if (cradle_server_net_open(h->net, &nc) != 0) continue;
-        if (cradle_server_net_start(h->net) != 0) return fail(h, "the network thread did not start");
-        h->net_started = true;
-        return 0;
-    }
-    return fail(h, "no free UDP port on 127.0.0.1 in 20 tries");
-}
-
-static int open_relay(harness *h) {
-    struct sockaddr_in listen = {.sin_family = AF_INET, .sin_port = 0};
-    struct sockaddr_in server = {.sin_family = AF_INET, .sin_port = htons(h->options.port)};
-    listen.sin_addr.s_addr = server.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    char why[160];
-    if (cradle_proxy_relay_open(&h->relay, &listen, &server, &h->config.link, RELAY_CAPACITY, why, sizeof why) != 0)
-        return fail(h, "the relay: %s", why);
-    h->relay_open = true;
+    /* A real UDP port on loopback, the kernel's choice: its datagrams
+     * reach ENet through simnet. */
+    cradle_server_net_config nc = {.bind_address = "127.0.0.1",
+                                   .port = 0,
+                                   .timeout_ms = o->timeout_ms,
+                                   .max_peers = h->host->peer_count,
+                                   .build_id = h->host->sim.contract->build_id,
+                                   .game = h->host->sim.contract->name,
+                                   .connect_rate = 100000,
+                                   .connect_burst = 100000,
+                                   .snapshot_size = h->host->snapshot_size};
+    if (cradle_server_net_open(h->net, &nc) != 0) return fail(h, "the server's network did not open on 127.0.0.1");
+    h->net_open = true;
+    ENetAddress bound;
+    if (enet_socket_get_address(h->net->host->socket, &bound) != 0) return fail(h, "the server's port is unknown");
+    o->port = bound.port;
+    h->step_ns = 1000000000u / h->host->sim.contract->steps_per_second;
+    h->next_step_ns = simnet_now_ns();
     return 0;
 }
 
 int harness_open(harness *h, const harness_config *config) {
     memset(h, 0, sizeof *h);
     h->config = *config;
-    if (!h->config.lead) h->config.lead = 30;
     if (!h->config.timeout_ms) h->config.timeout_ms = 20000;
     h->client_count = config->players + config->spectators;
     if (h->client_count == 0 || h->client_count > HARNESS_CLIENTS_MAX)
@@ -114,12 +104,15 @@ int harness_open(harness *h, const harness_config *config) {
         h->dir[0] = '\0';
         return fail(h, "no temporary folder");
     }
+    char why[160];
+    if (simnet_open(&config->link, SIMNET_CAPACITY, why, sizeof why) != 0) return fail(h, "the network: %s", why);
+    h->simnet_open = true;
+    h->opened_ns = simnet_now_ns();
     if (open_server(h) != 0) return -1;
-    if (config->impaired && open_relay(h) != 0) return -1;
-    uint16_t port = h->relay_open ? ntohs(h->relay.listen_addr.sin_port) : h->options.port;
+    uint16_t port = h->options.port;
     h->clients = calloc(h->client_count, sizeof *h->clients);
     if (!h->clients) return fail(h, "out of memory for the clients");
-    uint64_t now = cradle_mono_ns();
+    uint64_t now = simnet_now_ns();
     for (uint32_t i = 0; i < h->client_count; i++) {
         harness_client *c = &h->clients[i];
         c->index = i;
@@ -144,12 +137,15 @@ int harness_open(harness *h, const harness_config *config) {
 
 uint64_t harness_server_steps(const harness *h) { return h->host ? h->host->sim.next_step : 0; }
 
-/* One turn of everything: the relay, the host, each client. Sets *slowest
- * to the next step of the slowest client that plays (UINT64_MAX: none yet)
- * and *all to whether every client plays. Returns 0, or -1 on a client's
- * failure (h->message). */
+/* One millisecond of everything, at the test clock's now: the server's
+ * network and host, then each client (its service, then the steps it may
+ * run). Sets *slowest to the next step of the slowest client that plays
+ * (UINT64_MAX: none yet) and *all to whether every client plays. Returns
+ * 0, or -1 on a client's failure (h->message). */
 static int turn(harness *h, uint64_t now, uint64_t *slowest, bool *all) {
-    if (h->relay_open) (void)cradle_proxy_relay_turn(&h->relay, 0);
+    bool watch_socket;
+    (void)cradle_server_net_turn(h->net, now, UNIX_EPOCH + now / 1000000000u, &watch_socket);
+    cradle_enet_pool_bind(NULL); /* the clients' ENet memory is their own */
     cradle_server_host_poll(h->host, now);
     bool all_playing = true;
     uint64_t low = UINT64_MAX;
@@ -159,8 +155,12 @@ static int turn(harness *h, uint64_t now, uint64_t *slowest, bool *all) {
         while (rc == 0 && cradle_netclient_step(&c->net, now) == 1) {
         }
         if (c->net.error)
-            return fail(h, "client %u (%s): %s", (unsigned)i, c->net.config.spectator ? "spectator" : "player",
-                        c->net.message);
+            return fail(h, "client %u (%s), %.3f s into the session: %s (the server: step %" PRIu64
+                           ", %" PRIu64 " streams fell behind, %" PRIu64 " repairs)",
+                        (unsigned)i, c->net.config.spectator ? "spectator" : "player",
+                        (double)(now - h->opened_ns) / 1e9, c->net.message, harness_server_steps(h),
+                        (uint64_t)atomic_load(&h->net->stats.fell_behind),
+                        (uint64_t)atomic_load(&h->net->stats.repairs));
         if (c->net.desync)
             return fail(h, "client %u desynced at step %" PRIu64 " (%s)", (unsigned)i, c->net.sim.next_step,
                         c->net.message);
@@ -173,89 +173,86 @@ static int turn(harness *h, uint64_t now, uint64_t *slowest, bool *all) {
 }
 
 int harness_run(harness *h, uint64_t steps, uint64_t deadline_ms) {
-    uint64_t deadline = cradle_mono_ns() + deadline_ms * 1000000u;
+    uint64_t deadline = simnet_now_ns() + deadline_ms * 1000000u;
+    /* after an earlier call, the steps go on from now, not from its last */
+    if (h->next_step_ns < simnet_now_ns()) h->next_step_ns = simnet_now_ns();
     for (;;) {
-        uint64_t now = cradle_mono_ns();
+        uint64_t now = simnet_now_ns();
+        /* the server's step, when due at the game's rate */
+        uint64_t server = harness_server_steps(h);
+        if (server < steps && now >= h->next_step_ns) {
+            cradle_server_host_advance(h->host, 1, now);
+            h->next_step_ns += h->step_ns;
+        }
         uint64_t slowest = 0;
         bool all = false;
         if (turn(h, now, &slowest, &all) != 0) return -1;
-        uint64_t server = harness_server_steps(h);
+        server = harness_server_steps(h);
         if (all && slowest >= steps && server >= steps) return 0;
         if (now > deadline) {
             if (!all) {
                 uint32_t playing = 0;
                 for (uint32_t i = 0; i < h->client_count; i++) playing += cradle_netclient_playing(&h->clients[i].net);
-                return fail(h, "after %" PRIu64 " ms, %u of %u clients were playing", deadline_ms, (unsigned)playing,
-                            (unsigned)h->client_count);
+                return fail(h, "after %" PRIu64 " ms of the test clock, %u of %u clients were playing", deadline_ms,
+                            (unsigned)playing, (unsigned)h->client_count);
             }
-            return fail(h, "after %" PRIu64 " ms, the server was at step %" PRIu64 " and the slowest client at %" PRIu64
-                           " of %" PRIu64, deadline_ms, server, slowest, steps);
+            return fail(h, "after %" PRIu64 " ms of the test clock, the server was at step %" PRIu64
+                           " and the slowest client at %" PRIu64 " of %" PRIu64,
+                        deadline_ms, server, slowest, steps);
         }
-        /* The server steps while the slowest client that plays is within
-         * the lead (one still joining gets the state block when it is in). */
-        if (slowest != UINT64_MAX && server < steps && server < slowest + h->config.lead) {
-            uint64_t count = slowest + h->config.lead - server;
-            if (count > steps - server) count = steps - server;
-            cradle_server_host_advance(h->host, count, now);
-            continue;
-        }
-        /* Nothing to do until a datagram arrives: wait for one on the
-         * first client's socket (1 ms at most: the others, the relay's
-         * releases and the network thread's output go on meanwhile). */
-        (void)cradle_netclient_service(&h->clients[0].net, cradle_mono_ns(), 1);
+        simnet_advance(TICK_NS);
     }
-}
-
-/* The network thread's stop, on a thread of its own: it holds each BYE
- * until its peer confirmed the last steps, which the clients (serviced on
- * the harness's thread meanwhile) do. */
-static void *stop_network(void *arg) {
-    harness *h = arg;
-    cradle_server_net_stop(h->net, 1000);
-    atomic_store(&h->net_stopped, true);
-    return NULL;
 }
 
 uint32_t harness_close(harness *h) {
     uint32_t normal = 0;
-    /* A session that ends as cradle-server's does: BYE to every client. */
+    /* A session that ends as cradle-server's does: BYE to every client,
+     * each held until its client confirmed the last steps (the linger). */
+    bool lingering = false;
     if (h->host_ready) (void)cradle_server_host_finish(h->host);
-    pthread_t stopper;
-    bool stopping = h->net_started && pthread_create(&stopper, NULL, stop_network, h) == 0;
-    if (h->net_started && !stopping) cradle_server_net_stop(h->net, 0);
-    uint64_t deadline = cradle_mono_ns() + 10000000000u;
-    bool busy = stopping;
-    while (busy && cradle_mono_ns() < deadline) {
-        if (h->relay_open) (void)cradle_proxy_relay_turn(&h->relay, 0);
-        busy = !atomic_load(&h->net_stopped);
+    if (h->net_open) {
+        cradle_server_net_finish(h->net, 1000, simnet_now_ns());
+        lingering = true;
+    }
+    /* Every client ends: with the BYE, or (a link that lost every try of
+     * it within the linger) by its silence timeout once the server is gone. */
+    uint64_t deadline = simnet_now_ns() + (uint64_t)(h->config.timeout_ms + 10000u) * 1000000u;
+    bool busy = lingering;
+    while (busy && simnet_now_ns() < deadline) {
+        uint64_t now = simnet_now_ns();
+        lingering = lingering && cradle_server_net_linger(h->net, now);
+        cradle_enet_pool_bind(NULL);
+        busy = lingering;
         for (uint32_t i = 0; h->clients && i < h->client_count; i++) {
             harness_client *c = &h->clients[i];
             if (c->closed) continue;
-            (void)cradle_netclient_service(&c->net, cradle_mono_ns(), 1);
+            (void)cradle_netclient_service(&c->net, now, 0);
             /* with its BYE read, a client disconnects at once, so the
-             * network thread has one peer fewer to wait for */
+             * linger has one peer fewer to wait for */
             if (c->net.phase == CRADLE_NETCLIENT_CLOSED) {
                 normal += cradle_netclient_ended_normally(&c->net);
+                h->ended++;
                 cradle_netclient_close(&c->net);
                 c->closed = true;
             } else {
                 busy = true;
             }
         }
+        simnet_advance(TICK_NS);
     }
-    if (stopping) pthread_join(stopper, NULL);
     for (uint32_t i = 0; h->clients && i < h->client_count; i++)
         if (!h->clients[i].closed) cradle_netclient_close(&h->clients[i].net);
     free(h->clients);
     h->clients = NULL;
-    if (h->relay_open) cradle_proxy_relay_close(&h->relay);
-    h->relay_open = false;
     if (h->net) cradle_server_net_close(h->net);
     if (h->host) cradle_server_host_deinit(h->host);
     free(h->host);
     free(h->net);
     h->host = NULL;
     h->net = NULL;
+    h->net_open = false;
+    if (h->simnet_open) simnet_close();
+    h->simnet_open = false;
     if (h->dir[0]) cradle_os_remove_tree(h->dir);
     h->dir[0] = '\0';
     return normal;

@@ -15,6 +15,7 @@
 
 #include "cradle/systime.h"
 #include "harness.h"
+#include "simnet.h"
 
 /* Every client ran up to the server's last step, checked every hash the
  * server sent on the way (from the step it joined at), and holds the
@@ -33,14 +34,28 @@ static void expect_agreement(const harness *h, uint64_t steps) {
     }
 }
 
-static void run_session(const harness_config *config, uint64_t steps, uint64_t deadline_ms, const char *label) {
+typedef struct session_result {
+    uint64_t server_hash;
+    simnet_counters link;
+    uint64_t late;    /* steps the players' slots ran with a repeated input: theirs came late */
+    uint64_t on_time; /* ... with the input sent for them */
+} session_result;
+
+/* How a session must end: every client hearing the server's BYE, or (a
+ * link that loses a quarter of the datagrams, whose BYE may miss every try
+ * within the server's linger) every client ending, most of them normally. */
+typedef enum session_ending { ALL_NORMAL, ALL_ENDED } session_ending;
+
+static session_result run_session(const harness_config *config, uint64_t steps, session_ending ending,
+                                  const char *label) {
     static harness h;
     if (harness_open(&h, config) != 0) {
         (void)harness_close(&h);
         fail_msg("%s: %s", label, h.message);
     }
     uint64_t start = cradle_mono_ns();
-    if (harness_run(&h, steps, deadline_ms) != 0) {
+    /* the test clock's deadline: the session's time and a minute to join in */
+    if (harness_run(&h, steps, steps * 1000u / 60u + 60000u) != 0) {
         char message[sizeof h.message];
         memcpy(message, h.message, sizeof message);
         (void)harness_close(&h);
@@ -49,46 +64,86 @@ static void run_session(const harness_config *config, uint64_t steps, uint64_t d
     uint32_t clients = h.client_count;
     double seconds = (double)(cradle_mono_ns() - start) / 1e9;
     expect_agreement(&h, steps);
-    if (h.relay_open) {
-        const cradle_proxy_counters *c = &h.relay.sched.counters;
-        printf("%s: %" PRIu64 " steps (%.0f s of game time) in %.1f s; the link lost %" PRIu64 " of %" PRIu64
-               " datagrams, duplicated %" PRIu64 ", reordered %" PRIu64 "\n",
-               label, steps, (double)steps / 60.0, seconds, c->lost, c->submitted, c->duplicated, c->reordered);
-        /* the impairment happened: a run of this length always loses some */
-        if (config->link.loss_pct) assert_true(c->lost > 0);
-        if (config->link.duplicate_pct) assert_true(c->duplicated > 0);
-    } else {
-        printf("%s: %" PRIu64 " steps (%.0f s of game time) in %.1f s\n", label, steps, (double)steps / 60.0,
-               seconds);
+    session_result result = {.server_hash = cradle_sim_hash(&h.host->sim), .link = simnet_counters_read()};
+    for (uint32_t slot = 0; slot < config->players; slot++) {
+        result.late += h.host->slots[slot].late;
+        result.on_time += h.host->slots[slot].on_time;
     }
-    /* every client hears the server stop: a normal end (BYE "shutdown") */
-    assert_int_equal(harness_close(&h), clients);
+    const simnet_counters *c = &result.link;
+    printf("%s: %" PRIu64 " steps (%.0f s of game time) in %.1f s; the link lost %" PRIu64 " of %" PRIu64
+           " datagrams, duplicated %" PRIu64 ", reordered %" PRIu64 "\n",
+           label, steps, (double)steps / 60.0, seconds, c->lost, c->submitted, c->duplicated, c->reordered);
+    assert_int_equal(c->overflowed, 0);
+    /* the impairment happened: a run of this length always loses some */
+    if (config->link.loss_pct) assert_true(c->lost > 0);
+    if (config->link.duplicate_pct) assert_true(c->duplicated > 0);
+    uint32_t normal = harness_close(&h);
+    printf("%s: %u of %u clients heard the server's BYE\n", label, (unsigned)normal, (unsigned)clients);
+    assert_int_equal(h.ended, clients);
+    if (ending == ALL_NORMAL) assert_int_equal(normal, clients); /* a normal end: BYE "shutdown" */
+    else assert_true(normal * 2u > clients);
+    return result;
 }
 
 static void players_and_spectators_agree_on_a_clean_link(void **unused) {
     (void)unused;
     harness_config config = {.game = HARNESS_VANGUARD, .players = 4, .spectators = 2, .seed = 7};
-    run_session(&config, 3600, 60000, "4 players, 2 spectators, loopback");
+    (void)run_session(&config, 3600, ALL_NORMAL, "4 players, 2 spectators, clean link");
 }
 
 /* netcode.io's "netcode" profile: 250 ms each way, 250 ms of jitter, 5%
- * lost, 10% duplicated. The lead covers the round trip and its jitter. */
+ * lost, 10% duplicated, and 5% held back to arrive out of order. */
 static void eight_players_agree_through_loss_jitter_and_duplicates(void **unused) {
     (void)unused;
     harness_config config = {.game = HARNESS_VANGUARD,
                              .players = 8,
                              .seed = 11,
-                             .lead = 600,
-                             .impaired = true,
                              .link = {.latency_ms = 250, .jitter_ms = 250, .loss_pct = 5, .duplicate_pct = 10,
                                       .reorder_pct = 5, .seed = 42}};
-    run_session(&config, 7200, 120000, "8 players, netcode profile");
+    (void)run_session(&config, 7200, ALL_NORMAL, "8 players, netcode profile");
+}
+
+/* yojimbo's soak profile (its tests' network simulator): a second each
+ * way, 100 ms of jitter, a quarter of the datagrams lost and a quarter
+ * duplicated, for ten minutes of an 8-player session. */
+static void eight_players_agree_for_ten_minutes_of_the_yojimbo_profile(void **unused) {
+    (void)unused;
+    harness_config config = {.game = HARNESS_VANGUARD,
+                             .players = 8,
+                             .seed = 13,
+                             .timeout_ms = 60000,
+                             .link = {.latency_ms = 1000, .jitter_ms = 100, .loss_pct = 25, .duplicate_pct = 25,
+                                      .seed = 43}};
+    (void)run_session(&config, 36000, ALL_ENDED, "8 players, yojimbo profile, 10 minutes");
+}
+
+/* The test clock and the seeded link make a session repeatable: the same
+ * seeds give the same datagrams lost, duplicated and delivered, the same
+ * inputs taken on time and the same final state (on real time and sockets
+ * none of these repeat). */
+static void the_same_seeds_make_the_same_session(void **unused) {
+    (void)unused;
+    harness_config config = {.game = HARNESS_VANGUARD,
+                             .players = 4,
+                             .seed = 17,
+                             .input_delay = 2,
+                             .link = {.latency_ms = 6, .jitter_ms = 6, .loss_pct = 10, .duplicate_pct = 5,
+                                      .reorder_pct = 5, .seed = 44}};
+    session_result a = run_session(&config, 1200, ALL_NORMAL, "4 players, first run");
+    session_result b = run_session(&config, 1200, ALL_NORMAL, "4 players, second run");
+    assert_true(a.server_hash == b.server_hash);
+    assert_memory_equal(&a.link, &b.link, sizeof a.link);
+    assert_true(a.late == b.late && a.on_time == b.on_time);
+    /* a link whose delays decide which inputs count: some on time, some late */
+    assert_true(a.on_time > 0 && a.late > 0);
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(players_and_spectators_agree_on_a_clean_link),
         cmocka_unit_test(eight_players_agree_through_loss_jitter_and_duplicates),
+        cmocka_unit_test(the_same_seeds_make_the_same_session),
+        cmocka_unit_test(eight_players_agree_for_ten_minutes_of_the_yojimbo_profile),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
