@@ -346,7 +346,7 @@ static void admit(cradle_server_host *host, uint16_t p) {
     cradle__server_send_to_peer(host, p, &m, CRADLE_SERVER_OUT_RELIABLE);
     if (w->state_follows) {
         /* packed: the state's empty pools and zeroed fields need not cross
-         * the link (vanguard's 961,664 bytes travel as about 15 KB) */
+         * the link (vanguard's 961,664 bytes travel as about 10 KB) */
         uint32_t state_size = host->sim.contract->state_size;
         size_t packed = cradle_state_pack_encode(&host->join_pack, host->sim.state, state_size, host->join_state,
                                           cradle_state_pack_bound(host->state_capacity));

@@ -5,7 +5,8 @@
  * travels and is kept in: the state block a joining client receives (wire.h
  * STATE), broadcast keyframes and the replay index's (broadcast.h). A game's
  * state is mostly empty pools and zeroed fields: vanguard's 961,664 bytes
- * pack into about 15 KB.
+ * pack into 9.5 KB early in a session (the server's join, zstd level 1)
+ * and 15 KB on average over two hours of play (the index, level 3).
  *
  * Unpacking takes untrusted bytes: exactly one frame and nothing after it,
  * whose content is exactly the state's size, decompressed into the caller's
