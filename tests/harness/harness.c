@@ -1,6 +1,7 @@
 /* The in-process session harness (harness.h). */
 #include "harness.h"
 
+#include <assert.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -89,6 +90,26 @@ static int open_server(harness *h) {
     return 0;
 }
 
+/* Opens client c (again: each time with a folder of its own for its copy
+ * of the game library). It connects as the harness runs. */
+static int open_client(harness *h, harness_client *c) {
+    snprintf(c->copy_dir, sizeof c->copy_dir, "%s/client%u.%u", h->dir, (unsigned)c->index, (unsigned)c->opened++);
+    if (mkdir(c->copy_dir, 0700) != 0) return fail(h, "cannot make %s", c->copy_dir);
+    cradle_netclient_config nc = {.port = h->options.port,
+                                  .game = h->config.game,
+                                  .copy_dir = c->copy_dir,
+                                  .spectator = c->index >= h->config.players,
+                                  .requested_slot = -1,
+                                  .insecure = true,
+                                  .connect_timeout_ms = h->config.timeout_ms,
+                                  .silence_timeout_ms = h->config.timeout_ms,
+                                  .input = harness_input,
+                                  .input_context = c};
+    if (cradle_netclient_open(&c->net, &nc, simnet_now_ns()) != 0)
+        return fail(h, "client %u: %s", (unsigned)c->index, c->net.message);
+    return 0;
+}
+
 int harness_open(harness *h, const harness_config *config) {
     memset(h, 0, sizeof *h);
     h->config = *config;
@@ -109,30 +130,32 @@ int harness_open(harness *h, const harness_config *config) {
     h->simnet_open = true;
     h->opened_ns = simnet_now_ns();
     if (open_server(h) != 0) return -1;
-    uint16_t port = h->options.port;
     h->clients = calloc(h->client_count, sizeof *h->clients);
     if (!h->clients) return fail(h, "out of memory for the clients");
-    uint64_t now = simnet_now_ns();
     for (uint32_t i = 0; i < h->client_count; i++) {
-        harness_client *c = &h->clients[i];
-        c->index = i;
-        c->seed = config->seed;
-        snprintf(c->copy_dir, sizeof c->copy_dir, "%s/client%u", h->dir, (unsigned)i);
-        if (mkdir(c->copy_dir, 0700) != 0) return fail(h, "cannot make %s", c->copy_dir);
-        cradle_netclient_config nc = {.port = port,
-                                      .game = config->game,
-                                      .copy_dir = c->copy_dir,
-                                      .spectator = i >= config->players,
-                                      .requested_slot = -1,
-                                      .insecure = true,
-                                      .connect_timeout_ms = h->config.timeout_ms,
-                                      .silence_timeout_ms = h->config.timeout_ms,
-                                      .input = harness_input,
-                                      .input_context = c};
-        if (cradle_netclient_open(&c->net, &nc, now) != 0)
-            return fail(h, "client %u: %s", (unsigned)i, c->net.message);
+        h->clients[i].index = i;
+        h->clients[i].seed = config->seed;
+        if (open_client(h, &h->clients[i]) != 0) return -1;
     }
     return 0;
+}
+
+int harness_drop(harness *h, uint32_t i) {
+    assert(i < h->client_count);
+    harness_client *c = &h->clients[i];
+    if (c->closed) return fail(h, "client %u is not open", (unsigned)i);
+    cradle_netclient_close(&c->net); /* its link's one DISCONNECT datagram tells the server */
+    c->closed = true;
+    return 0;
+}
+
+int harness_rejoin(harness *h, uint32_t i) {
+    assert(i < h->client_count);
+    harness_client *c = &h->clients[i];
+    if (!c->closed) return fail(h, "client %u is still open", (unsigned)i);
+    memset(&c->net, 0, sizeof c->net);
+    c->closed = false;
+    return open_client(h, c);
 }
 
 uint64_t harness_server_steps(const harness *h) { return h->host ? h->host->sim.next_step : 0; }
@@ -151,6 +174,7 @@ static int turn(harness *h, uint64_t now, uint64_t *slowest, bool *all) {
     uint64_t low = UINT64_MAX;
     for (uint32_t i = 0; i < h->client_count; i++) {
         harness_client *c = &h->clients[i];
+        if (c->closed) continue; /* dropped (harness_drop) */
         int rc = cradle_netclient_service(&c->net, now, 0);
         while (rc == 0 && cradle_netclient_step(&c->net, now) == 1) {
         }
@@ -192,7 +216,8 @@ int harness_run(harness *h, uint64_t steps, uint64_t deadline_ms) {
         if (now > deadline) {
             if (!all) {
                 uint32_t playing = 0;
-                for (uint32_t i = 0; i < h->client_count; i++) playing += cradle_netclient_playing(&h->clients[i].net);
+                for (uint32_t i = 0; i < h->client_count; i++)
+                    playing += !h->clients[i].closed && cradle_netclient_playing(&h->clients[i].net);
                 return fail(h, "after %" PRIu64 " ms of the test clock, %u of %u clients were playing", deadline_ms,
                             (unsigned)playing, (unsigned)h->client_count);
             }

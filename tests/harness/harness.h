@@ -51,7 +51,8 @@ typedef struct harness_client {
     uint32_t index;
     uint64_t seed;
     char copy_dir[128];             /* its copy of the game library */
-    bool closed;                    /* cradle_netclient_close done */
+    uint32_t opened;                /* times it was opened (harness_rejoin) */
+    bool closed;                    /* cradle_netclient_close done: dropped, or ended */
 } harness_client;
 
 typedef struct harness {
@@ -77,12 +78,23 @@ typedef struct harness {
  * either way. */
 int harness_open(harness *h, const harness_config *config);
 
-/* Runs the session until every client has run every step below `steps`
+/* Runs the session until every open client has run every step below `steps`
  * (the server runs exactly that many), or until the test clock reached
  * deadline_ms past the call, or a client failed. Returns 0, or -1 with
  * h->message naming what did not happen. May be called again for more
  * steps. */
 int harness_run(harness *h, uint64_t steps, uint64_t deadline_ms);
+
+/* Client i drops out: its connection closes at once (one DISCONNECT
+ * datagram, which the link may lose: then the server's --timeout), as a
+ * client that quits or crashes. Returns 0, or -1 (h->message) when it was
+ * not open. */
+int harness_drop(harness *h, uint32_t i);
+
+/* Client i, dropped, connects again: a new connection that joins where
+ * the session is (a player takes a free slot), with the state block.
+ * Returns 0, or -1 (h->message). */
+int harness_rejoin(harness *h, uint32_t i);
 
 /* The steps the server has run. */
 uint64_t harness_server_steps(const harness *h);

@@ -133,11 +133,6 @@ static void take_arrivals(simnet_socket *s) {
 
 enet_uint32 enet_time_get(void) { return (enet_uint32)(net.now_ns / 1000000u); }
 
-void enet_time_set(enet_uint32 new_base) {
-    (void)new_base;
-    assert(!"the test clock is simnet's: nothing sets ENet's time");
-}
-
 int enet_socket_receive(ENetSocket socket, ENetAddress *address, ENetBuffer *buffers, size_t bufferCount) {
     assert(net.open && "simnet_open before the first ENet host");
     simnet_socket *s = socket_of(socket);

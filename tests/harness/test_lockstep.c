@@ -103,6 +103,41 @@ static void eight_players_agree_through_loss_jitter_and_duplicates(void **unused
     (void)run_session(&config, 7200, ALL_NORMAL, "8 players, netcode profile");
 }
 
+/* A player drops out mid-session and connects again; meanwhile the
+ * session runs on without it. Back, it joins where the session is, from a
+ * state block, and ends on the server's state with the others. */
+static void a_player_who_drops_out_rejoins_from_a_state_block(void **unused) {
+    (void)unused;
+    static harness h;
+    harness_config config = {.game = HARNESS_VANGUARD,
+                             .players = 3,
+                             .spectators = 1,
+                             .seed = 19,
+                             .link = {.latency_ms = 40, .jitter_ms = 10, .seed = 45}};
+    if (harness_open(&h, &config) != 0 || harness_run(&h, 600, 60000) != 0 || harness_drop(&h, 1) != 0 ||
+        harness_run(&h, 1200, 60000) != 0) {
+        char message[sizeof h.message];
+        memcpy(message, h.message, sizeof message);
+        (void)harness_close(&h);
+        fail_msg("before the rejoin: %s", message);
+    }
+    /* the dropped player's slot is free: the server runs on without it */
+    uint32_t occupied = 0;
+    for (uint32_t slot = 0; slot < config.players; slot++) occupied += h.host->slots[slot].occupied;
+    assert_int_equal(occupied, 2);
+    if (harness_rejoin(&h, 1) != 0 || harness_run(&h, 2400, 60000) != 0) {
+        char message[sizeof h.message];
+        memcpy(message, h.message, sizeof message);
+        (void)harness_close(&h);
+        fail_msg("after the rejoin: %s", message);
+    }
+    expect_agreement(&h, 2400);
+    const cradle_netclient *back = &h.clients[1].net;
+    assert_true(back->welcome.start_step >= 1200 && back->welcome.state_follows);
+    assert_int_equal(back->steps_run, 2400 - back->welcome.start_step);
+    assert_int_equal(harness_close(&h), 4);
+}
+
 /* yojimbo's soak profile (its tests' network simulator): a second each
  * way, 100 ms of jitter, a quarter of the datagrams lost and a quarter
  * duplicated, for ten minutes of an 8-player session. */
@@ -143,6 +178,7 @@ int main(void) {
         cmocka_unit_test(players_and_spectators_agree_on_a_clean_link),
         cmocka_unit_test(eight_players_agree_through_loss_jitter_and_duplicates),
         cmocka_unit_test(the_same_seeds_make_the_same_session),
+        cmocka_unit_test(a_player_who_drops_out_rejoins_from_a_state_block),
         cmocka_unit_test(eight_players_agree_for_ten_minutes_of_the_yojimbo_profile),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
