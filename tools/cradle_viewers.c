@@ -607,7 +607,7 @@ static bool setup(tool *t) {
     t->state = malloc(t->state_capacity);
     t->multi = curl_multi_init();
     if (!t->viewers || !t->fifo || !t->heap || !t->slots || !t->free_slots || !t->state || !t->multi ||
-        cradle_state_pack_init(&t->codec, 0) != 0) {
+        cradle_state_pack_init(&t->codec, 0, CRADLE_STATE_PACK_BOTH) != 0) {
         fprintf(stderr, PROGRAM ": out of memory for %" PRIu32 " viewers\n", t->count);
         return false;
     }

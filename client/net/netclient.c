@@ -87,7 +87,7 @@ int cradle_netclient_open(cradle_netclient *net, const cradle_netclient_config *
     net->base = aligned_alloc(align, net->state_bytes);
     net->packed_capacity = cradle_state_pack_bound(net->reload.state_capacity);
     net->packed = malloc(net->packed_capacity);
-    if (!net->base || !net->packed || cradle_state_pack_init(&net->unpack, 0) != 0)
+    if (!net->base || !net->packed || cradle_state_pack_init(&net->unpack, 0, CRADLE_STATE_PACK_DECODE) != 0)
         return fail(net, CRADLE_ENOMEM, "out of memory for the game state");
     uint32_t data_count = 0;
     const cradle_game_data_file *data_files = cradle_contract_data(k, &data_count);

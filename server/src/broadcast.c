@@ -688,7 +688,7 @@ int cradle_server_broadcast_start(cradle_server_broadcast **out, const cradle_se
     b->data = malloc(CRADLE_GAME_DATA_MAX_BYTES);
     if (!b->ring_storage || !b->mailbox_state || !b->piece || !b->check || !b->building || !b->queue || !b->encoded ||
         !b->data || cradle_ring_init(&b->ring, b->ring_storage, ring_bytes, RING_CHUNKS, sizeof(chunk)) != 0 ||
-        cradle_state_pack_init(&b->codec, 0) != 0)
+        cradle_state_pack_init(&b->codec, 0, CRADLE_STATE_PACK_BOTH) != 0)
         return fail_start(b, CRADLE_ENOMEM, message, message_size, "out of memory for the broadcast's buffers");
     b->curl = curl_easy_init();
     if (!b->curl) return fail_start(b, CRADLE_ENOMEM, message, message_size, "cannot create a libcurl handle");

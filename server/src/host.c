@@ -807,7 +807,7 @@ int cradle_server_host_init(cradle_server_host *host, const cradle_server_option
     if (options->log[0]) host->kept = malloc((size_t)CRADLE_SERVER_KEPT_STATES * host->state_capacity);
     for (uint32_t k = 0; k < CRADLE_SERVER_KEPT_STATES; k++) host->kept_step[k] = UINT64_MAX;
     if (!host->join_state || !host->peers || !host->recent || !host->trial_inputs ||
-        (options->log[0] && !host->kept) || cradle_state_pack_init(&host->join_pack, 1) != 0) {
+        (options->log[0] && !host->kept) || cradle_state_pack_init(&host->join_pack, 1, CRADLE_STATE_PACK_ENCODE) != 0) {
         fprintf(stderr, "cradle-server: out of memory for a %u-byte state block\n", host->state_capacity);
         return CRADLE_ENOMEM;
     }

@@ -432,7 +432,7 @@ int cradle_broadcast_mirror_open(cradle_broadcast_mirror **out, const cradle_bro
     m->doc = malloc(m->doc_capacity);
     m->state = malloc(m->config.state_capacity);
     m->curl = curl_easy_init();
-    if (!m->buffer || !m->doc || !m->state || !m->curl || cradle_state_pack_init(&m->codec, 0) != 0) {
+    if (!m->buffer || !m->doc || !m->state || !m->curl || cradle_state_pack_init(&m->codec, 0, CRADLE_STATE_PACK_BOTH) != 0) {
         snprintf(message, message_size, "out of memory for the mirror's buffers");
         rc = CRADLE_ENOMEM;
         goto fail;

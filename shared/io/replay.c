@@ -454,7 +454,7 @@ int cradle_replay_use_index(cradle_replay *r, const cradle_replay_index *index) 
         r->keyframe_capacity = r->keyframe_state ? need : 0;
         if (!r->keyframe_state) return fail(r, CRADLE_ENOMEM, "out of memory for a %" PRIu32 "-byte keyframe", need);
     }
-    if (!r->codec.decompress && cradle_state_pack_init(&r->codec, 0) != 0)
+    if (!r->codec.decompress && cradle_state_pack_init(&r->codec, 0, CRADLE_STATE_PACK_BOTH) != 0)
         return fail(r, CRADLE_ENOMEM, "out of memory for seeking");
     r->index = index;
     return 0;

@@ -206,7 +206,7 @@ static int parse_all(cradle_replay_index *index, const uint8_t session[CRADLE_BR
         }
     }
     cradle_state_pack codec;
-    if (cradle_state_pack_init(&codec, 0) != 0) {
+    if (cradle_state_pack_init(&codec, 0, CRADLE_STATE_PACK_BOTH) != 0) {
         say(message, message_size, "out of memory for zstd");
         return CRADLE_ENOMEM;
     }
@@ -365,7 +365,7 @@ int cradle_replay_index_writer_open(cradle_replay_index_writer *w, const char *p
     w->state_max = state_max;
     w->buffer_size = CRADLE_REPLAY_INDEX_ENTRY_BYTES + cradle_broadcast_keyframe_bound(state_max);
     w->buffer = malloc(w->buffer_size);
-    if (!w->buffer || cradle_state_pack_init(&w->codec, 0) != 0) {
+    if (!w->buffer || cradle_state_pack_init(&w->codec, 0, CRADLE_STATE_PACK_BOTH) != 0) {
         say(message, message_size, "out of memory for an index of %" PRIu32 "-byte states", state_max);
         cradle_replay_index_writer_close(w);
         return CRADLE_ENOMEM;

@@ -6,12 +6,14 @@
 
 #include "cradle/hash.h"
 
-int cradle_state_pack_init(cradle_state_pack *p, int level) {
+int cradle_state_pack_init(cradle_state_pack *p, int level, unsigned ways) {
+    assert(ways != 0 && (ways & ~CRADLE_STATE_PACK_BOTH) == 0);
     memset(p, 0, sizeof *p);
     p->level = level ? level : 3;
-    p->compress = ZSTD_createCCtx();
-    p->decompress = ZSTD_createDCtx();
-    if (p->compress && p->decompress) return 0;
+    if (ways & CRADLE_STATE_PACK_ENCODE) p->compress = ZSTD_createCCtx();
+    if (ways & CRADLE_STATE_PACK_DECODE) p->decompress = ZSTD_createDCtx();
+    if ((p->compress || !(ways & CRADLE_STATE_PACK_ENCODE)) && (p->decompress || !(ways & CRADLE_STATE_PACK_DECODE)))
+        return 0;
     cradle_state_pack_free(p);
     return CRADLE_ENOMEM;
 }

@@ -66,7 +66,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!codec.decompress) {
         uint8_t seed[32];
         memset(seed, SIGN_SEED, sizeof seed);
-        if (sodium_init() < 0 || cradle_state_pack_init(&codec, 1) != 0 ||
+        if (sodium_init() < 0 || cradle_state_pack_init(&codec, 1, CRADLE_STATE_PACK_BOTH) != 0 ||
             cradle_keys_from_seeds(&signer, seed, seed) != 0)
             abort();
         memset(seed, OTHER_SEED, sizeof seed);

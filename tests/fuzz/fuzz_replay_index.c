@@ -155,7 +155,7 @@ static void check_accepted(const cradle_replay_index *index, const uint8_t *byte
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     static cradle_state_pack codec;
-    if (!codec.decompress && (sodium_init() < 0 || cradle_state_pack_init(&codec, 0) != 0)) abort();
+    if (!codec.decompress && (sodium_init() < 0 || cradle_state_pack_init(&codec, 0, CRADLE_STATE_PACK_BOTH) != 0)) abort();
     if (size == 0) return 0;
     size_t n = size - 1;
     uint8_t *bytes = malloc(n ? n : 1);

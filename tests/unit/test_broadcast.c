@@ -534,7 +534,7 @@ static void test_keyframe_round_trip(void **state) {
     for (uint32_t i = 0; i < SIZE; i += 4096) /* a few live entities among zeros */
         for (uint32_t j = 0; j < 24; j++) s[i + j] = (uint8_t)(i / 4096u * 7u + j);
     cradle_state_pack codec;
-    assert_int_equal(cradle_state_pack_init(&codec, 0), 0);
+    assert_int_equal(cradle_state_pack_init(&codec, 0, CRADLE_STATE_PACK_BOTH), 0);
     assert_int_equal(codec.level, 3);
     cradle_broadcast_keyframe k = keyframe_of(s, SIZE), got;
     size_t bound = cradle_broadcast_keyframe_bound(SIZE), length = 0;
@@ -613,7 +613,7 @@ typedef struct small_keyframe {
 } small_keyframe;
 
 static void small_keyframe_init(small_keyframe *f) {
-    assert_int_equal(cradle_state_pack_init(&f->codec, 1), 0);
+    assert_int_equal(cradle_state_pack_init(&f->codec, 1, CRADLE_STATE_PACK_BOTH), 0);
     uint8_t seed[32];
     memset(seed, 5, sizeof seed);
     assert_int_equal(cradle_keys_from_seeds(&f->keys, seed, seed), 0);

@@ -115,7 +115,7 @@ static void broadcast_init(broadcast *b, const char *name) {
     s->steps_per_second = 60;
     s->fragment_ms = 1000;
     s->live_unix_ms = 1700000000000u;
-    assert_int_equal(cradle_state_pack_init(&b->codec, 0), 0);
+    assert_int_equal(cradle_state_pack_init(&b->codec, 0, CRADLE_STATE_PACK_BOTH), 0);
 }
 
 static void broadcast_free(broadcast *b) {

@@ -373,7 +373,7 @@ static void test_join_in_progress_and_rejoin(void **state) {
     assert_true(st->hash == cradle_hash64(host->sim.state, host->sim.contract->state_size));
     /* the chunk is the state packed: it unpacks to the server's state */
     cradle_state_pack unpack;
-    assert_int_equal(cradle_state_pack_init(&unpack, 0), 0);
+    assert_int_equal(cradle_state_pack_init(&unpack, 0, CRADLE_STATE_PACK_DECODE), 0);
     uint8_t unpacked[64];
     assert_true(host->sim.contract->state_size <= sizeof unpacked);
     assert_null(cradle_state_pack_decode(&unpack, st->bytes, st->total, unpacked, host->sim.contract->state_size,

@@ -23,7 +23,7 @@ typedef struct fixture {
 static int setup(void **s) {
     fixture *f = calloc(1, sizeof *f);
     assert_non_null(f);
-    assert_int_equal(cradle_state_pack_init(&f->pack, 0), 0);
+    assert_int_equal(cradle_state_pack_init(&f->pack, 0, CRADLE_STATE_PACK_BOTH), 0);
     f->bound = cradle_state_pack_bound(STATE);
     f->state = calloc(1, STATE);
     f->out = calloc(1, STATE);
@@ -97,6 +97,23 @@ static void a_flipped_byte_never_unpacks_to_a_state_that_passes(void **s) {
     }
 }
 
+/* A pack made for one way holds only that way's context: the server packs
+ * joins and holds no decompression context, a client the other way round. */
+static void a_pack_holds_only_the_contexts_it_was_made_for(void **s) {
+    fixture *f = *s;
+    cradle_state_pack encode_only, decode_only;
+    assert_int_equal(cradle_state_pack_init(&encode_only, 1, CRADLE_STATE_PACK_ENCODE), 0);
+    assert_int_equal(cradle_state_pack_init(&decode_only, 0, CRADLE_STATE_PACK_DECODE), 0);
+    assert_true(encode_only.compress && !encode_only.decompress);
+    assert_true(!decode_only.compress && decode_only.decompress);
+    size_t n = cradle_state_pack_encode(&encode_only, f->state, STATE, f->frame, f->bound);
+    assert_true(n > 0);
+    assert_null(cradle_state_pack_decode(&decode_only, f->frame, n, f->out, STATE, f->hash));
+    assert_memory_equal(f->out, f->state, STATE);
+    cradle_state_pack_free(&encode_only);
+    cradle_state_pack_free(&decode_only);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(a_state_packs_small_and_unpacks_to_the_same_bytes, setup, teardown),
@@ -104,6 +121,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(another_hash_or_size_is_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(bytes_after_the_frame_or_a_cut_frame_are_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(a_flipped_byte_never_unpacks_to_a_state_that_passes, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_pack_holds_only_the_contexts_it_was_made_for, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,8 +13,9 @@
  * buffer (never more than it holds), and that state's hash (hash.h) must be
  * the one the sender named.
  *
- * Memory: init allocates the two zstd contexts; packing and unpacking reuse
- * them (a pack allocates nothing after the first). One per thread.
+ * Memory: init allocates the zstd contexts it is asked for; packing and
+ * unpacking reuse them (a pack allocates nothing after the first). One per
+ * thread.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -27,8 +28,14 @@ typedef struct cradle_state_pack {
     int level;        /* zstd level; 0 = 3 */
 } cradle_state_pack;
 
+/* What a pack is for: its zstd contexts are made for these only (a server
+ * that only packs holds no decompression context). */
+#define CRADLE_STATE_PACK_ENCODE 1u
+#define CRADLE_STATE_PACK_DECODE 2u
+#define CRADLE_STATE_PACK_BOTH (CRADLE_STATE_PACK_ENCODE | CRADLE_STATE_PACK_DECODE)
+
 /* Returns 0 or CRADLE_ENOMEM. */
-CRADLE_MUST_CHECK int cradle_state_pack_init(cradle_state_pack *p, int level);
+CRADLE_MUST_CHECK int cradle_state_pack_init(cradle_state_pack *p, int level, unsigned ways);
 void cradle_state_pack_free(cradle_state_pack *p);
 
 /* Bytes a packed state of state_size bytes needs at most. */
