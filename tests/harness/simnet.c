@@ -29,6 +29,7 @@ static struct {
     cradle_proxy_impairment link;
     uint32_t capacity, opened;
     uint64_t oversize;
+    simnet_counters closed; /* what the sockets ENet closed counted */
     simnet_socket sockets[SIMNET_SOCKETS_MAX];
     cradle_proxy_packet scratch;
 } net;
@@ -47,7 +48,18 @@ int simnet_open(const cradle_proxy_impairment *link, uint32_t capacity, char *me
     return 0;
 }
 
+static void add_counters(simnet_counters *c, const cradle_proxy_counters *s) {
+    c->submitted += s->submitted;
+    c->lost += s->lost;
+    c->duplicated += s->duplicated;
+    c->reordered += s->reordered;
+    c->overflowed += s->overflowed;
+    c->released += s->released;
+}
+
+/* A socket ENet closed: its scheduler goes, what it counted stays. */
 static void free_socket(simnet_socket *s) {
+    if (s->used) add_counters(&net.closed, &s->sched.counters);
     free(s->entries);
     free(s->packets);
     free(s->free_list);
@@ -65,17 +77,10 @@ uint64_t simnet_now_ns(void) { return net.now_ns; }
 void simnet_advance(uint64_t ns) { net.now_ns += ns; }
 
 simnet_counters simnet_counters_read(void) {
-    simnet_counters c = {.oversize = net.oversize};
-    for (uint32_t i = 0; i < SIMNET_SOCKETS_MAX; i++) {
-        const cradle_proxy_counters *s = &net.sockets[i].sched.counters;
-        if (!net.sockets[i].used) continue;
-        c.submitted += s->submitted;
-        c.lost += s->lost;
-        c.duplicated += s->duplicated;
-        c.reordered += s->reordered;
-        c.overflowed += s->overflowed;
-        c.released += s->released;
-    }
+    simnet_counters c = net.closed;
+    c.oversize = net.oversize;
+    for (uint32_t i = 0; i < SIMNET_SOCKETS_MAX; i++)
+        if (net.sockets[i].used) add_counters(&c, &net.sockets[i].sched.counters);
     return c;
 }
 

@@ -44,7 +44,7 @@
 
 typedef struct simnet_counters {
     uint64_t submitted, lost, duplicated, reordered, overflowed, released;
-    uint64_t oversize; /* datagrams longer than CRADLE_PROXY_PACKET_MAX, dropped */
+    uint64_t oversize; /* datagrams longer than CRADLE_PROXY_PACKET_MAX (or not IPv4), dropped */
 } simnet_counters;
 
 /* Opens the network: every socket's link is `link` (its seed made distinct
@@ -62,7 +62,8 @@ uint64_t simnet_now_ns(void);
 /* Moves the test clock on by ns. */
 void simnet_advance(uint64_t ns);
 
-/* What every socket's scheduler did, summed. */
+/* What every socket's scheduler did since simnet_open, summed (the
+ * sockets ENet closed since included). */
 simnet_counters simnet_counters_read(void);
 
 #endif

@@ -76,7 +76,7 @@ rc=0; wait "$SERVER_PID" || rc=$?
 
 # 3. A bad port in the environment is an error, and the log is still closed.
 rc=0
-AGONES_SDK_HTTP_PORT=99999 "$server" --game "$game" --port $((20000 + RANDOM % 40000)) --bind 127.0.0.1 "${SERVER_SECURITY[@]}" --agones --log three.log \
+AGONES_SDK_HTTP_PORT=99999 "$server" --game "$game" --port $((20000 + RANDOM % 12000)) --bind 127.0.0.1 "${SERVER_SECURITY[@]}" --agones --log three.log \
   >three.out 2>three.err || rc=$?
 if grep -q "cannot listen" three.err; then : ; else
   [ "$rc" -eq 1 ] || { echo "bad AGONES_SDK_HTTP_PORT: exit $rc"; cat three.err; exit 1; }

@@ -183,7 +183,7 @@ broadcast__start() {
   local dir=$1 template=$2 rc
   shift 2
   for _ in 1 2 3 4 5 6 7 8; do
-    BROADCAST_PORT=$((20000 + RANDOM % 40000))
+    BROADCAST_PORT=$((20000 + RANDOM % 12000))
     broadcast__render "$template" "$dir/nginx.conf" PORT="$BROADCAST_PORT" "$@" || return 1
     rc=0
     broadcast__launch "$dir" "$BROADCAST_PORT" || rc=$?
@@ -309,7 +309,7 @@ start_varnish() {
   esac
   dir=$(broadcast__dir "$1") || return 1
   for try in 1 2 3 4 5 6 7 8; do
-    port=$((20000 + RANDOM % 40000))
+    port=$((20000 + RANDOM % 12000))
     "$bin" -F -j none -n "$dir/work" -a "127.0.0.1:$port" -b "${origin#http://}" -s malloc,64m \
       >"$dir/varnish.out" 2>&1 &
     VARNISH_PID=$!

@@ -163,7 +163,7 @@ grep -q 'the broadcast did not end' server.err
 # A secret file others can read is refused at start.
 chmod 644 wrong.secret
 rc=0
-"$server" --game "$game" --insecure --bind 127.0.0.1 --port $((20000 + RANDOM % 40000)) --log session3.log \
+"$server" --game "$game" --insecure --bind 127.0.0.1 --port $((20000 + RANDOM % 12000)) --log session3.log \
   --broadcast "$ORIGIN_URL/live/x" --broadcast-auth wrong.secret 2>perm.err || rc=$?
 [ "$rc" -eq 2 ] && grep -q 'readable by group or others' perm.err
 echo "broadcast_watch: ok ($fragments fragments)"

@@ -25,7 +25,7 @@ rc=0; "$client" --headless 2>usage.err || rc=$?
 [ "$rc" -eq 2 ]
 
 # Unreachable: a free port nobody listens on.
-port=$((20000 + RANDOM % 40000))
+port=$((20000 + RANDOM % 12000))
 start=$(date +%s)
 rc=0; "$client" --headless --game "$game" --port "$port" "${CLIENT_SECURITY[@]}" --connect-timeout 1500 2>unreach.err || rc=$?
 elapsed=$(( $(date +%s) - start ))

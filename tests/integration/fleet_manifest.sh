@@ -106,7 +106,7 @@ fi
 serving() { grep -q '"event":"serving"' "$work/server.out" 2>/dev/null; }
 exited() { ! kill -0 "$SERVER_PID" 2>/dev/null; }
 for try in 1 2 3 4 5 6 7 8; do
-  port=$((20000 + RANDOM % 40000))
+  port=$((20000 + RANDOM % 12000))
   (run_container server "${agones_env[@]}" -- --bind 127.0.0.1 --port "$port") \
     >"$work/server.out" 2>"$work/server.err" &
   SERVER_PID=$!

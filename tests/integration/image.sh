@@ -240,7 +240,7 @@ running() { [ "$(podman inspect --format '{{.State.Running}}' "$server" 2>/dev/n
 serving() { podman logs "$server" 2>/dev/null | grep -q '"event":"serving"'; }
 serving_or_exited() { serving || ! running; }
 for try in 1 2 3 4 5 6 7 8; do
-  port=$((20000 + RANDOM % 40000))
+  port=$((20000 + RANDOM % 12000))
   run_container server --name "$server" --detach "${agones_env[@]}" -- --bind 127.0.0.1 --port "$port" \
     >"$work/run.out" 2>&1 || { cat "$work/run.out"; fail "podman run of the server"; }
   wait_until 60 "the container's serving line or its exit" serving_or_exited

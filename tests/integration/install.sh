@@ -44,7 +44,7 @@ cp "$root/$libdir/cradle/games/vanguard.so" "$work/games/"
 "$root/bin/cradle-keys" gen --out "$work/issuer.key" >/dev/null
 "$root/bin/cradle-keys" pub "$work/issuer.key" --sign >"$work/trusted-issuers.txt"
 out=$(timeout 20 "$root/bin/cradle-server" --config "$root/share/cradle/server.json" \
-  --game "$work/games/vanguard.so" --bind 127.0.0.1 --port $((20000 + RANDOM % 40000)) \
+  --game "$work/games/vanguard.so" --bind 127.0.0.1 --port $((20000 + RANDOM % 12000)) \
   --key "$work/server.key" --trust-file "$work/trusted-issuers.txt" \
   --mode commanded --dev-stdin 2>&1 <<<'{"cmd":"status"}' || true)
 [ "$(stat -c %a "$work/server.key")" = 600 ] || { echo "server key not created 0600"; exit 1; }

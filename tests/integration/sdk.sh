@@ -105,16 +105,28 @@ done
 
 # 4. Hosted by the installed server, joined by installed headless bots, replayed.
 if [ -x "$bin/cradle-client" ]; then
-  port=$((20000 + RANDOM % 40000))
-  "$bin/cradle-server" --game "$cmake_lib" --insecure --bind 127.0.0.1 --port "$port" --mode commanded \
-    --dev-socket "$work/dev.sock" --log "$work/hosted.log" >server.out 2>server.err &
-  server_pid=$!
-  trap 'kill "$server_pid" 2>/dev/null || true' EXIT
-  deadline=$((SECONDS + 20))
-  until grep -q '"event":"serving"' server.out 2>/dev/null; do
-    [ $SECONDS -lt $deadline ] || { cat server.err; fail "the installed server did not serve"; }
-    sleep 0.05
+  # A port below the kernel's ephemeral ones (32768-60999), which other
+  # tests' client sockets take; one another test's server holds is tried
+  # again (the server exits 3 when its port is taken).
+  for try in 1 2 3 4 5; do
+    port=$((20000 + RANDOM % 12000))
+    rm -f "$work/dev.sock" "$work/hosted.log"
+    : >server.out
+    "$bin/cradle-server" --game "$cmake_lib" --insecure --bind 127.0.0.1 --port "$port" --mode commanded \
+      --dev-socket "$work/dev.sock" --log "$work/hosted.log" >server.out 2>server.err &
+    server_pid=$!
+    trap 'kill "$server_pid" 2>/dev/null || true' EXIT
+    deadline=$((SECONDS + 20))
+    until grep -q '"event":"serving"' server.out 2>/dev/null || ! kill -0 "$server_pid" 2>/dev/null; do
+      [ $SECONDS -lt $deadline ] || { cat server.err; fail "the installed server did not serve"; }
+      sleep 0.05
+    done
+    grep -q '"event":"serving"' server.out && break
+    rc=0
+    wait "$server_pid" || rc=$?
+    [ "$rc" -eq 3 ] || { cat server.err; fail "the installed server did not serve (exit $rc)"; }
   done
+  grep -q '"event":"serving"' server.out || fail "the installed server found no free port in 5 tries"
   "$bin/cradle-client" --headless --game "$cmake_lib" --port "$port" --insecure --bots 2 --steps 200 \
     >client.out 2>client.err &
   client_pid=$!

@@ -50,7 +50,9 @@ start_server() {
     security=("${SERVER_SECURITY[@]}")
   fi
   for try in 1 2 3 4 5 6 7 8; do
-    PORT=$((20000 + RANDOM % 40000))
+    # Below the kernel's ephemeral ports (32768-60999 on Debian), which
+    # every client socket of every test running beside this one takes from.
+    PORT=$((20000 + RANDOM % 12000))
     : >server.out
     "$server" --bind 127.0.0.1 --port "$PORT" "${security[@]}" "$@" >server.out 2>server.err &
     SERVER_PID=$!

@@ -29,7 +29,7 @@ cat replay.json
 # The build it started on is not the build it ended on: refused, nothing left.
 for try in 1 2 3 4 5; do # exit 3: the random port was taken, try another
   rc=0
-  "$server" --bind 127.0.0.1 --port $((20000 + RANDOM % 40000)) "${SERVER_SECURITY[@]}" --game "$inc1" \
+  "$server" --bind 127.0.0.1 --port $((20000 + RANDOM % 12000)) "${SERVER_SECURITY[@]}" --game "$inc1" \
     --resume a.log --log c.log --mode commanded >refused.out 2>refused.err || rc=$?
   [ "$rc" -eq 3 ] || break
 done

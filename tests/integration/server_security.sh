@@ -33,7 +33,7 @@ rc=0; "$server" --game "$game" --insecure --port 1 2>e2.err || rc=$?
 rc=0; "$server" --game "$game" --insecure --bind 0.0.0.0 --port 1 2>e3.err || rc=$?
 [ "$rc" -eq 2 ] && grep -q "insecure.*refused" e3.err || fail "--insecure on 0.0.0.0: exit $rc"
 secure_setup
-out=$("$server" --game "$game" --bind 127.0.0.1 --port $((20000 + RANDOM % 40000)) --key fresh.key \
+out=$("$server" --game "$game" --bind 127.0.0.1 --port $((20000 + RANDOM % 12000)) --key fresh.key \
   --trust "$ISSUER_PUB" --mode commanded --dev-stdin 2>fresh.err <<<'{"cmd":"quit"}' || true)
 [ "$(stat -c %a fresh.key)" = 600 ] || fail "fresh key is not 0600"
 fresh_id=$("$KEYS_BIN" pub fresh.key --kx)

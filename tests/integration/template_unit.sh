@@ -106,7 +106,7 @@ run_as() {
 free_port() { # a random high port no other instance has
   local port i
   while :; do
-    port=$((20000 + RANDOM % 40000))
+    port=$((20000 + RANDOM % 12000))
     for i in "${!PORTS[@]}"; do [ "${PORTS[$i]}" != "$port" ] || continue 2; done
     echo "$port"
     return
