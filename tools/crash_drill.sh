@@ -72,7 +72,7 @@ start_life() {
   local log=$1; shift
   local try
   for try in 1 2 3 4 5 6 7 8; do
-    PORT=$((20000 + RANDOM % 40000))
+    PORT=$((20000 + RANDOM % 12000))
     rm -f dev.sock "$work"/game/*.cradle-*.so
     : >server.out # before the launch: a stale "serving" line must not be seen
     "$SERVER" --game "$GAME" --bind 127.0.0.1 --port "$PORT" --dev-socket dev.sock --log "$log" \

@@ -77,7 +77,7 @@ soak_profile() {
   cd "$dir"
   local target port pid_server pid_proxy try
   for try in 1 2 3 4 5 6 7 8; do
-    port=$((20000 + RANDOM % 40000))
+    port=$((20000 + RANDOM % 12000))
     rm -f session.log dev.sock
     : >server.out
     "$SERVER" --game "$GAME" --bind 127.0.0.1 --port "$port" --players "$bots" --log session.log \

@@ -63,7 +63,7 @@ varnish_workers() { pgrep -P "$VARNISH_PID" | tr '\n' ' '; }
 run=0
 run_session() {
   run=$((run + 1))
-  local port=$((20000 + RANDOM % 40000)) extra=()
+  local port=$((20000 + RANDOM % 12000)) extra=()
   rm -f "$work/dev.sock"
   [ "$2" = 1 ] && extra=(--broadcast "$ORIGIN_URL/live/run$run" --broadcast-auth "$ORIGIN_SECRET_FILE")
   "$server" --game "$game" --key "$work/server.key" --trust "$ISSUER_PUB" --connect-rate 1000 --connect-burst 1000 \

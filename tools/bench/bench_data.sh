@@ -34,7 +34,7 @@ tuning=$work/data/vanguard/tuning.json
 field() { sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p"; }
 status() { "$ctl" --socket "$work/dev.sock" --json status; }
 
-port=$((20000 + RANDOM % 40000))
+port=$((20000 + RANDOM % 12000))
 "$server" --game "$game" --data "$work/data" --insecure --bind 127.0.0.1 --port "$port" --players 2 \
   --dev-socket "$work/dev.sock" --log "$work/session.log" >"$work/out" 2>"$work/err" &
 pids+=($!)

@@ -27,7 +27,7 @@ cleanup() {
 }
 trap cleanup EXIT
 sock=$work/dev.sock
-port=$((20000 + RANDOM % 40000))
+port=$((20000 + RANDOM % 12000))
 "$server" --game "$game" --insecure --bind 127.0.0.1 --port "$port" --mode commanded --dev-socket "$sock" \
   >"$work/server.out" 2>"$work/server.err" &
 pids+=($!)

@@ -52,7 +52,7 @@ threads() {
   done | sort
 }
 
-port=$((20000 + RANDOM % 40000))
+port=$((20000 + RANDOM % 12000))
 "$server" --bind 127.0.0.1 --port "$port" --key server.key --trust "$ISSUER_PUB" --game "$game" \
   --players 8 --dev-socket "$work/dev.sock" >server.out 2>server.err &
 spid=$!

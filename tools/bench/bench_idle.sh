@@ -25,7 +25,7 @@ trap cleanup EXIT
 cpu_ns() { for t in /proc/"$1"/task/*; do echo "${t##*/} $(cut -d' ' -f1 "$t/schedstat")"; done; }
 echo "an empty session (no peer, paced at 60 steps/s), $rounds rounds of $seconds s:"
 for round in $(seq "$rounds"); do
-  port=$((20000 + RANDOM % 40000))
+  port=$((20000 + RANDOM % 12000))
   "$server" --game "$game" --insecure --bind 127.0.0.1 --port "$port" >"$work/out" 2>"$work/err" &
   pid=$!
   for _ in $(seq 200); do grep -q '"event":"serving"' "$work/out" 2>/dev/null && break; sleep 0.05; done

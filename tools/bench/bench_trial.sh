@@ -22,7 +22,7 @@ cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
 cp "$game" "$work/game.so"
 sock=$work/dev.sock
-port=$((20000 + RANDOM % 40000))
+port=$((20000 + RANDOM % 12000))
 "$server" --game "$work/game.so" --insecure --bind 127.0.0.1 --port "$port" --dev-socket "$sock" \
   >"$work/server.out" 2>"$work/server.err" &
 pid=$!
