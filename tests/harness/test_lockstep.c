@@ -34,6 +34,15 @@ static void expect_agreement(const harness *h, uint64_t steps) {
     }
 }
 
+/* Fails the test with what went wrong, after closing the session (its
+ * message copied first: closing frees what it names). */
+static void fail_session(harness *h, const char *label) {
+    char message[sizeof h->message];
+    memcpy(message, h->message, sizeof message);
+    (void)harness_close(h);
+    fail_msg("%s: %s", label, message);
+}
+
 typedef struct session_result {
     uint64_t server_hash;
     simnet_counters link;
@@ -49,18 +58,10 @@ typedef enum session_ending { ALL_NORMAL, ALL_ENDED } session_ending;
 static session_result run_session(const harness_config *config, uint64_t steps, session_ending ending,
                                   const char *label) {
     static harness h;
-    if (harness_open(&h, config) != 0) {
-        (void)harness_close(&h);
-        fail_msg("%s: %s", label, h.message);
-    }
+    if (harness_open(&h, config) != 0) fail_session(&h, label);
     uint64_t start = cradle_mono_ns();
     /* the test clock's deadline: the session's time and a minute to join in */
-    if (harness_run(&h, steps, steps * 1000u / 60u + 60000u) != 0) {
-        char message[sizeof h.message];
-        memcpy(message, h.message, sizeof message);
-        (void)harness_close(&h);
-        fail_msg("%s: %s", label, message);
-    }
+    if (harness_run(&h, steps, steps * 1000u / 60u + 60000u) != 0) fail_session(&h, label);
     uint32_t clients = h.client_count;
     double seconds = (double)(cradle_mono_ns() - start) / 1e9;
     expect_agreement(&h, steps);
@@ -115,22 +116,13 @@ static void a_player_who_drops_out_rejoins_from_a_state_block(void **unused) {
                              .seed = 19,
                              .link = {.latency_ms = 40, .jitter_ms = 10, .seed = 45}};
     if (harness_open(&h, &config) != 0 || harness_run(&h, 600, 60000) != 0 || harness_drop(&h, 1) != 0 ||
-        harness_run(&h, 1200, 60000) != 0) {
-        char message[sizeof h.message];
-        memcpy(message, h.message, sizeof message);
-        (void)harness_close(&h);
-        fail_msg("before the rejoin: %s", message);
-    }
+        harness_run(&h, 1200, 60000) != 0)
+        fail_session(&h, "before the rejoin");
     /* the dropped player's slot is free: the server runs on without it */
     uint32_t occupied = 0;
     for (uint32_t slot = 0; slot < config.players; slot++) occupied += h.host->slots[slot].occupied;
     assert_int_equal(occupied, 2);
-    if (harness_rejoin(&h, 1) != 0 || harness_run(&h, 2400, 60000) != 0) {
-        char message[sizeof h.message];
-        memcpy(message, h.message, sizeof message);
-        (void)harness_close(&h);
-        fail_msg("after the rejoin: %s", message);
-    }
+    if (harness_rejoin(&h, 1) != 0 || harness_run(&h, 2400, 60000) != 0) fail_session(&h, "after the rejoin");
     expect_agreement(&h, 2400);
     const cradle_netclient *back = &h.clients[1].net;
     assert_true(back->welcome.start_step >= 1200 && back->welcome.state_follows);
