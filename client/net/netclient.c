@@ -231,7 +231,8 @@ static int on_state(cradle_netclient *net, const cradle_wire_state *st) {
     memcpy(net->packed + st->offset, st->bytes, st->length);
     net->state_received += st->length;
     if (net->state_received < st->total) return 0;
-    const char *problem = cradle_state_pack_decode(&net->unpack, net->packed, st->total, net->base, state_size, st->hash);
+    const char *problem =
+        cradle_state_pack_decode(&net->unpack, net->packed, st->total, net->base, state_size, st->hash);
     if (problem)
         return fail(net, CRADLE_ENET_MESSAGE, "the state block for step %" PRIu64 ": %s", st->step, problem);
     int rc = cradle_sim_restore(&net->sim, net->base, state_size, st->step);
@@ -828,7 +829,8 @@ void cradle_netclient_close(cradle_netclient *net) {
     free(net->queue_epoch);
     free(net->queue_has_hash);
     free(net->history_storage);
-    net->base = net->queue = net->history_storage = net->data_storage = net->packed = NULL; /* closing twice is harmless */
+    /* closing twice is harmless */
+    net->base = net->queue = net->history_storage = net->data_storage = net->packed = NULL;
     net->sim.contract = NULL;
     net->queue_step = net->queue_hash = NULL;
     net->queue_epoch = net->queue_has_hash = NULL;

@@ -326,6 +326,22 @@ static void admit(cradle_server_host *host, uint16_t p) {
     cradle_server_peer *peer = &host->peers[p];
     cradle__server_flush_steps(host); /* earlier steps are not this peer's */
     uint64_t start = host->sim.next_step;
+    bool state_follows = start > 0 || host->sim.data_applied > 0; /* what init() alone gives, or not */
+    uint32_t state_size = host->sim.contract->state_size;
+    size_t packed = 0;
+    if (state_follows) {
+        /* packed: the state's empty pools and zeroed fields need not cross
+         * the link (vanguard's 961,664 bytes travel as about 10 KB) */
+        packed = cradle_state_pack_encode(&host->join_pack, host->sim.state, state_size, host->join_state,
+                                          cradle_state_pack_bound(host->state_capacity));
+        if (packed == 0) {
+            /* zstd out of memory: its workspace, made at start-up for the
+             * first build's state, had to grow for a larger one's */
+            cradle__server_release_peer(host, p, "the state block could not be packed");
+            refuse(host, p, CRADLE_WIRE_REFUSE_BUSY, "the server is out of memory for the state block; try again");
+            return;
+        }
+    }
     cradle_wire_message m = {.type = CRADLE_WIRE_WELCOME};
     cradle_wire_welcome *w = &m.as.welcome;
     w->slot = peer->spectator ? (uint8_t)CRADLE_WIRE_SPECTATOR : peer->slot;
@@ -340,18 +356,12 @@ static void admit(cradle_server_host *host, uint16_t p) {
     w->hash_interval = host->options->hash_interval;
     w->start_step = start;
     w->epoch = host->epoch;
-    w->state_follows = start > 0 || host->sim.data_applied > 0; /* what init() alone gives, or not */
+    w->state_follows = state_follows;
     cradle_wire_set_text(w->game, sizeof w->game, host->sim.contract->name);
     cradle_wire_set_text(w->build_id, sizeof w->build_id, host->sim.contract->build_id);
     cradle__server_send_to_peer(host, p, &m, CRADLE_SERVER_OUT_RELIABLE);
-    if (w->state_follows) {
-        /* packed: the state's empty pools and zeroed fields need not cross
-         * the link (vanguard's 961,664 bytes travel as about 10 KB) */
-        uint32_t state_size = host->sim.contract->state_size;
-        size_t packed = cradle_state_pack_encode(&host->join_pack, host->sim.state, state_size, host->join_state,
-                                          cradle_state_pack_bound(host->state_capacity));
-        /* zstd fails only out of memory, and its workspace was made at start-up */
-        assert(packed > 0 && packed <= CRADLE_WIRE_STATE_PACKED_MAX);
+    if (state_follows) {
+        assert(packed <= CRADLE_WIRE_STATE_PACKED_MAX); /* zstd's bound on a state of at most STATE_MAX */
         host->join_size = (uint32_t)packed;
         host->join_active = true;
         host->join_peer = p;
@@ -807,7 +817,8 @@ int cradle_server_host_init(cradle_server_host *host, const cradle_server_option
     if (options->log[0]) host->kept = malloc((size_t)CRADLE_SERVER_KEPT_STATES * host->state_capacity);
     for (uint32_t k = 0; k < CRADLE_SERVER_KEPT_STATES; k++) host->kept_step[k] = UINT64_MAX;
     if (!host->join_state || !host->peers || !host->recent || !host->trial_inputs ||
-        (options->log[0] && !host->kept) || cradle_state_pack_init(&host->join_pack, 1, CRADLE_STATE_PACK_ENCODE) != 0) {
+        (options->log[0] && !host->kept) ||
+        cradle_state_pack_init(&host->join_pack, 1, CRADLE_STATE_PACK_ENCODE) != 0) {
         fprintf(stderr, "cradle-server: out of memory for a %u-byte state block\n", host->state_capacity);
         return CRADLE_ENOMEM;
     }
@@ -831,7 +842,7 @@ int cradle_server_host_init(cradle_server_host *host, const cradle_server_option
     /* zstd's workspace now, at start-up: a join then packs without
      * allocating (a later build with a larger state may grow it once) */
     if (cradle_state_pack_encode(&host->join_pack, host->sim.state, c->state_size, host->join_state,
-                          cradle_state_pack_bound(host->state_capacity)) == 0) {
+                                 cradle_state_pack_bound(host->state_capacity)) == 0) {
         fprintf(stderr, "cradle-server: out of memory for packing a %u-byte state block\n", c->state_size);
         return CRADLE_ENOMEM;
     }

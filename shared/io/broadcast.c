@@ -328,7 +328,8 @@ int cradle_broadcast_keyframe_encode(cradle_state_pack *c, const cradle_broadcas
         return CRADLE_ERANGE;
     }
     uint8_t *payload = out + CRADLE_BROADCAST_KEYFRAME_HEADER_BYTES;
-    size_t n = cradle_state_pack_encode(c, state, k->state_size, payload, size - CRADLE_BROADCAST_KEYFRAME_HEADER_BYTES);
+    size_t n =
+        cradle_state_pack_encode(c, state, k->state_size, payload, size - CRADLE_BROADCAST_KEYFRAME_HEADER_BYTES);
     if (n == 0) {
         (void)refuse(message, message_size, "keyframe", "zstd failed (out of memory)");
         return CRADLE_EIO;

@@ -27,16 +27,17 @@ void cradle_state_pack_free(cradle_state_pack *p) {
 size_t cradle_state_pack_bound(uint32_t state_size) { return ZSTD_compressBound(state_size); }
 
 size_t cradle_state_pack_encode(cradle_state_pack *p, const void *state, uint32_t state_size, uint8_t *out,
-                         size_t capacity) {
+                                size_t capacity) {
     assert(p->compress && capacity >= cradle_state_pack_bound(state_size));
     size_t n = ZSTD_compressCCtx(p->compress, out, capacity, state, state_size, p->level);
     return ZSTD_isError(n) ? 0 : n;
 }
 
 const char *cradle_state_pack_decode(cradle_state_pack *p, const uint8_t *frame, size_t size, void *state,
-                                uint32_t state_size, uint64_t hash) {
+                                     uint32_t state_size, uint64_t hash) {
     assert(p->decompress);
-    if (ZSTD_getFrameContentSize(frame, size) != state_size) return "the zstd frame does not hold exactly the state's size";
+    if (ZSTD_getFrameContentSize(frame, size) != state_size)
+        return "the zstd frame does not hold exactly the state's size";
     /* ZSTD_decompressDCtx would also take frames after the first (an empty
      * one, a skippable one): a packed state is the one frame and nothing else */
     if (ZSTD_findFrameCompressedSize(frame, size) != size) return "the zstd frame is not all of the packed bytes";

@@ -44,12 +44,12 @@ size_t cradle_state_pack_bound(uint32_t state_size);
 /* Packs state (state_size bytes) into out (capacity >= the bound, asserted).
  * Returns the frame's length, or 0 when zstd failed (out of memory). */
 size_t cradle_state_pack_encode(cradle_state_pack *p, const void *state, uint32_t state_size, uint8_t *out,
-                         size_t capacity);
+                                size_t capacity);
 
 /* Unpacks frame (size bytes, untrusted) into state, which must then hold
  * exactly state_size bytes whose hash is hash. Returns NULL, or a static
  * sentence naming what was wrong. */
 const char *cradle_state_pack_decode(cradle_state_pack *p, const uint8_t *frame, size_t size, void *state,
-                                uint32_t state_size, uint64_t hash);
+                                     uint32_t state_size, uint64_t hash);
 
 #endif
