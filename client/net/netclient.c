@@ -108,6 +108,13 @@ int cradle_netclient_open(cradle_netclient *net, const cradle_netclient_config *
                                                                    .event_capacity = CRADLE_NETCLIENT_EVENTS},
                                       why, sizeof why);
     if (rc_open != 0) return fail(net, rc_open, "the game library %s: %s", config->game, why);
+    if (config->effects) {
+        net->effects_storage = malloc(2u * CRADLE_NETCLIENT_EFFECTS * sizeof *net->effects_storage);
+        if (!net->effects_storage) return fail(net, CRADLE_ENOMEM, "out of memory for the game's events");
+        (void)cradle_events_init(&net->effects, net->effects_storage, CRADLE_NETCLIENT_EFFECTS);
+        (void)cradle_events_init(&net->effects_confirmed, net->effects_storage + CRADLE_NETCLIENT_EFFECTS,
+                                 CRADLE_NETCLIENT_EFFECTS);
+    }
     if (!config->insecure) {
         if (!config->server_key || cradle_keys_from_hex(net->server_key, config->server_key) != 0)
             return fail(net, CRADLE_EINVAL, "the server key (--server-key) must be the server id, 64 hex digits");
@@ -208,6 +215,9 @@ static int on_welcome(cradle_netclient *net, const cradle_wire_welcome *w) {
     net->input_sent_through = w->start_step;
     net->base_step_plus1 = w->start_step;
     cradle_ackpace_init(&net->ackpace, w->slot == CRADLE_WIRE_SPECTATOR, w->steps_per_second, w->start_step);
+    char why[CRADLE_PREDICT_MESSAGE_MAX];
+    rc = cradle_predict_start(net, why, sizeof why);
+    if (rc != 0) return fail(net, rc, "prediction: %s", why);
     if (w->state_follows) {
         net->phase = CRADLE_NETCLIENT_JOINING;
         return 0;
@@ -258,7 +268,7 @@ static void send_inputs(cradle_netclient *net) {
         if (net->welcome.input_delay > 0) target--;
         while (net->input_sent_through <= target) {
             uint64_t s = net->input_sent_through++;
-            uint8_t *in = net->inputs[s % 64u];
+            uint8_t *in = net->inputs[s % CRADLE_NETCLIENT_INPUTS_KEPT];
             memset(in, 0, ib);
             if (net->config.input) net->config.input(net->config.input_context, s, in, ib);
         }
@@ -268,7 +278,7 @@ static void send_inputs(cradle_netclient *net) {
                 last + 1 >= CRADLE_NETCLIENT_REDUNDANCY ? last + 1 - CRADLE_NETCLIENT_REDUNDANCY : 0;
             if (first < net->welcome.start_step) first = net->welcome.start_step;
             uint8_t count = (uint8_t)(last - first + 1);
-            for (uint32_t i = 0; i < count; i++) memcpy(bytes + i * ib, net->inputs[(first + i) % 64u], ib);
+            for (uint32_t i = 0; i < count; i++) memcpy(bytes + i * ib, net->inputs[(first + i) % CRADLE_NETCLIENT_INPUTS_KEPT], ib);
             m.as.input.first_step = first;
             m.as.input.count = count;
             m.as.input.inputs = bytes;
@@ -771,8 +781,16 @@ int cradle_netclient_step(cradle_netclient *net, uint64_t now_ns) {
             return fail(net, CRADLE_EIO, "cannot write --output");
     }
     int rc = check_hash(net, s);
+    cradle_predict_confirmed(net, s, snapshot);
     net->queue_step[s % CRADLE_NETCLIENT_QUEUE_STEPS] = UINT64_MAX;
     return rc == 0 ? 1 : rc;
+}
+
+void cradle_netclient_effects(cradle_netclient *net, cradle_event_queue **present,
+                              cradle_event_queue **confirmed) {
+    assert(net->config.effects && "effects are kept only when the config asks");
+    *present = &net->effects;
+    *confirmed = &net->effects_confirmed;
 }
 
 uint64_t cradle_netclient_pending(const cradle_netclient *net) {
@@ -819,6 +837,9 @@ void cradle_netclient_close(cradle_netclient *net) {
     if (net->link.ops) net->link.ops->close(net->link.self);
     cradle_reload_close(&net->reload);
     cradle_sim_storage_close(&net->storage);
+    cradle_predict_close(&net->predict);
+    free(net->effects_storage);
+    net->effects_storage = NULL;
     free(net->base);
     free(net->packed);
     cradle_state_pack_free(&net->unpack);

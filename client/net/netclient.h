@@ -108,6 +108,7 @@
 #include "cradle/wire.h"
 #include "link.h"
 #include "link_enet.h"
+#include "predict.h"
 
 #define CRADLE_NETCLIENT_MESSAGE_MAX 512u
 #define CRADLE_NETCLIENT_QUEUE_STEPS 4096u   /* snapshots received, not yet run */
@@ -125,6 +126,8 @@ typedef struct cradle_netclient_data {
 #define CRADLE_NETCLIENT_HISTORY 1024u       /* snapshots kept since the last matching hash */
 #define CRADLE_NETCLIENT_EVENTS 1024u        /* events one step may report */
 #define CRADLE_NETCLIENT_REDUNDANCY 8u       /* steps each INPUT carries */
+#define CRADLE_NETCLIENT_INPUTS_KEPT 256u    /* the local inputs sent, kept for prediction */
+#define CRADLE_NETCLIENT_EFFECTS 4096u       /* events to present kept between two takes */
 #define CRADLE_NETCLIENT_NO_STEP UINT64_MAX
 
 /* Fills out (input_bytes bytes, zeroed by the caller) with the local
@@ -163,6 +166,13 @@ typedef struct cradle_netclient_config {
     uint64_t client_id;            /* in minted tokens */
     cradle_netclient_input_fn input;
     void *input_context;
+    /* Prediction (predict.h): a player runs up to this many steps ahead of
+     * the server's, showing its own input at once; 0 = lockstep (what it
+     * shows is what the server confirmed). Spectators never predict. */
+    uint32_t predict_window;
+    /* Keep the events to present (cradle_netclient_effects): a client that
+     * draws sets it; others (bots, tests) need not pay for it. */
+    bool effects;
 } cradle_netclient_config;
 
 typedef enum cradle_netclient_phase {
@@ -175,7 +185,8 @@ typedef enum cradle_netclient_phase {
 
 /* The caller owns the struct (large: static or heap). Fields are for
  * reading (the HUD shows them); change none. */
-typedef struct cradle_netclient {
+typedef struct cradle_netclient cradle_netclient;
+struct cradle_netclient {
     cradle_netclient_config config;
     cradle_netclient_phase phase;
     int error;                          /* 0 or the code that ended the session */
@@ -241,9 +252,9 @@ typedef struct cradle_netclient {
     uint64_t base_step_plus1;           /* the state in base is after step base_step_plus1 - 1 */
     uint64_t hashes_checked, last_hash_step, last_hash;
 
-    /* inputs sent: step input_sent_through - 1 is the last */
+    /* inputs sent: step input_sent_through - 1 is the last, step s's at s % INPUTS_KEPT */
     uint64_t input_sent_through;
-    uint8_t inputs[64][CRADLE_GAME_MAX_INPUT_BYTES];
+    uint8_t inputs[CRADLE_NETCLIENT_INPUTS_KEPT][CRADLE_GAME_MAX_INPUT_BYTES];
 
     bool reload_pending;                /* reload_at / reload_build: the next RELOAD */
     uint8_t reload_epoch;               /* the epoch it brings */
@@ -265,7 +276,12 @@ typedef struct cradle_netclient {
 
     uint64_t steps_run;
     uint64_t bytes_in, bytes_out;
-} cradle_netclient;
+
+    cradle_predict predict;             /* the predicted sim, when config.predict_window */
+    cradle_event_queue effects;         /* events to present (config.effects): cradle_netclient_effects */
+    cradle_event_queue effects_confirmed; /* every confirmed step's events, for react_confirmed */
+    cradle_event *effects_storage;
+};
 
 /* enet_initialize()/enet_deinitialize() are the program's (once per process),
  * for the ENet link.
@@ -303,6 +319,26 @@ int cradle_netclient_send(cradle_netclient *net, uint64_t now_ns);
 /* Runs the next received step. Returns 1 when a step ran, 0 when none is
  * ready (or a reload is waiting for its build), or the session's error. */
 int cradle_netclient_step(cradle_netclient *net, uint64_t now_ns);
+
+/* Prediction (predict.h): brings the predicted sim up to the newest input
+ * sent, after the frame's confirmed steps ran (cradle_netclient_step),
+ * rolling back when a confirmed step differed from its prediction. Never
+ * fails the session: a prediction that cannot go on ends (net->predict.on
+ * false, net->predict.message says why) and the player sees confirmed
+ * steps. Returns 0. A no-op unless config.predict_window. */
+int cradle_netclient_predict(cradle_netclient *net);
+
+/* The sim to draw: the predicted one while prediction runs, else the
+ * confirmed one (net->sim). */
+const cradle_sim *cradle_netclient_shown(const cradle_netclient *net);
+
+/* With config.effects: the queue of events to present (each once, as
+ * predict.h's rule has it), for react(), and the queue of every confirmed
+ * step's events in step order, for react_confirmed(). Steps append to them;
+ * the caller presents them once a frame and then empties both
+ * (cradle_events_clear). A queue that fills drops the rest (counted in it). */
+void cradle_netclient_effects(cradle_netclient *net, cradle_event_queue **present,
+                              cradle_event_queue **confirmed);
 
 /* Received steps not yet run. */
 uint64_t cradle_netclient_pending(const cradle_netclient *net);

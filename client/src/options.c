@@ -12,11 +12,13 @@
 #include "cradle/keys.h"
 #include "cradle/parse.h"
 #include "cradle/version.h"
+#include "predict.h"
 
 enum { O_HOST = 256, O_PORT, O_GAME, O_SPECTATOR, O_SLOT, O_HEADLESS, O_SCRIPT, O_BOT, O_BOTS,
        O_SEED, O_STEPS, O_OUTPUT, O_DESYNC, O_CONFIG, O_MUTE, O_FULLSCREEN, O_SIZE, O_CONNECT,
        O_SILENCE, O_RELOAD, O_PLAY, O_HELP, O_VERSION, O_SCREENSHOT, O_SERVER_KEY,
-       O_TOKEN, O_ISSUER_KEY, O_INSECURE, O_CLIENT_ID, O_WATCH, O_DELAY, O_VERIFY_KEY, O_SEEK };
+       O_TOKEN, O_ISSUER_KEY, O_INSECURE, O_CLIENT_ID, O_WATCH, O_DELAY, O_VERIFY_KEY, O_SEEK,
+       O_PREDICT_WINDOW, O_LOCKSTEP };
 
 /* The one table of cradle-client's options (help.h): getopt's table and
  * --help are built from it. In help, '\n' continues the text on the next
@@ -27,6 +29,8 @@ static const cradle_option rows[] = {
     {"game", O_GAME, "LIBRARY", "the game library (the same build as the server's)"},
     {"spectator", O_SPECTATOR, NULL, "watch without a player slot"},
     {"slot", O_SLOT, "N", "ask for player slot N (to rejoin it)"},
+    {"predict-window", O_PREDICT_WINDOW, "N", "a player shows its own input at once, running up to N steps\nahead of the server's and rolling back a wrong guess, 1..64\n(default 16)"},
+    {"lockstep", O_LOCKSTEP, NULL, "no prediction: show only the steps the server confirmed\n(bots, spectators, --play and --watch always do)"},
     {"headless", O_HEADLESS, NULL, "no window, no audio (bots, tests)"},
     {"script", O_SCRIPT, "FILE", "drive the input from a script: lines '<step> <hex bits>'"},
     {"bot", O_BOT, NULL, "seeded play: the game's bot, else random input bits (--seed N)"},
@@ -76,6 +80,7 @@ static bool apply_plain(cradle_client_options *o, int opt, const char *value) {
     case O_HOST: o->host = value; return true;
     case O_GAME: o->game = value; return true;
     case O_SPECTATOR: o->spectator = true; return true;
+    case O_LOCKSTEP: o->lockstep = true; return true;
     case O_HEADLESS: o->headless = true; return true;
     case O_SCRIPT: o->script = value; return true;
     case O_BOT: o->bot = true; return true;
@@ -171,6 +176,10 @@ static bool apply_checked(cradle_client_options *o, int opt, const char *value, 
         if (cradle_keys_from_hex(o->verify_key, value) != 0) *flag = "--verify-key", *allowed = "64 hex digits";
         o->verify = true;
         return true;
+    case O_PREDICT_WINDOW:
+        if (!cradle_parse_u64(value, 1, 64, &v)) *flag = "--predict-window", *allowed = "1..64 steps";
+        o->predict_window = (uint32_t)v;
+        return true;
     case O_CLIENT_ID:
         if (!cradle_parse_u64(value, 0, UINT64_MAX, &o->client_id)) *flag = "--client-id", *allowed = "0..2^64-1";
         return true;
@@ -206,6 +215,11 @@ static cradle_client_parse check_combination(cradle_client_options *o) {
         return CRADLE_CLIENT_EXIT_USAGE;
     }
     if (o->bots) o->headless = true;
+    if (o->lockstep && o->predict_window) {
+        fprintf(stderr, "cradle-client: --lockstep and --predict-window exclude each other\n");
+        return CRADLE_CLIENT_EXIT_USAGE;
+    }
+    if (!o->predict_window) o->predict_window = CRADLE_PREDICT_WINDOW_DEFAULT;
     if (!o->play && !o->insecure && (!o->server_key || (!o->token && !o->issuer_key))) {
         fprintf(stderr, "cradle-client: joining a server needs --server-key HEX (the server id it prints) "
                         "and --token TOKEN (or --issuer-key FILE); --insecure for a server run with "

@@ -33,6 +33,8 @@ typedef struct cradle_client_options {
     uint64_t seed;           /* bot seed */
     uint32_t bots;           /* --bots N: N headless bot connections */
     uint32_t connect_timeout_ms, silence_timeout_ms, reload_timeout_ms;
+    uint32_t predict_window; /* --predict-window N: steps a player runs ahead (default 16) */
+    bool lockstep;           /* --lockstep: a player shows only confirmed steps */
     int slot;                /* -1 = any */
     bool headless, bot, spectator, mute, fullscreen;
     uint32_t width, height;  /* window size; 0 = from the game's view */

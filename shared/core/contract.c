@@ -172,6 +172,16 @@ cradle_game_bot_fn *cradle_contract_bot(const cradle_game_contract *c) {
     return c->bot;
 }
 
+cradle_game_predict_fn *cradle_contract_predict(const cradle_game_contract *c) {
+    assert(c && "a checked contract, never NULL");
+    return c->abi_minor < CRADLE_ABI_MINOR_PREDICT ? NULL : c->predict;
+}
+
+cradle_game_react_fn *cradle_contract_react_confirmed(const cradle_game_contract *c) {
+    assert(c && "a checked contract, never NULL");
+    return c->abi_minor < CRADLE_ABI_MINOR_PREDICT ? NULL : c->react_confirmed;
+}
+
 int cradle_contract_check(const cradle_game_contract *c, const cradle_contract_limits *limits,
                           char *message, size_t message_size) {
     assert(limits && "limits are the host's, never NULL");

@@ -37,10 +37,11 @@ static void *alloc_aligned_zeroed(size_t size) {
 }
 
 /* A player's input: every byte from splitmix64 of the seed, the step and the
- * slot, so any run of the same seed sends the same inputs. */
+ * slot, so any run of the same seed sends the same inputs (and a game can
+ * know them: tests/games/entangled.c's oracle). */
 static void harness_input(void *context, uint64_t step, uint8_t *out, uint32_t input_bytes) {
     const harness_client *c = context;
-    uint64_t x = c->seed ^ (step * UINT64_C(0x9E3779B97F4A7C15)) ^ ((uint64_t)c->index << 56);
+    uint64_t x = c->seed ^ (step * UINT64_C(0x9E3779B97F4A7C15)) ^ ((uint64_t)c->net.welcome.slot << 56);
     for (uint32_t i = 0; i < input_bytes; i++) {
         x += UINT64_C(0x9E3779B97F4A7C15);
         uint64_t z = x;
@@ -104,7 +105,14 @@ static int open_client(harness *h, harness_client *c) {
                                   .connect_timeout_ms = h->config.timeout_ms,
                                   .silence_timeout_ms = h->config.timeout_ms,
                                   .input = harness_input,
-                                  .input_context = c};
+                                  .input_context = c,
+                                  .predict_window = h->config.predict_window,
+                                  .effects = h->config.effects};
+    if (h->config.output && !c->output_file) {
+        c->output_file = open_memstream(&c->output, &c->output_size);
+        if (!c->output_file) return fail(h, "client %u: no memory for its output", (unsigned)c->index);
+        nc.output = c->output_file;
+    }
     if (cradle_netclient_open(&c->net, &nc, simnet_now_ns()) != 0)
         return fail(h, "client %u: %s", (unsigned)c->index, c->net.message);
     return 0;
@@ -158,6 +166,11 @@ int harness_rejoin(harness *h, uint32_t i) {
     return open_client(h, c);
 }
 
+void harness_output(harness *h, uint32_t i) {
+    assert(i < h->client_count && h->clients[i].output_file);
+    fflush(h->clients[i].output_file);
+}
+
 uint64_t harness_server_steps(const harness *h) { return h->host ? h->host->sim.next_step : 0; }
 
 /* One millisecond of everything, at the test clock's now: the server's
@@ -177,6 +190,16 @@ static int turn(harness *h, uint64_t now, uint64_t *slowest, bool *all) {
         if (c->closed) continue; /* dropped (harness_drop) */
         int rc = cradle_netclient_service(&c->net, now, 0);
         while (rc == 0 && cradle_netclient_step(&c->net, now) == 1) {
+        }
+        (void)cradle_netclient_predict(&c->net);
+        if (h->config.effects && !c->net.error) {
+            cradle_event_queue *present, *confirmed;
+            cradle_netclient_effects(&c->net, &present, &confirmed);
+            c->presented += cradle_events_count(present);
+            c->confirmed_events += cradle_events_count(confirmed);
+            assert(cradle_events_dropped_total(present) == 0 && cradle_events_dropped_total(confirmed) == 0);
+            cradle_events_clear(present);
+            cradle_events_clear(confirmed);
         }
         if (c->net.error)
             return fail(h, "client %u (%s), %.3f s into the session: %s (the server: step %" PRIu64
@@ -265,8 +288,11 @@ uint32_t harness_close(harness *h) {
         }
         simnet_advance(TICK_NS);
     }
-    for (uint32_t i = 0; h->clients && i < h->client_count; i++)
+    for (uint32_t i = 0; h->clients && i < h->client_count; i++) {
         if (!h->clients[i].closed) cradle_netclient_close(&h->clients[i].net);
+        if (h->clients[i].output_file) fclose(h->clients[i].output_file);
+        free(h->clients[i].output);
+    }
     free(h->clients);
     h->clients = NULL;
     if (h->net) cradle_server_net_close(h->net);

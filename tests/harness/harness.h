@@ -24,6 +24,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "cradle/sim.h"
 #include "host.h"
@@ -44,6 +45,11 @@ typedef struct harness_config {
     cradle_proxy_impairment link;   /* every socket's arrivals (zero: a clean link); its seed
                                        makes a run repeatable */
     uint64_t seed;                  /* the session's; each player's input is splitmix(seed, step, slot) */
+    uint32_t predict_window;        /* players predict this many steps ahead (predict.h); 0 = lockstep */
+    bool output;                    /* every client keeps the game's output bytes of the steps it
+                                       confirmed (harness_client.output) */
+    bool effects;                   /* every client keeps its events to present, and the harness
+                                       takes them each turn as a window's frame does (counted) */
 } harness_config;
 
 typedef struct harness_client {
@@ -53,6 +59,11 @@ typedef struct harness_client {
     char copy_dir[128];             /* its copy of the game library */
     uint32_t opened;                /* times it was opened (harness_rejoin) */
     bool closed;                    /* cradle_netclient_close done: dropped, or ended */
+    uint64_t presented;             /* with config.effects: events handed over to present */
+    uint64_t confirmed_events;      /* ... and confirmed steps' events (react_confirmed's) */
+    FILE *output_file;              /* with config.output: the output bytes, into output */
+    char *output;
+    size_t output_size;
 } harness_client;
 
 typedef struct harness {
@@ -98,6 +109,10 @@ int harness_rejoin(harness *h, uint32_t i);
 
 /* The steps the server has run. */
 uint64_t harness_server_steps(const harness *h);
+
+/* With config.output: client i's output bytes so far (flushed), in
+ * c->output and c->output_size. */
+void harness_output(harness *h, uint32_t i);
 
 /* Ends the session as cradle-server does (BYE, then the network's linger
  * until every client confirmed the last steps), waits on the test clock

@@ -84,6 +84,14 @@ const cradle_state_region *cradle_contract_layout(const cradle_game_contract *c,
  * checked; its data entry is then c->data. */
 const cradle_game_data_file *cradle_contract_data(const cradle_game_contract *c, uint32_t *count);
 
+/* The game's predictor and its confirmed-events entry, each NULL when it
+ * has none: always NULL before CRADLE_ABI_MINOR_PREDICT. c must be non-NULL
+ * and checked. */
+cradle_game_predict_fn *cradle_contract_predict(const cradle_game_contract *c);
+typedef void cradle_game_react_fn(const void *state, const cradle_event *events, uint32_t count,
+                                  const cradle_fx *fx);
+cradle_game_react_fn *cradle_contract_react_confirmed(const cradle_game_contract *c);
+
 /* The length of s if a NUL occurs within its first max + 1 bytes, else
  * max + 1; reads no byte past the first NUL. s may be NULL (returns 0). */
 size_t cradle_contract_strnlen(const char *s, size_t max);

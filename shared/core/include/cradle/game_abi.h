@@ -49,19 +49,24 @@
  *   4  data_files, data_file_count, data (CRADLE_ABI_MINOR_DATA): game data
  *      files (waves, tuning) the host reads, the game validates into its
  *      state, and every host applies at the same steps
+ *   5  predict, react_confirmed (CRADLE_ABI_MINOR_PREDICT): a client that
+ *      predicts (shows its own input at once, rolls back when the server's
+ *      step differs) asks the game what the other players will press, and
+ *      tells it which events the server confirmed
  */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #define CRADLE_ABI_MAJOR 1u
-#define CRADLE_ABI_MINOR 4u
+#define CRADLE_ABI_MINOR 5u
 
 /* The minor version that added each optional entry (see the minor rule). */
 #define CRADLE_ABI_MINOR_BOT 1u
 #define CRADLE_ABI_MINOR_SOUNDS 2u
 #define CRADLE_ABI_MINOR_LAYOUT 3u
 #define CRADLE_ABI_MINOR_DATA 4u
+#define CRADLE_ABI_MINOR_PREDICT 5u
 
 /* The name of the one symbol a game library exports. */
 #define CRADLE_GAME_CONTRACT_SYMBOL "cradle_game_get_contract"
@@ -202,6 +207,26 @@ typedef struct cradle_fx {
  * max_players. */
 typedef void cradle_game_bot_fn(const void *state, uint64_t step, uint32_t slot, uint64_t random,
                                 uint8_t *input, uint32_t input_bytes);
+
+/* ---- prediction: what predict() may do (minor 5) ---------------------------
+ *
+ * A client that predicts runs steps before the server has sent them, with
+ * its own player's input and a guess for every other slot. Without a
+ * predict entry the guess is the slot's last input the server confirmed
+ * (what GGPO and most peers do). A game that knows better (a held stick
+ * keeps turning, a fire button is released after one shot) exports one:
+ *
+ *   state        the predicted state before step `step`, read only
+ *   slot         the slot guessed for (never the client's own), below
+ *                max_players, present in the last confirmed step
+ *   last         the slot's last confirmed input (input_bytes bytes), from
+ *                step step - steps_since
+ *   input        input_bytes bytes, zeroed by the host: the guess
+ *
+ * Deterministic in its arguments, allocates nothing, does no I/O. A wrong
+ * guess costs a rollback, never a wrong result: the server's step wins. */
+typedef void cradle_game_predict_fn(const void *state, uint64_t step, uint32_t slot, const uint8_t *last,
+                                    uint64_t steps_since, uint8_t *input, uint32_t input_bytes);
 
 /* ---- the state's layout: names for its bytes (minor 3) ---------------------
  *
@@ -350,6 +375,23 @@ typedef struct cradle_game_contract {
     const cradle_game_data_file *data_files;
     uint32_t data_file_count;
     cradle_game_data_fn *data;
+
+    /* ---- minor 5 (CRADLE_ABI_MINOR_PREDICT) ---- */
+
+    /* The guess for another player's input (see "prediction" above). May
+     * be NULL: the slot's last confirmed input. Hosts read it through
+     * cradle_contract_predict(). */
+    cradle_game_predict_fn *predict;
+
+    /* A client that predicts calls react() with each event once, as soon
+     * as a step (predicted or confirmed) brings it; this one runs for every
+     * step the server confirmed, once, in step order, with that step's
+     * events as the server's simulation made them (some may never have
+     * been predicted, some predicted ones may be missing): a kill feed or a
+     * score that must never show what did not happen. May be NULL. Hosts
+     * read it through cradle_contract_react_confirmed(). */
+    void (*react_confirmed)(const void *state, const cradle_event *events, uint32_t count,
+                            const cradle_fx *fx);
 } cradle_game_contract;
 
 typedef const cradle_game_contract *(*cradle_game_contract_fn)(void);
