@@ -4,6 +4,7 @@
 # server secure client broadcast flood seek; server-curve on request). Each prints its own figures; the README's
 # performance table comes from these runs. bench_server runs 64 bots for BENCH_SERVER_SECONDS (60);
 # server-curve runs it at BENCH_CURVE_CLIENTS (8 64 256 1024) for BENCH_CURVE_SECONDS (20) each.
+# bench_client runs bench_predict after it (prediction's worst case per frame).
 # bench_seek measures the keyframe intervals in BENCH_SEEK_INTERVALS (1200; a list: 600,1200,3600)
 # on a 432,000-step session it records once per build of vanguard (build/release/bench-seek/).
 set -euo pipefail
@@ -31,6 +32,7 @@ for name in "${names[@]}"; do
         cradle-test-client cradle_game_vanguard >build/release-flood.log 2>&1 || { tail -40 build/release-flood.log; exit 1; }
       bash tools/bench/bench_flood.sh build/release-flood ;;
     log) "$b/bench_log" "$vanguard" ;;
+    client) "$b/bench_client" && "$b/bench_predict" ;; # frame time, input to screen; prediction's worst case
     seek) "$b/bench_seek" --interval "${BENCH_SEEK_INTERVALS:-1200}" ;;
     server) "$b/bench_server" "${BENCH_SERVER_SECONDS:-60}" ;;
     server-curve) for n in ${BENCH_CURVE_CLIENTS:-8 64 256 1024}; do

@@ -24,6 +24,7 @@
 #define NS_PER_MS 1000000ull
 #define PING_INTERVAL_NS 500000000ull /* the link's round trip is measured twice a second */
 #define RELOAD_RETRY_NS (100ull * NS_PER_MS)
+#define REPORT_INTERVAL_NS 1000000000ull /* a predicting player's figures go to the server once a second */
 
 static int fail(cradle_netclient *net, int error, const char *format, ...)
     __attribute__((format(printf, 3, 4)));
@@ -448,6 +449,29 @@ static int on_packet(cradle_netclient *net, const uint8_t *data, size_t size, ui
     }
 }
 
+static uint32_t saturate32(uint64_t v) { return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v; }
+
+/* A player's prediction figures for the server (wire.h REPORT; window 0 in
+ * lockstep: every player sends the same messages, predicting or not),
+ * unreliable: the next one says it all again. */
+static void send_report(cradle_netclient *net) {
+    const cradle_predict_figures *f = &net->predict.figures;
+    if (!net->predict.on) {
+        send_message(net, &(cradle_wire_message){.type = CRADLE_WIRE_REPORT}, false);
+        return;
+    }
+    cradle_wire_report r = {.window = (uint16_t)net->predict.window,
+                            .ahead = (uint16_t)f->ahead,
+                            .steps = saturate32(net->steps_run),
+                            .rollbacks = saturate32(f->rollbacks),
+                            .rollback_steps = saturate32(f->rollback_steps),
+                            .rollback_max = (uint16_t)f->rollback_max,
+                            .corrections = saturate32(f->corrections),
+                            .own_overridden = saturate32(f->own_overridden)};
+    if (r.own_overridden > r.steps) r.own_overridden = r.steps; /* counted from the join, as steps */
+    send_message(net, &(cradle_wire_message){.type = CRADLE_WIRE_REPORT, .as.report = r}, false);
+}
+
 /* ---- raw datagrams: the step stream, PING and PONG (wire.h, raw_datagram.h) -- */
 
 /* A PING beside the connection: sent now, not at the next flush, and its
@@ -586,6 +610,11 @@ int cradle_netclient_send(cradle_netclient *net, uint64_t now_ns) {
     if (net->phase == CRADLE_NETCLIENT_PLAYING && now_ns - net->last_ping_ns >= PING_INTERVAL_NS) {
         net->last_ping_ns = now_ns;
         send_raw_ping(net);
+    }
+    if (net->phase == CRADLE_NETCLIENT_PLAYING && net->welcome.slot != CRADLE_WIRE_SPECTATOR &&
+        now_ns - net->last_report_ns >= REPORT_INTERVAL_NS) {
+        net->last_report_ns = now_ns;
+        send_report(net);
     }
     net->link.ops->flush(net->link.self);
     return 0;

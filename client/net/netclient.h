@@ -278,6 +278,7 @@ struct cradle_netclient {
     uint64_t bytes_in, bytes_out;
 
     cradle_predict predict;             /* the predicted sim, when config.predict_window */
+    uint64_t last_report_ns;            /* the last REPORT of its figures to the server */
     cradle_event_queue effects;         /* events to present (config.effects): cradle_netclient_effects */
     cradle_event_queue effects_confirmed; /* every confirmed step's events, for react_confirmed */
     cradle_event *effects_storage;

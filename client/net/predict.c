@@ -159,8 +159,9 @@ static void build_snapshot(cradle_netclient *net, uint64_t s, uint8_t *out) {
     memcpy(out + CRADLE_PRESENCE_BYTES(players) + slot * ib, net->inputs[s % CRADLE_NETCLIENT_INPUTS_KEPT], ib);
 }
 
-/* The predicted sim takes the confirmed state (and its previous). */
-static int take_confirmed(cradle_netclient *net) {
+/* The predicted sim takes the confirmed state, and its previous when no
+ * predicted step will follow this frame (a step keeps its own). */
+static int take_confirmed(cradle_netclient *net, bool previous) {
     cradle_predict *p = &net->predict;
     const cradle_sim *c = &net->sim;
     char why[CRADLE_PREDICT_MESSAGE_MAX - 32];
@@ -171,8 +172,8 @@ static int take_confirmed(cradle_netclient *net) {
     int rc = cradle_sim_restore_storage(&p->sim, c->state, c->state_capacity, c->next_step);
     assert(rc == 0); /* the same storage size and contract */
     (void)rc;
-    p->sim.has_previous = c->has_previous;
-    if (c->has_previous) memcpy(p->sim.previous, c->previous, c->state_capacity);
+    p->sim.has_previous = previous && c->has_previous;
+    if (p->sim.has_previous) memcpy(p->sim.previous, c->previous, c->state_capacity);
     p->first = c->next_step;
     p->epoch = net->epoch;
     p->valid = true;
@@ -199,8 +200,12 @@ static uint64_t predict_target(cradle_netclient *net) {
 int cradle_netclient_predict(cradle_netclient *net) {
     cradle_predict *p = &net->predict;
     if (!p->on) return 0;
-    if (net->error || net->desync) {
-        predict_off(net, net->error ? "the session ended" : "the client desynced");
+    if (net->error) { /* the session ended: what it shows is its last confirmed state */
+        p->on = p->valid = false;
+        return 0;
+    }
+    if (net->desync) { /* the state shown is the one that disagrees with the server's */
+        predict_off(net, "the client's state differs from the server's (desync)");
         return 0;
     }
     if (net->phase != CRADLE_NETCLIENT_PLAYING) return 0;
@@ -215,16 +220,19 @@ int cradle_netclient_predict(cradle_netclient *net) {
         predict_off(net, "the input delay is longer than the inputs a client keeps");
         return 0;
     }
-    bool change = p->valid && (p->epoch != net->epoch || p->sim.contract != c->contract);
+    /* A change the confirmed sim applied, or one announced at a step the
+     * predicted sim has passed (the target only ever falls for that): its
+     * predicted steps run again from the confirmed state. */
+    bool change = p->valid && (p->epoch != net->epoch || p->sim.contract != c->contract || p->sim.next_step > target);
     bool rollback = p->valid ? false : p->mispredicted;
     uint64_t check_step = UINT64_MAX; /* the step on screen before a rollback */
-    if (!p->valid || change || p->sim.next_step < c->next_step || p->sim.next_step > target) {
+    if (!p->valid || change || p->sim.next_step < c->next_step) {
         if (change && p->sim.next_step > c->next_step) p->figures.change_reruns += p->sim.next_step - c->next_step;
         if (rollback && p->sim.next_step >= c->next_step && p->sim.next_step <= target) {
             memcpy(p->shown, p->sim.state, state_bytes(c));
             check_step = p->sim.next_step;
         }
-        if (take_confirmed(net) != 0) return 0;
+        if (take_confirmed(net, target == c->next_step) != 0) return 0;
         if (check_step == p->sim.next_step && memcmp(p->shown, p->sim.state, state_bytes(c)) != 0)
             p->figures.corrections++;
         if (rollback) {
@@ -239,7 +247,12 @@ int cradle_netclient_predict(cradle_netclient *net) {
         uint64_t s = p->sim.next_step;
         uint8_t *snapshot = p->snapshots + (s % p->window) * net->snapshot_size;
         build_snapshot(net, s, snapshot);
+        /* Only the frame's last step is drawn from its previous state: the
+         * steps before it (a rollback's) skip that copy of the state. */
+        uint8_t *previous = p->sim.previous;
+        if (s + 1 < target) p->sim.previous = NULL;
         cradle_sim_step(&p->sim, snapshot);
+        p->sim.previous = previous;
         p->figures.predicted_steps++;
         if (net->config.effects) present(net, s, &p->sim.events, false);
         if (s + 1 == check_step && memcmp(p->shown, p->sim.state, state_bytes(c)) != 0) p->figures.corrections++;

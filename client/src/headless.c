@@ -49,7 +49,29 @@ cradle_netclient_config cradle_client_net_config(const cradle_client_options *o)
         .silence_timeout_ms = o->silence_timeout_ms,
         .reload_timeout_ms = o->reload_timeout_ms,
         .output_until = o->steps,
+        /* a player predicts unless told not to; --bots N load bots and spectators show confirmed steps */
+        .predict_window = o->lockstep || o->spectator || o->bots ? 0 : o->predict_window,
     };
+}
+
+/* The prediction figures of the summary: "predict":null for lockstep. */
+static void print_prediction(FILE *to, const cradle_netclient *net) {
+    const cradle_predict *p = &net->predict;
+    if (!p->window) {
+        fprintf(to, ",\"predict\":null");
+        return;
+    }
+    const cradle_predict_figures *f = &p->figures;
+    double seconds = net->welcome.steps_per_second ? (double)net->steps_run / net->welcome.steps_per_second : 0.0;
+    fprintf(to,
+            ",\"predict\":{\"window\":%u,\"on\":%s,\"ahead\":%u,\"predicted_steps\":%" PRIu64
+            ",\"rollbacks\":%" PRIu64 ",\"rollbacks_per_s\":%.2f,\"mean_depth\":%.2f,\"max_depth\":%u"
+            ",\"corrections\":%" PRIu64 ",\"change_reruns\":%" PRIu64 ",\"own_overridden\":%" PRIu64
+            ",\"window_waits\":%" PRIu64 "}",
+            (unsigned)p->window, p->on ? "true" : "false", (unsigned)f->ahead, f->predicted_steps, f->rollbacks,
+            seconds > 0.0 ? (double)f->rollbacks / seconds : 0.0,
+            f->rollbacks ? (double)f->rollback_steps / (double)f->rollbacks : 0.0, (unsigned)f->rollback_max,
+            f->corrections, f->change_reruns, f->own_overridden, f->window_waits);
 }
 
 void cradle_client_print_done(FILE *to, const cradle_netclient *net) {
@@ -59,7 +81,7 @@ void cradle_client_print_done(FILE *to, const cradle_netclient *net) {
             "\",\"final_hash\":\"%016" PRIx64 "\",\"build\":\"%s\",\"rtt_ms\":%.3f,\"desync\":%s"
             ",\"inputs_sent\":%" PRIu64 ",\"steps_early\":%" PRIu64 ",\"steps_repeated\":%" PRIu64
             ",\"reloads\":%" PRIu64 ",\"turned_away\":%u,\"input_delay\":%u,\"delay_changes\":%" PRIu64
-            ",\"raw_steps\":%" PRIu64 ",\"raw_dropped\":%" PRIu64 ",\"dropped_unopened\":%" PRIu64 "}\n",
+            ",\"raw_steps\":%" PRIu64 ",\"raw_dropped\":%" PRIu64 ",\"dropped_unopened\":%" PRIu64,
             net->welcome.slot == CRADLE_WIRE_SPECTATOR ? -1 : (int)net->welcome.slot, net->welcome.start_step,
             net->sim.next_step, net->hashes_checked,
             net->last_hash_step == CRADLE_NETCLIENT_NO_STEP ? (int64_t)-1 : (int64_t)net->last_hash_step,
@@ -67,6 +89,8 @@ void cradle_client_print_done(FILE *to, const cradle_netclient *net) {
             (double)net->rtt_ns / 1e6, net->desync ? "true" : "false", net->inputs_sent, net->steps_early,
             net->steps_repeated, net->reloads, (unsigned)net->turned_away, (unsigned)net->welcome.input_delay,
             net->delay_changes, net->raw_steps, net->raw_dropped, net->dropped_unopened);
+    print_prediction(to, net);
+    fprintf(to, "}\n");
     fflush(to);
 }
 
@@ -97,6 +121,7 @@ typedef struct bot_slot {
     cradle_input_source input;
     bool finished;
     bool playing; /* the "playing" line was printed */
+    bool predict_said; /* why prediction ended was said */
     uint32_t turned_said; /* turn-aways said on stderr (a single connection) */
     int status;
 } bot_slot;
@@ -197,6 +222,11 @@ static void service_bot(headless_run *run, bot_slot *b) {
     }
     while (cradle_netclient_step(&b->net, now) == 1) {
         if (o->steps && b->net.sim.next_step >= o->steps) break;
+    }
+    (void)cradle_netclient_predict(&b->net);
+    if (run->count == 1 && b->net.predict.message[0] && !b->predict_said) {
+        b->predict_said = true; /* prediction ended: the player goes on in lockstep */
+        fprintf(stderr, "cradle-client: %s\n", b->net.predict.message);
     }
     bool done = o->steps && b->net.sim.next_step >= o->steps && cradle_netclient_playing(&b->net);
     if (b->net.error || b->net.desync || done) {

@@ -21,6 +21,13 @@ static int panel_lines(const cradle_hud_info *info, char lines[CRADLE_HUD_LINES]
     if (info->slot == -1) snprintf(lines[n++], 64, "SPECTATOR");
     else if (info->slot >= 0) snprintf(lines[n++], 64, "SLOT P%d", info->slot + 1);
     if (info->pending > 1) snprintf(lines[n++], 64, "BEHIND %" PRIu64, info->pending);
+    if (info->window > 0 && info->ahead < 0) {
+        snprintf(lines[n++], 64, "PREDICTION OFF");
+    } else if (info->window > 0) {
+        snprintf(lines[n++], 64, "AHEAD %d/%u", info->ahead, info->window);
+        snprintf(lines[n++], 64, "ROLLBACK %.0f/S D%.1f M%u", info->rollbacks_per_s, info->mean_depth,
+                 info->max_depth);
+    }
     snprintf(lines[n++], 64, "FPS %.0f", info->fps);
     if (info->mode) snprintf(lines[n++], 64, "%s", info->mode);
     if (info->build) snprintf(lines[n++], 64, "BUILD %.16s", info->build);

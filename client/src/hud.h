@@ -2,7 +2,8 @@
 #define CRADLE_CLIENT_HUD_H
 /*
  * hud: the client-side figures drawn over the game (step, round-trip time,
- * input delay, players, slot, catch-up backlog, frame rate) and a banner for
+ * input delay, players, slot, catch-up backlog, prediction: steps ahead and
+ * rollbacks, frame rate) and a banner for
  * desync, a lost connection or a wait. The game's own render() draws its
  * scores. Pure: draws through cradle_draw in screen pixels.
  */
@@ -17,6 +18,11 @@ typedef struct cradle_hud_info {
     uint32_t players, player_limit;
     int slot;                /* -1 spectator, -2 none (--play) */
     uint64_t pending;        /* received steps not yet run */
+    uint32_t window;         /* a player's prediction window; 0: no prediction lines (lockstep) */
+    int ahead;               /* steps the picture is predicted past the confirmed one (up to
+                                window); < 0: prediction ended ("PREDICTION OFF") */
+    double rollbacks_per_s, mean_depth; /* over the last second */
+    uint32_t max_depth;      /* the deepest rollback of the session */
     double fps;
     const char *mode;        /* NULL, or e.g. "PLAY x2" / "PAUSED" */
     const char *build;       /* NULL, or the build in charge (--play: it changes at reloads) */
@@ -25,7 +31,7 @@ typedef struct cradle_hud_info {
     uint32_t banner_rgba;
 } cradle_hud_info;
 
-#define CRADLE_HUD_LINES 9
+#define CRADLE_HUD_LINES 11
 #define CRADLE_HUD_PANEL_RGBA 0x101418ffu /* opaque: nothing of the game shows through */
 #define CRADLE_HUD_TEXT_RGBA 0xb0bec5ffu
 

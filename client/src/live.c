@@ -29,6 +29,13 @@ typedef struct live_session {
     cradle_input_source input;
     FILE *output;
     bool quit;     /* Escape, the close button, or --steps reached */
+    bool predict_said; /* why prediction ended was said */
+    /* what the window was last told it shows (a change restarts the alpha) */
+    const cradle_sim *shown;
+    uint64_t shown_step, shown_changes;
+    /* the HUD's prediction figures, over the last second */
+    uint64_t rate_ns, rate_rollbacks, rate_steps;
+    double rollbacks_per_s, mean_depth;
     bool reported; /* the failure or desync was said */
     int status;
 } live_session;
@@ -69,6 +76,7 @@ static int open_session(live_session *s, uint64_t now) {
     config.output = s->output;
     config.input = cradle_input_source_fill;
     config.input_context = &s->input;
+    config.effects = true;
     if (cradle_netclient_open(&s->net, &config, now) != 0) {
         fprintf(stderr, "cradle-client: %s\n", s->net.message);
         return -1;
@@ -120,8 +128,41 @@ static bool report_once(live_session *s, bool was_playing) {
     return true;
 }
 
-/* Services the connection and runs up to CRADLE_LIVE_MAX_STEPS_PER_FRAME
- * received steps, each one's events going to react(); --steps reached quits. */
+/* Tells the window when the state shown changed (a confirmed step, a
+ * predicted one, a rollback), with the events gathered since (each once:
+ * netclient.h's effects), and empties the queues. */
+static void show(live_session *s, cradle_window *window) {
+    cradle_netclient *net = &s->net;
+    const cradle_sim *shown = cradle_netclient_shown(net);
+    cradle_event_queue *present, *confirmed;
+    cradle_netclient_effects(net, &present, &confirmed);
+    if (shown->state && (shown != s->shown || shown->next_step != s->shown_step ||
+                         net->predict.shown_changes != s->shown_changes)) {
+        s->shown = shown;
+        s->shown_step = shown->next_step;
+        s->shown_changes = net->predict.shown_changes;
+        if (net->phase == CRADLE_NETCLIENT_PLAYING || shown->has_previous)
+            cradle_window_shown(window, shown, present, confirmed);
+    }
+    cradle_events_clear(present);
+    cradle_events_clear(confirmed);
+}
+
+/* The HUD's rollbacks a second and their mean depth, over the last second. */
+static void measure_prediction(live_session *s, uint64_t now) {
+    const cradle_predict_figures *f = &s->net.predict.figures;
+    if (now - s->rate_ns < 1000000000ull) return;
+    uint64_t rollbacks = f->rollbacks - s->rate_rollbacks, steps = f->rollback_steps - s->rate_steps;
+    s->rollbacks_per_s = s->rate_ns ? (double)rollbacks * 1e9 / (double)(now - s->rate_ns) : 0.0;
+    s->mean_depth = rollbacks ? (double)steps / (double)rollbacks : 0.0;
+    s->rate_ns = now;
+    s->rate_rollbacks = f->rollbacks;
+    s->rate_steps = f->rollback_steps;
+}
+
+/* Services the connection, runs up to CRADLE_LIVE_MAX_STEPS_PER_FRAME
+ * received steps, brings the prediction up to the newest input, and shows
+ * the result with its events; --steps reached quits. */
 static bool live_advance(void *context, cradle_window *window, uint64_t now, uint64_t elapsed) {
     live_session *s = context;
     const cradle_client_options *o = s->o;
@@ -140,9 +181,15 @@ static bool live_advance(void *context, cradle_window *window, uint64_t now, uin
     }
     for (uint32_t i = 0; i < CRADLE_LIVE_MAX_STEPS_PER_FRAME; i++) {
         if (cradle_netclient_step(net, now) != 1) break;
-        cradle_window_stepped(window, &net->sim);
         if (o->steps && net->sim.next_step >= o->steps) s->quit = true;
     }
+    (void)cradle_netclient_predict(net);
+    if (net->predict.message[0] && !s->predict_said) {
+        s->predict_said = true; /* prediction ended: the player goes on in lockstep */
+        fprintf(stderr, "cradle-client: %s\n", net->predict.message);
+    }
+    show(s, window);
+    measure_prediction(s, now);
     return report_once(s, was_playing);
 }
 
@@ -152,7 +199,7 @@ static const cradle_sim *live_sim(void *context) {
     if (!net->sim.state || net->phase == CRADLE_NETCLIENT_JOINING ||
         !(net->sim.has_previous || net->phase == CRADLE_NETCLIENT_PLAYING))
         return NULL;
-    return &net->sim;
+    return cradle_netclient_shown(net);
 }
 
 static double live_rate(void *context) {
@@ -199,7 +246,12 @@ static void live_hud(void *context, cradle_window_hud *h) {
                                 .players = cradle_netclient_players_present(net),
                                 .player_limit = net->welcome.players,
                                 .slot = net->welcome.slot == CRADLE_WIRE_SPECTATOR ? -1 : (int)net->welcome.slot,
-                                .pending = cradle_netclient_pending(net)};
+                                .pending = cradle_netclient_pending(net),
+                                .ahead = net->predict.on ? (int)net->predict.figures.ahead : -1,
+                                .window = net->predict.window,
+                                .rollbacks_per_s = s->rollbacks_per_s,
+                                .mean_depth = s->mean_depth,
+                                .max_depth = net->predict.figures.rollback_max};
     set_banner(net, h);
 }
 

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "audio.h"
+#include "cradle/contract.h"
 #include "present.h"
 #include "render_sdl.h"
 #include "session_run.h"
@@ -212,7 +213,8 @@ static void close_display(cradle_window *w) {
 
 void cradle_window_jumped(cradle_window *w) { w->last_step_ns = w->now; }
 
-void cradle_window_stepped(cradle_window *w, const cradle_sim *sim) {
+void cradle_window_shown(cradle_window *w, const cradle_sim *sim, const cradle_event_queue *present,
+                         const cradle_event_queue *confirmed) {
     w->last_step_ns = w->now;
     const cradle_game_contract *k = sim->contract; /* may change at a reload */
     /* The game's sounds, (re)loaded when a reload brought another library;
@@ -222,10 +224,16 @@ void cradle_window_stepped(cradle_window *w, const cradle_sim *sim) {
                             sizeof w->message) &&
         w->message[0])
         fprintf(stderr, "cradle-client: %s (those sounds stay silent)\n", w->message);
-    if (k->react) {
-        cradle_fx fx = cradle_present_fx(&w->present);
-        k->react(sim->state, cradle_events_data(&sim->events), cradle_events_count(&sim->events), &fx);
-    }
+    cradle_fx fx = cradle_present_fx(&w->present);
+    if (k->react)
+        k->react(sim->state, cradle_events_data(present), cradle_events_count(present), &fx);
+    cradle_game_react_fn *react_confirmed = cradle_contract_react_confirmed(k);
+    if (react_confirmed && cradle_events_count(confirmed))
+        react_confirmed(sim->state, cradle_events_data(confirmed), cradle_events_count(confirmed), &fx);
+}
+
+void cradle_window_stepped(cradle_window *w, const cradle_sim *sim) {
+    cradle_window_shown(w, sim, &sim->events, &sim->events);
 }
 
 /* Reads the clock for the frame and advances the frame rate shown (measured

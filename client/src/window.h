@@ -87,10 +87,18 @@ int cradle_window_run(const cradle_window_source *source, const cradle_client_op
 
 /* For a source's advance: a step ran and sim holds its state. The newest
  * state appeared now (the alpha starts again from 0), the game's sounds
- * follow a reload, and react() gets the step's events. A source that runs
+ * follow a reload, and react() and react_confirmed() (game_abi.h, minor 5:
+ * every step here is confirmed) get the step's events. A source that runs
  * several steps in a frame calls it after each step whose events are to be
  * seen (at least the last). */
 void cradle_window_stepped(cradle_window *w, const cradle_sim *sim);
+
+/* For a source that gathers the events itself (live.c: predicted steps,
+ * rollbacks and confirmations, netclient.h's effects): the state shown is
+ * sim's and changed this frame; as cradle_window_stepped, but react() gets
+ * `present` and react_confirmed() gets `confirmed` (either may be empty). */
+void cradle_window_shown(cradle_window *w, const cradle_sim *sim, const cradle_event_queue *present,
+                         const cradle_event_queue *confirmed);
 
 /* For a source's advance: the state shown was replaced without a step (a
  * seek): the alpha starts again from 0, react() sees nothing. */

@@ -36,6 +36,23 @@ static void write_slack(cradle_writer *reply, const cradle_server_slot *slot) {
                          slot->adaptive ? slot->delay.raised : 0, slot->adaptive ? slot->delay.lowered : 0);
 }
 
+void cradle__server_write_prediction(cradle_writer *w, const cradle_server_host *host,
+                                     const cradle_server_peer *peer) {
+    if (!peer->reported || peer->report.window == 0) {
+        cradle_writer_text(w, ",\"predict\":null");
+        return;
+    }
+    const cradle_wire_report *r = &peer->report;
+    double seconds = (double)r->steps / (double)host->sim.contract->steps_per_second;
+    cradle_writer_format(w,
+                         ",\"predict\":{\"window\":%u,\"ahead\":%u,\"rollbacks_per_s\":%.2f,\"mean_depth\":%.2f"
+                         ",\"max_depth\":%u,\"rollbacks\":%" PRIu32 ",\"corrections\":%" PRIu32
+                         ",\"own_overridden\":%" PRIu32 "}",
+                         (unsigned)r->window, (unsigned)r->ahead, seconds > 0.0 ? (double)r->rollbacks / seconds : 0.0,
+                         r->rollbacks ? (double)r->rollback_steps / (double)r->rollbacks : 0.0,
+                         (unsigned)r->rollback_max, r->rollbacks, r->corrections, r->own_overridden);
+}
+
 static void dev_status(cradle_server_host *host, const cradle_dev_request *req, cradle_writer *reply) {
     cradle_dev_reply_begin(reply, req);
     cradle_dev_field_u64(reply, "step", host->sim.next_step);
@@ -54,6 +71,7 @@ static void dev_status(cradle_server_host *host, const cradle_dev_request *req, 
                              first ? "" : ",", s, (unsigned)slot->peer, peer->rtt_ms, peer->rtt_us, slot->late,
                              slot->on_time, peer->desyncs,
                              slot->joined_step == UINT64_MAX ? "false" : "true", (unsigned)slot->input_delay);
+        cradle__server_write_prediction(reply, host, peer);
         write_slack(reply, slot);
         first = false;
     }
@@ -204,6 +222,7 @@ static bool dev_players(void *context, cradle_dev_request *req, cradle_writer *r
             first ? "" : ",", s, peer->address & 0xffu, (peer->address >> 8) & 0xffu,
             (peer->address >> 16) & 0xffu, peer->address >> 24, (unsigned)peer->port, peer->rtt_ms, peer->rtt_us,
             slot->late, (unsigned)slot->input_delay);
+        cradle__server_write_prediction(reply, host, peer);
         write_slack(reply, slot);
         first = false;
     }

@@ -17,4 +17,15 @@
 bool cradle_server_dev_line(void *context, const char *line, size_t length, cradle_writer *reply,
                             cradle_arena *scratch);
 
+struct cradle_server_host;
+struct cradle_server_peer;
+
+/* ,"predict":{...} with a player's prediction figures as its last REPORT
+ * had them (window, ahead, rollbacks_per_s, mean_depth, max_depth,
+ * corrections, own_overridden), or ,"predict":null for a player in
+ * lockstep (or none reported yet): the players list and the event
+ * stream's "prediction" lines. */
+void cradle__server_write_prediction(cradle_writer *w, const struct cradle_server_host *host,
+                                     const struct cradle_server_peer *peer);
+
 #endif

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "dev_commands.h"
 #include "host_internal.h"
 
 #define DEFAULT_EVERY 60u
@@ -18,12 +19,12 @@
 
 static const char *const TOPICS[] = {"join",   "leave", "refused", "desync",      "timeout", "reload",
                                      "pause",  "kick",  "log",     "fell_behind", "step",    "server",
-                                     "data",   "garbage"};
+                                     "data",   "garbage", "prediction"};
 #define TOPIC_COUNT (sizeof TOPICS / sizeof TOPICS[0])
 #define TOPIC_STEP (UINT64_C(1) << 10)
 #define TOPIC_SERVER (UINT64_C(1) << 11)
 
-_Static_assert(TOPIC_COUNT == 14, "TOPIC_STEP and TOPIC_SERVER are TOPICS' 11th and 12th");
+_Static_assert(TOPIC_COUNT == 15, "TOPIC_STEP and TOPIC_SERVER are TOPICS' 11th and 12th");
 
 /* Sets client's step-line interval (0: none), keeping the count of
  * clients that have one. */
@@ -102,6 +103,20 @@ void cradle__server_publish_said(cradle_server_host *host, const char *level, co
     begin_line(&w, host, event, level);
     cradle_writer_text(&w, ",\"message\":");
     cradle_writer_json_string(&w, message, strlen(message));
+    cradle_writer_text(&w, "}\n");
+    if (!w.overflow) (void)cradle_transport_publish(&host->transport, topic, line, w.length);
+}
+
+void cradle__server_publish_prediction(cradle_server_host *host, uint32_t slot) {
+    if (!host->transport_open) return;
+    uint64_t topic = topic_of("prediction");
+    if (!cradle_transport_has_subscribers(&host->transport, topic)) return;
+    char line[EVENT_LINE_MAX];
+    cradle_writer w;
+    cradle_writer_init(&w, line, sizeof line);
+    begin_line(&w, host, "prediction", NULL);
+    cradle_writer_format(&w, ",\"slot\":%" PRIu32, slot);
+    cradle__server_write_prediction(&w, host, &host->peers[host->slots[slot].peer]);
     cradle_writer_text(&w, "}\n");
     if (!w.overflow) (void)cradle_transport_publish(&host->transport, topic, line, w.length);
 }

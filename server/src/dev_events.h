@@ -10,7 +10,10 @@
  * log errors and durability), "fell_behind" when a client's stream or the
  * host's clock fell behind, "garbage" (at most once a second) when
  * datagrams that are no peer's and no connect reached the UDP port
- * (status: dropped_garbage), and with "step" in the list one line every N
+ * (status: dropped_garbage), "prediction" when a predicting player's
+ * figures arrive (once a second each: steps ahead, rollbacks a second,
+ * their mean and largest depth; client/net/predict.h), and with "step" in
+ * the list one line every N
  * steps (default 60):
  *   {"event":"step","step":1200,"hash":"...","players":3,"step_us":4.2}
  * {"cmd":"unsubscribe"} ends it. Each subscriber has the transport's bounded
@@ -32,6 +35,10 @@ bool cradle__server_dev_unsubscribe(void *host, cradle_dev_request *request, cra
 /* A line cradle_server_say logged, to the subscribers of its event. */
 void cradle__server_publish_said(struct cradle_server_host *host, const char *level, const char *event,
                                  const char *message);
+
+/* A predicting player's figures arrived (REPORT): a "prediction" line to
+ * its subscribers (nothing on stderr: it comes once a second). */
+void cradle__server_publish_prediction(struct cradle_server_host *host, uint32_t slot);
 
 /* After a step: the step lines due, with the step's duration (ns). */
 void cradle__server_publish_step(struct cradle_server_host *host, uint64_t step_ns);

@@ -594,6 +594,12 @@ static void on_event(cradle_server_host *host, const cradle_server_in *in) {
                           (unsigned)in->peer, m.as.desync.step, m.as.desync.hash, m.as.desync.expected);
         write_kept_state(host, m.as.desync.step);
         break;
+    case CRADLE_WIRE_REPORT: /* a predicting player's figures, for players and the event stream */
+        if (peer->state != CRADLE_SERVER_PEER_PLAYER) break;
+        peer->report = m.as.report;
+        peer->reported = true;
+        if (m.as.report.window) cradle__server_publish_prediction(host, peer->slot);
+        break;
     case CRADLE_WIRE_BYE:
         cradle__server_release_peer(host, in->peer, cradle_wire_bye_name(m.as.bye.reason));
         disconnect_peer(host, in->peer);
@@ -670,7 +676,7 @@ static void poll_trial(cradle_server_host *host, uint64_t now) {
 cradle_reload_result cradle__server_reload_now(cradle_server_host *host) {
     char why[CRADLE_TRIAL_MESSAGE_MAX];
     if (host->trial.pid) { /* a build from the file watch is in its trial: finish it first */
-        cradle_trial_state state = cradle_trial_wait(&host->trial, why, sizeof why);
+        cradle_trial_state state = cradle_trial_wait(&host->trial, host->now_ns, why, sizeof why);
         cradle_reload_result r = end_trial(host, state, why);
         cradle__server_after_reload(host, &r);
     }
@@ -678,7 +684,7 @@ cradle_reload_result cradle__server_reload_now(cradle_server_host *host) {
     if (r.kind != CRADLE_RELOAD_STAGED) return r;
     r = start_trial(host);
     if (r.kind == CRADLE_RELOAD_REFUSED) return r;
-    cradle_trial_state state = cradle_trial_wait(&host->trial, why, sizeof why);
+    cradle_trial_state state = cradle_trial_wait(&host->trial, host->now_ns, why, sizeof why);
     return end_trial(host, state, why);
 }
 

@@ -75,6 +75,8 @@ typedef struct cradle_server_peer {
     uint64_t connected_ns; /* when the connect arrived (a HELLO is due within 5 s) */
     bool identified;       /* its verified token named client_id (secure mode) */
     uint64_t client_id;
+    bool reported;         /* a player that predicts: its last REPORT */
+    cradle_wire_report report;
 } cradle_server_peer;
 
 typedef struct cradle_server_slot {

@@ -195,6 +195,7 @@ bool cradle_server_in_take(cradle_server_in *in, const cradle_wire_message *m, b
     switch (m->type) {
     case CRADLE_WIRE_HELLO: in->message.as.hello = m->as.hello; return true;
     case CRADLE_WIRE_DESYNC: in->message.as.desync = m->as.desync; return true;
+    case CRADLE_WIRE_REPORT: in->message.as.report = m->as.report; return true;
     case CRADLE_WIRE_BYE: in->message.as.bye = m->as.bye; return true;
     case CRADLE_WIRE_INPUT: {
         cradle_wire_message input = *m;
@@ -214,6 +215,7 @@ void cradle_server_in_message_of(const cradle_server_in *in, cradle_wire_message
     switch (in->message.type) {
     case CRADLE_WIRE_HELLO: out->as.hello = in->message.as.hello; break;
     case CRADLE_WIRE_DESYNC: out->as.desync = in->message.as.desync; break;
+    case CRADLE_WIRE_REPORT: out->as.report = in->message.as.report; break;
     case CRADLE_WIRE_BYE: out->as.bye = in->message.as.bye; break;
     case CRADLE_WIRE_INPUT:
         out->as.input = in->message.as.input;

@@ -98,12 +98,13 @@ typedef enum cradle_server_in_kind {
  * sends the game thread, decoded (PING stays on the network thread; a
  * server's type from a client is dropped there). */
 typedef struct cradle_server_in_message {
-    uint8_t type;    /* CRADLE_WIRE_HELLO, INPUT, DESYNC or BYE */
+    uint8_t type;    /* CRADLE_WIRE_HELLO, INPUT, DESYNC, REPORT or BYE */
     uint8_t version; /* the client's protocol version */
     union {
         cradle_wire_hello hello;
         cradle_wire_input input; /* its inputs in the record's payload */
         cradle_wire_desync desync;
+        cradle_wire_report report;
         cradle_wire_bye_msg bye;
     } as;
 } cradle_server_in_message;

@@ -20,6 +20,7 @@ const char *cradle_wire_type_name(int type) {
     case CRADLE_WIRE_DESYNC: return "desync";
     case CRADLE_WIRE_DATA: return "data";
     case CRADLE_WIRE_DELAY: return "delay";
+    case CRADLE_WIRE_REPORT: return "report";
     default: return "unknown";
     }
 }
@@ -92,6 +93,19 @@ static const char *check_data(const cradle_wire_data *d) {
     if (d->length > CRADLE_WIRE_DATA_CHUNK_MAX) return "data: length is over 1024";
     if (d->length == 0 && d->total != 0) return "data: empty chunk of a non-empty file";
     if (d->offset > d->total || d->length > d->total - d->offset) return "data: chunk lies outside the file";
+    return NULL;
+}
+
+/* A REPORT's figures: what one client's prediction can have counted. */
+static const char *check_report(const cradle_wire_report *r) {
+    if (r->window > CRADLE_WIRE_REPORT_WINDOW_MAX) return "report: window is past 64";
+    if (r->window == 0 && (r->ahead | r->steps | r->rollbacks | r->rollback_steps | r->rollback_max |
+                           r->corrections | r->own_overridden))
+        return "report: figures from a player in lockstep";
+    if (r->ahead > r->window) return "report: ahead is past the window";
+    if (r->rollback_max > r->window) return "report: a rollback deeper than the window";
+    if (r->corrections > r->rollbacks) return "report: more corrections than rollbacks";
+    if (r->own_overridden > r->steps) return "report: more inputs overridden than steps";
     return NULL;
 }
 
@@ -189,6 +203,7 @@ static const char *check_fields(const cradle_wire_message *m) {
         if (m->as.delay.input_delay < 1 || m->as.delay.input_delay > CRADLE_WIRE_INPUT_DELAY_MAX)
             return "delay: input delay is outside 1..1000";
         return NULL;
+    case CRADLE_WIRE_REPORT: return check_report(&m->as.report);
     case CRADLE_WIRE_PING:
     case CRADLE_WIRE_PONG:
     case CRADLE_WIRE_DESYNC: return NULL;
@@ -297,6 +312,18 @@ int cradle_wire_encode(void *out, size_t capacity, size_t *written, const cradle
         cradle_cursor_put_u32(&c, m->as.ping.hold_us);
         break;
     case CRADLE_WIRE_DELAY: cradle_cursor_put_u16(&c, m->as.delay.input_delay); break;
+    case CRADLE_WIRE_REPORT: {
+        const cradle_wire_report *r = &m->as.report;
+        cradle_cursor_put_u16(&c, r->window);
+        cradle_cursor_put_u16(&c, r->ahead);
+        cradle_cursor_put_u32(&c, r->steps);
+        cradle_cursor_put_u32(&c, r->rollbacks);
+        cradle_cursor_put_u32(&c, r->rollback_steps);
+        cradle_cursor_put_u16(&c, r->rollback_max);
+        cradle_cursor_put_u32(&c, r->corrections);
+        cradle_cursor_put_u32(&c, r->own_overridden);
+        break;
+    }
     case CRADLE_WIRE_BYE:
         cradle_cursor_put_u8(&c, m->as.bye.reason);
         put_text(&c, m->as.bye.text, CRADLE_WIRE_TEXT_MAX);
@@ -522,6 +549,18 @@ static int decode_body(cradle_wire_message *m, cradle_cursor *c) {
     case CRADLE_WIRE_DESYNC: return decode_desync(m, c);
     case CRADLE_WIRE_DATA: return decode_data(m, c);
     case CRADLE_WIRE_DELAY: m->as.delay.input_delay = cradle_cursor_get_u16(c); return 0;
+    case CRADLE_WIRE_REPORT: {
+        cradle_wire_report *r = &m->as.report;
+        r->window = cradle_cursor_get_u16(c);
+        r->ahead = cradle_cursor_get_u16(c);
+        r->steps = cradle_cursor_get_u32(c);
+        r->rollbacks = cradle_cursor_get_u32(c);
+        r->rollback_steps = cradle_cursor_get_u32(c);
+        r->rollback_max = cradle_cursor_get_u16(c);
+        r->corrections = cradle_cursor_get_u32(c);
+        r->own_overridden = cradle_cursor_get_u32(c);
+        return 0;
+    }
     default: return refuse(m, "unknown message type"); /* unreachable: range checked above */
     }
 }

@@ -218,10 +218,11 @@ cradle_trial_state cradle_trial_poll(cradle_trial *t, uint64_t now_ns, char *mes
     return CRADLE_TRIAL_FAILED;
 }
 
-cradle_trial_state cradle_trial_wait(cradle_trial *t, char *message, size_t message_size) {
+cradle_trial_state cradle_trial_wait(cradle_trial *t, uint64_t now_ns, char *message, size_t message_size) {
     assert(t);
+    uint64_t waited_from = cradle_mono_ns(); /* the real time waited, counted onto the caller's clock */
     for (;;) {
-        uint64_t now = cradle_mono_ns();
+        uint64_t now = now_ns + (cradle_mono_ns() - waited_from);
         cradle_trial_state s = cradle_trial_poll(t, now, message, message_size);
         if (s != CRADLE_TRIAL_RUNNING) return s;
         /* the pipe ends (EOF) when the child exits or dies; until then sleep on it */
@@ -232,7 +233,7 @@ cradle_trial_state cradle_trial_wait(cradle_trial *t, char *message, size_t mess
             int status = 0;
             (void)waitpid((pid_t)t->pid, &status, 0); /* it is exiting: the pipe closed */
             cradle_trial_state end = verdict(t, status, message, message_size);
-            finish(t, cradle_mono_ns());
+            finish(t, now_ns + (cradle_mono_ns() - waited_from));
             return end;
         }
     }

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "cradle/enet_pool.h"
+#include "host_internal.h"
 #include "cradle/errors.h"
 #include "cradle/os.h"
 #include "cradle/ring.h"
@@ -171,6 +172,15 @@ void harness_output(harness *h, uint32_t i) {
     fflush(h->clients[i].output_file);
 }
 
+int harness_reload(harness *h) {
+    cradle_reload_result r = cradle__server_reload_now(h->host);
+    cradle__server_after_reload(h->host, &r);
+    if (r.kind != CRADLE_RELOAD_SWAPPED)
+        return fail(h, "the server did not reload %s: %s", h->config.game,
+                    r.kind == CRADLE_RELOAD_REFUSED ? r.message : "the same build");
+    return 0;
+}
+
 uint64_t harness_server_steps(const harness *h) { return h->host ? h->host->sim.next_step : 0; }
 
 /* One millisecond of everything, at the test clock's now: the server's
@@ -183,6 +193,7 @@ static int turn(harness *h, uint64_t now, uint64_t *slowest, bool *all) {
     (void)cradle_server_net_turn(h->net, now, UNIX_EPOCH + now / 1000000000u, &watch_socket);
     cradle_enet_pool_bind(NULL); /* the clients' ENet memory is their own */
     cradle_server_host_poll(h->host, now);
+    cradle__server_data_poll(h->host, now); /* a data file that changed: applied, as the host's turn does */
     bool all_playing = true;
     uint64_t low = UINT64_MAX;
     for (uint32_t i = 0; i < h->client_count; i++) {

@@ -107,6 +107,14 @@ int harness_drop(harness *h, uint32_t i);
  * Returns 0, or -1 (h->message). */
 int harness_rejoin(harness *h, uint32_t i);
 
+/* The server reloads its game library now (as cradlectl reload does: the
+ * file at config.game, after its trial), announcing the build to the
+ * clients, which load the same path at the announced step. Returns 0, or
+ * -1 (h->message) when the server did not swap. A changed data file of the
+ * game (beside config.game) is applied as cradle-server does, at a turn
+ * once it held still. */
+int harness_reload(harness *h);
+
 /* The steps the server has run. */
 uint64_t harness_server_steps(const harness *h);
 

@@ -15,6 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+
+#include "cradle/os.h"
 
 #include "harness.h"
 #include "simnet.h"
@@ -165,8 +168,9 @@ static void players_predicting_on_an_impaired_link_confirm_what_lockstep_does(vo
 /* Every step of entangled depends on every input, and the harness's inputs
  * change every step: every guess from the last input is wrong, so every
  * confirmed step a player had predicted rolls it back, and nearly every
- * rollback changes the state on screen. The oracle build guesses right:
- * no rollback, the same session. */
+ * rollback changes the state on screen. The oracle build guesses right (on
+ * a link that delivers every input in time, so that the server's steps are
+ * the harness's inputs): no rollback, the same session. */
 static void every_wrong_guess_rolls_back_and_a_right_one_never_does(void **unused) {
     (void)unused;
     harness_config config = {.game = HARNESS_ENTANGLED,
@@ -176,7 +180,9 @@ static void every_wrong_guess_rolls_back_and_a_right_one_never_does(void **unuse
                              .input_delay = 8,
                              .predict_window = 16,
                              .effects = true,
-                             .link = {.latency_ms = 40, .jitter_ms = 20, .loss_pct = 2, .reorder_pct = 2, .seed = 47}};
+                             /* no loss: every input arrives in time, so the
+                                server's steps are the harness's inputs */
+                             .link = {.latency_ms = 40, .jitter_ms = 20, .seed = 47}};
     static outcome guessed, oracle;
     run(&config, 300, 1200, "entangled, last input", &guessed);
     config.game = HARNESS_ENTANGLED_ORACLE;
@@ -210,10 +216,86 @@ static void every_wrong_guess_rolls_back_and_a_right_one_never_does(void **unuse
     release(&oracle);
 }
 
+/* Writes bytes to path through a temporary file renamed into place, as a
+ * build or an editor's save does. */
+static void put_file(const char *path, const void *bytes, size_t size) {
+    char tmp[512];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(bytes, 1, size, f), size);
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(rename(tmp, path), 0);
+}
+
+static void install(const char *library, const char *path) {
+    FILE *f = fopen(library, "rb");
+    assert_non_null(f);
+    static char bytes[8u << 20];
+    size_t n = fread(bytes, 1, sizeof bytes, f);
+    assert_true(n > 0 && n < sizeof bytes);
+    fclose(f);
+    put_file(path, bytes, n);
+}
+
+/* The counter with a data file (+1 a step, every present input and the
+ * file's bonus added: every step depends on every input), played by
+ * predicting players on a 40 ms link: mid-session its data file changes and
+ * then the server reloads a build that adds 5. Predicted steps that ran
+ * past each change run again from the confirmed state once it applied, and
+ * every client ends on the server's state under the new build. */
+static void predicted_steps_past_a_reload_or_a_data_file_run_again(void **unused) {
+    (void)unused;
+    char dir[] = "/tmp/cradle-predict-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char game[128], data_dir[160], bonus[192];
+    snprintf(game, sizeof game, "%s/counter.so", dir);
+    snprintf(data_dir, sizeof data_dir, "%s/counter", dir);
+    snprintf(bonus, sizeof bonus, "%s/bonus.json", data_dir);
+    assert_int_equal(mkdir(data_dir, 0700), 0);
+    install(RELOAD_LIB_DATA, game);
+    static harness h;
+    harness_config config = {.game = game,
+                             .players = 3,
+                             .spectators = 1,
+                             .seed = 31,
+                             .input_delay = 8,
+                             .predict_window = 16,
+                             .link = {.latency_ms = 40, .jitter_ms = 10, .seed = 48}};
+    if (harness_open(&h, &config) != 0 || harness_run(&h, 300, 60000) != 0) fail_session(&h, "before the data file");
+    static const char json[] = "{\"bonus\": 7}\n";
+    put_file(bonus, json, sizeof json - 1u);
+    if (harness_run(&h, 600, 60000) != 0) fail_session(&h, "after the data file");
+    assert_int_equal(h.host->data_applies, 1);
+    install(RELOAD_LIB_DATA5, game);
+    if (harness_reload(&h) != 0 || harness_run(&h, 900, 60000) != 0) fail_session(&h, "after the reload");
+    uint64_t server_hash = cradle_sim_hash(&h.host->sim);
+    for (uint32_t i = 0; i < h.client_count; i++) {
+        const cradle_netclient *n = &h.clients[i].net;
+        assert_int_equal(n->sim.next_step, 900);
+        assert_true(cradle_sim_hash(&n->sim) == server_hash);
+        assert_int_equal(n->reloads, 1);
+        assert_int_equal(n->data_applied, 1);
+        assert_string_equal(n->sim.contract->build_id, h.host->sim.contract->build_id);
+        if (i >= config.players) continue;
+        const cradle_predict_figures *f = &n->predict.figures;
+        printf("player %u: %" PRIu64 " predicted steps ran again for the two changes, %" PRIu64 " rollbacks\n",
+               (unsigned)i, f->change_reruns, f->rollbacks);
+        assert_true(n->predict.on);
+        assert_true(f->change_reruns > 0 && f->rollbacks > 0);
+        /* the predicted sim runs the new build too, past the reload */
+        assert_true(n->predict.sim.contract == n->sim.contract);
+        assert_true(n->predict.sim.next_step > 900 - 1);
+    }
+    assert_int_equal(harness_close(&h), h.client_count);
+    cradle_os_remove_tree(dir);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(players_predicting_on_an_impaired_link_confirm_what_lockstep_does),
         cmocka_unit_test(every_wrong_guess_rolls_back_and_a_right_one_never_does),
+        cmocka_unit_test(predicted_steps_past_a_reload_or_a_data_file_run_again),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

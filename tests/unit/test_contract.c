@@ -223,6 +223,49 @@ static void test_minor_1_bot_entry(void **unused) {
     free(old);
 }
 
+static void fake_predict(const void *state, uint64_t step, uint32_t slot, const uint8_t *last, uint64_t steps_since,
+                         uint8_t *input, uint32_t input_bytes) {
+    (void)state, (void)step, (void)slot, (void)last, (void)steps_since, (void)input, (void)input_bytes;
+}
+
+static void fake_react(const void *state, const cradle_event *events, uint32_t count, const cradle_fx *fx) {
+    (void)state, (void)events, (void)count, (void)fx;
+}
+
+/* Minor 5 added predict and react_confirmed: read through their accessors
+ * only when abi_minor says they exist, never past an older object's end. */
+static void test_minor_5_prediction_entries(void **unused) {
+    (void)unused;
+    cradle_contract_limits l = limits();
+    cradle_game_contract c = good();
+    assert_null(cradle_contract_predict(&c));
+    assert_null(cradle_contract_react_confirmed(&c));
+    c.predict = fake_predict;
+    c.react_confirmed = fake_react;
+    assert_int_equal(cradle_contract_check(&c, &l, NULL, 0), CRADLE_OK);
+    assert_ptr_equal(cradle_contract_predict(&c), fake_predict);
+    assert_ptr_equal(cradle_contract_react_confirmed(&c), fake_react);
+    /* A host of minor 4 refuses it. */
+    l.abi_minor = CRADLE_ABI_MINOR_DATA;
+    char message[64];
+    assert_int_equal(cradle_contract_check(&c, &l, message, sizeof message), CRADLE_ERELOAD_MINOR);
+    assert_string_equal(message, "abi minor 5 > host abi minor 4");
+    /* Minor 4: whatever the bytes where the fields would be, none; and an
+     * object that ends before them is not read past its end (ASan). */
+    l = limits();
+    c.abi_minor = CRADLE_ABI_MINOR_DATA;
+    assert_null(cradle_contract_predict(&c));
+    assert_null(cradle_contract_react_confirmed(&c));
+    size_t v4_size = offsetof(cradle_game_contract, predict);
+    cradle_game_contract *old = malloc(v4_size);
+    assert_non_null(old);
+    memcpy(old, &c, v4_size);
+    assert_int_equal(cradle_contract_check(old, &l, NULL, 0), CRADLE_OK);
+    assert_null(cradle_contract_predict(old));
+    assert_null(cradle_contract_react_confirmed(old));
+    free(old);
+}
+
 static bool fake_data(void *state, uint32_t file, const uint8_t *bytes, uint32_t size, cradle_data_refusal *refusal) {
     (void)state, (void)file, (void)bytes, (void)size, (void)refusal;
     return true;
@@ -335,6 +378,7 @@ static void test_minor_4_data_files(void **unused) {
 
     /* A host of minor 3 refuses a minor-4 game. */
     c = good();
+    c.abi_minor = CRADLE_ABI_MINOR_DATA;
     l.abi_minor = CRADLE_ABI_MINOR_LAYOUT;
     assert_int_equal(cradle_contract_check(&c, &l, message, sizeof message), CRADLE_ERELOAD_MINOR);
     assert_string_equal(message, "abi minor 4 > host abi minor 3");
@@ -509,6 +553,7 @@ int main(void) {
         cmocka_unit_test(test_abi_versions),
         cmocka_unit_test(test_minor_1_bot_entry),
         cmocka_unit_test(test_minor_2_sounds),
+        cmocka_unit_test(test_minor_5_prediction_entries),
         cmocka_unit_test(test_minor_4_data_files),
         cmocka_unit_test(test_alignment),
         cmocka_unit_test(test_state_size),

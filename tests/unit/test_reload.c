@@ -750,7 +750,7 @@ static void test_staged_build_is_tried_then_taken_or_dropped(void **unused) {
     int64_t total = ((counter_state *)h.state)->total;
     assert_int_equal(cradle_trial_start(&t, h.r, &h.sim, snapshots, 4, 0, cradle_mono_ns(), message, sizeof message), 0);
     assert_true(cradle_trial_fd(&t) >= 0);
-    cradle_trial_state ended = cradle_trial_wait(&t, message, sizeof message);
+    cradle_trial_state ended = cradle_trial_wait(&t, cradle_mono_ns(), message, sizeof message);
     if (ended != CRADLE_TRIAL_PASSED) fail_msg("trial: %s", message);
     assert_string_equal(message, "ok 4 steps");
     assert_int_equal(((counter_state *)h.state)->total, total); /* the child stepped its own copy */
@@ -774,7 +774,7 @@ static void test_staged_build_is_tried_then_taken_or_dropped(void **unused) {
     place_library(&h, RELOAD_LIB_OTHER_NAME);
     assert_int_equal(cradle_reload_now(h.r).kind, CRADLE_RELOAD_STAGED);
     assert_int_equal(cradle_trial_start(&t, h.r, &h.sim, snapshots, 1, 0, cradle_mono_ns(), message, sizeof message), 0);
-    assert_int_equal(cradle_trial_wait(&t, message, sizeof message), CRADLE_TRIAL_FAILED);
+    assert_int_equal(cradle_trial_wait(&t, cradle_mono_ns(), message, sizeof message), CRADLE_TRIAL_FAILED);
     assert_int_equal(t.error, CRADLE_ERELOAD_MISMATCH);
     assert_non_null(strstr(message, "game name"));
     assert_int_equal(t.runs, 2);

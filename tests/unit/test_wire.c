@@ -91,6 +91,11 @@ static cradle_wire_message sample(int type) {
         break;
     case CRADLE_WIRE_DESYNC: m.as.desync = (cradle_wire_desync){.step = 90, .hash = 1, .expected = 2}; break;
     case CRADLE_WIRE_DELAY: m.as.delay.input_delay = 7; break;
+    case CRADLE_WIRE_REPORT:
+        m.as.report = (cradle_wire_report){.window = 16, .ahead = 6, .steps = 3600, .rollbacks = 120,
+                                           .rollback_steps = 900, .rollback_max = 16, .corrections = 100,
+                                           .own_overridden = 2};
+        break;
     default: fail();
     }
     return m;
@@ -402,6 +407,41 @@ static void test_bad_fields_are_refused(void **state) {
         }
         cradle_cursor_store_u16(buffer + 2, CRADLE_WIRE_INPUT_DELAY_MAX);
         assert_int_equal(cradle_wire_decode(&d, buffer, 4), 0);
+    }
+    {
+        /* REPORT: 26 bytes of figures, each within what one client's prediction can count */
+        cradle_wire_message m = sample(CRADLE_WIRE_REPORT), d;
+        size_t n = encode_ok(&m, buffer);
+        assert_int_equal(n, 2 + 2 + 2 + 4 + 4 + 4 + 2 + 4 + 4);
+        assert_int_equal(cradle_wire_decode(&d, buffer, n), 0);
+        assert_memory_equal(&d.as.report, &m.as.report, sizeof m.as.report);
+        static const struct {
+            size_t at; /* the field's offset */
+            uint32_t value;
+            bool wide;
+            const char *problem;
+        } bad[] = {{2, 0, false, "report: figures from a player in lockstep"},
+                   {2, 65, false, "report: window is past 64"},
+                   {4, 17, false, "report: ahead is past the window"},
+                   {18, 17, false, "report: a rollback deeper than the window"},
+                   {20, 121, true, "report: more corrections than rollbacks"},
+                   {24, 3601, true, "report: more inputs overridden than steps"}};
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+            n = encode_ok(&m, buffer);
+            if (bad[i].wide) cradle_cursor_store_u32(buffer + bad[i].at, bad[i].value);
+            else cradle_cursor_store_u16(buffer + bad[i].at, (uint16_t)bad[i].value);
+            assert_int_equal(cradle_wire_decode(&d, buffer, n), CRADLE_ENET_MESSAGE);
+            assert_string_equal(d.problem, bad[i].problem);
+        }
+        /* a player in lockstep reports a window of 0 and nothing else */
+        cradle_wire_message lockstep = {.type = CRADLE_WIRE_REPORT};
+        n = encode_ok(&lockstep, buffer);
+        assert_int_equal(cradle_wire_decode(&d, buffer, n), 0);
+        assert_int_equal(d.as.report.window, 0);
+        /* what does not decode does not encode either */
+        cradle_wire_message e = m;
+        e.as.report.ahead = 17;
+        assert_int_equal(cradle_wire_encode(buffer, sizeof buffer, &n, &e), CRADLE_EINVAL);
     }
 }
 

@@ -18,22 +18,32 @@
  *  2. Input-to-screen delay in steps at the server's default input delay
  *     (auto): a real cradle-server (started here, plaintext) and an
  *     in-process netclient as a player; 40 times, the player's input flips,
- *     and the delay is the step whose snapshot first carries the new input
- *     (the first state it can affect) minus the last step shown when the
- *     input was sampled. Measured on two links, one session each, by one
- *     function (measure_input_delay) given the port to connect to:
- *       - loopback, straight to the server (goal <= 2 steps);
- *       - a 100 ms round trip: through cradle-proxy --latency 50 (50 ms each
- *         way), started here on a port of the kernel's choice (goal <= the
- *         round trip in steps, rtt x steps_per_second, + 2).
+ *     and the delay is the step whose state first shows the new input minus
+ *     the last step shown when the input was sampled. In lockstep the shown
+ *     state is the confirmed one, and the flip is on screen with the first
+ *     snapshot from the server that carries it; predicting (window 16,
+ *     client/net/predict.h) the shown state is the predicted one, and the
+ *     flip is on screen with the first frame whose predicted state ran the
+ *     step of the flipped input. Measured in lockstep and predicting, one
+ *     session each, by one function (measure_input_delay), on three links:
+ *       - loopback, straight to the server;
+ *       - a 100 ms and a 200 ms round trip: through cradle-proxy --latency
+ *         50 and 100, started here on a port of the kernel's choice.
+ *     Goals: lockstep <= the round trip in steps + 2; predicting <= 1 step.
+ *     Predicting, it also prints rollbacks a second, their mean depth and
+ *     the client thread's share of a core (CPU time over wall time, while
+ *     the flips run), and does the same through cradle-proxy --profile
+ *     yojimbo (a second each way, 25% lost and 25% duplicated), where the
+ *     input delay is far past the window and every frame predicts a full
+ *     window.
  *     The flips start once the adaptive delay settled: no change for as long
  *     as a lowering could still take (cradle/input_delay.h: 5 calm seconds,
  *     10 after a raise) plus 2 s, at most 30 s. Waits are for conditions,
  *     with deadlines: the connect is tried again until the server answers
- *     (10 s), the proxy's settings line says it listens (5 s), the flips
- *     end after 30 s. The server and the proxy are stopped and reaped on
- *     every exit path (SIGTERM, then SIGKILL after 2 s), and get SIGTERM if
- *     the bench dies.
+ *     (10 s; 20 s tries through yojimbo), the proxy's settings line says it
+ *     listens (5 s), the flips end after 30 s. The server and the proxy are
+ *     stopped and reaped on every exit path (SIGTERM, then SIGKILL after
+ *     2 s), and get SIGTERM if the bench dies.
  *
  * Usage: bench_client [--frames N] [--softdraw-only]
  *   --frames N       timed softdraw frames (default 2000)
@@ -277,9 +287,9 @@ static void frame_time(int frames, bool softdraw_only) {
 /* ---- input-to-screen delay ---- */
 
 #define FLIPS 40
-#define PROXY_LATENCY_MS 50u /* one way, each way: a 100 ms round trip */
 #define CONNECT_MAX_S 10.0   /* for the server (or the proxy) to answer */
 #define CONNECT_TRY_MS 1000u /* one connect attempt; then open again */
+#define YOJIMBO_CONNECT_TRY_MS 20000u /* ... through a second each way and a quarter lost */
 #define START_MAX_S 5.0      /* for the proxy's settings line */
 #define STOP_MAX_S 2.0       /* SIGTERM to exit, then SIGKILL */
 #define CHILD_ARGS_MAX 15u
@@ -297,11 +307,12 @@ typedef struct probe {
     bool waiting;           /* a flip was sampled, not seen in a snapshot yet */
     uint64_t sampled_shown; /* the last step shown when the flip was sampled */
     uint32_t expect;
+    uint64_t flip_step;     /* the first step whose input carries the flip; UINT64_MAX: not asked yet */
 } probe;
 
 static void probe_input(void *context, uint64_t step, uint8_t *out, uint32_t input_bytes) {
     probe *p = context;
-    (void)step;
+    if (p->waiting && p->flip_step == UINT64_MAX && p->bits == p->expect) p->flip_step = step;
     cradle_pack_bits(out, input_bytes, p->bits);
 }
 
@@ -314,6 +325,9 @@ typedef struct delay_figures {
     uint64_t rtt_ns;
     uint32_t steps_per_second;
     bool settled; /* false: measured after SETTLE_MAX_S with the delay still moving */
+    cradle_predict_figures predict; /* over the flips, when predicting */
+    uint64_t steps;                 /* confirmed over the flips */
+    double cpu_s, wall_s;           /* the client's thread over the flips */
 } delay_figures;
 
 /* Forks and execs path with argv; its stdout goes to out_fd (-1: /dev/null),
@@ -410,42 +424,59 @@ static int connect_player(cradle_netclient *net, const cradle_netclient_config *
     }
 }
 
-/* Joins the server (started as pid server) through port as a player, waits
+/* One flip seen on screen: the delay in steps into out. */
+static void flip_seen(probe *p, delay_figures *out, uint64_t s, uint64_t *next_flip) {
+    uint64_t d = s - p->sampled_shown;
+    out->lo = d < out->lo ? d : out->lo;
+    out->hi = d > out->hi ? d : out->hi;
+    out->sum += d;
+    out->n++;
+    p->waiting = false;
+    *next_flip = s + 20;
+}
+
+/* Joins the server (started as pid server) through port as a player
+ * (predicting with window predict_window, or in lockstep with 0), waits
  * for the adaptive delay to settle, flips the input FLIPS times and fills
- * out. Returns 0, or -1 with the reason printed. */
-static int measure_input_delay(uint16_t port, pid_t server, delay_figures *out) {
+ * out. The screen is the sim the client shows (cradle_netclient_shown): in
+ * lockstep a flip is on it with the first confirmed step whose snapshot
+ * carries it (the server may have used it late); predicting, with the
+ * first frame whose predicted state ran the step of the flipped input.
+ * Returns 0, or -1 with the reason printed. */
+static int measure_input_delay(uint16_t port, pid_t server, uint32_t predict_window, uint32_t connect_try_ms,
+                               delay_figures *out) {
     static cradle_netclient net;
     static probe p;
     memset(&p, 0, sizeof p);
     *out = (delay_figures){.lo = UINT64_MAX};
     cradle_netclient_config config = {.port = port, .game = BENCH_CLIENT_GAME, .requested_slot = -1,
                                       .input = probe_input, .input_context = &p, .insecure = true,
-                                      .connect_timeout_ms = CONNECT_TRY_MS};
-    int rc = connect_player(&net, &config, server, now_s() + CONNECT_MAX_S);
+                                      .connect_timeout_ms = connect_try_ms, .predict_window = predict_window};
+    int rc = connect_player(&net, &config, server, now_s() + CONNECT_MAX_S + connect_try_ms / 1e3);
     if (rc != 0) goto out_close;
     double joined = now_s(), last_change = joined;
     double settle_deadline = joined + SETTLE_MAX_S, deadline = settle_deadline + MEASURE_MAX_S;
     uint16_t delay = net.welcome.input_delay;
     uint64_t changes = net.delay_changes, next_flip = 0;
     bool raised = false, measuring = false;
+    cradle_predict_figures at_start = {0};
+    uint64_t steps_at_start = 0;
+    double cpu_start = 0, wall_start = 0;
     while (out->n < FLIPS && now_s() < deadline && !net.error) {
         uint64_t now = cradle_client_now_ns();
         (void)cradle_netclient_service(&net, now, 1);
         while (cradle_netclient_step(&net, now) == 1) {
             uint64_t s = net.sim.next_step - 1;
-            if (!p.waiting) continue;
+            if (!p.waiting || predict_window) continue;
             const uint8_t *snap = cradle_netclient_last_snapshot(&net);
             uint32_t got = cradle_snapshot_input(snap, net.welcome.max_players, net.welcome.input_bytes,
                                                  net.welcome.slot)[0];
-            if (got != p.expect) continue;
-            uint64_t d = s - p.sampled_shown;
-            out->lo = d < out->lo ? d : out->lo;
-            out->hi = d > out->hi ? d : out->hi;
-            out->sum += d;
-            out->n++;
-            p.waiting = false;
-            next_flip = s + 20;
+            if (got == p.expect) flip_seen(&p, out, s, &next_flip);
         }
+        (void)cradle_netclient_predict(&net);
+        const cradle_sim *shown = cradle_netclient_shown(&net);
+        if (p.waiting && predict_window && p.flip_step != UINT64_MAX && shown->next_step > p.flip_step)
+            flip_seen(&p, out, p.flip_step, &next_flip);
         if (net.delay_changes != changes) {
             raised = net.welcome.input_delay > delay;
             delay = net.welcome.input_delay;
@@ -458,20 +489,36 @@ static int measure_input_delay(uint16_t port, pid_t server, delay_figures *out) 
                                      : (double)CRADLE_INPUT_DELAY_CALM_WINDOWS;
             out->settled = now_s() - last_change >= hold + SETTLE_MARGIN_S;
             measuring = out->settled || now_s() >= settle_deadline;
+            if (measuring) {
+                at_start = net.predict.figures;
+                steps_at_start = net.steps_run;
+                cpu_start = cpu_s();
+                wall_start = now_s();
+            }
         }
-        if (measuring && cradle_netclient_playing(&net) && !p.waiting && net.sim.next_step >= next_flip &&
-            net.sim.next_step > 0) {
+        if (measuring && cradle_netclient_playing(&net) && !p.waiting && shown->next_step >= next_flip &&
+            shown->next_step > 0) {
             /* The player flips fire now; the shown state is step next_step - 1. */
             p.bits ^= VANGUARD_FIRE;
             p.expect = p.bits;
             p.waiting = true;
-            p.sampled_shown = net.sim.next_step - 1;
+            p.flip_step = UINT64_MAX;
+            p.sampled_shown = shown->next_step - 1;
         }
     }
     out->input_delay = net.welcome.input_delay;
     out->delay_changes = net.delay_changes;
     out->rtt_ns = net.rtt_ns;
     out->steps_per_second = net.welcome.steps_per_second;
+    out->predict = net.predict.figures;
+    out->predict.rollbacks -= at_start.rollbacks;
+    out->predict.rollback_steps -= at_start.rollback_steps;
+    out->predict.predicted_steps -= at_start.predicted_steps;
+    out->steps = net.steps_run - steps_at_start;
+    out->cpu_s = cpu_s() - cpu_start;
+    out->wall_s = now_s() - wall_start;
+    if (predict_window && !net.predict.on)
+        fprintf(stderr, "bench_client: %s\n", net.predict.message[0] ? net.predict.message : "prediction ended");
     if (out->n == 0) {
         fprintf(stderr, "bench_client: no delay measured: %s\n", net.error ? net.message : "deadline passed");
         rc = -1;
@@ -485,52 +532,96 @@ out_close:
     return rc;
 }
 
+/* One link's line: lockstep (window 0) or predicting. */
+static void print_delay(const char *link, uint32_t predict_window, const delay_figures *f) {
+    double seconds = f->steps_per_second ? (double)f->steps / f->steps_per_second : 0.0;
+    printf("input-to-screen, %s, %s: %" PRIu64 " flips: mean %.2f steps, min %" PRIu64 ", max %" PRIu64
+           " (server input delay %u, auto, %" PRIu64 " changes; rtt %.2f ms = %.1f steps)",
+           link, predict_window ? "predicting" : "lockstep", f->n, (double)f->sum / (double)f->n, f->lo, f->hi,
+           (unsigned)f->input_delay, f->delay_changes, (double)f->rtt_ns / 1e6,
+           (double)f->rtt_ns * f->steps_per_second / 1e9);
+    if (predict_window)
+        printf("; window %u: %.1f rollbacks a second, mean depth %.2f, client %.1f%% of a core (goal <= 1 step)",
+               (unsigned)predict_window, seconds > 0 ? (double)f->predict.rollbacks / seconds : 0.0,
+               f->predict.rollbacks ? (double)f->predict.rollback_steps / (double)f->predict.rollbacks : 0.0,
+               f->wall_s > 0 ? 100.0 * f->cpu_s / f->wall_s : 0.0);
+    printf("\n");
+    fflush(stdout);
+}
+
+/* Starts cradle-proxy in front of the server with args (NULL-terminated,
+ * after --listen and --server); *proxy and *out_fd get its pid and the read
+ * end of its stdout. Returns the port it listens on, or 0. */
+static uint16_t proxy_start(const char *server_text, const char *const *args, pid_t *proxy, int *out_fd) {
+    const char *argv[CHILD_ARGS_MAX + 1] = {"cradle-proxy", "--listen", "127.0.0.1:0", "--server", server_text};
+    size_t n = 5;
+    while (*args && n < CHILD_ARGS_MAX) argv[n++] = *args++;
+    argv[n] = NULL;
+    int pipe_fds[2];
+    if (pipe(pipe_fds) != 0) return 0;
+    *proxy = child_start(BENCH_CLIENT_PROXY, argv, pipe_fds[1]);
+    close(pipe_fds[1]);
+    *out_fd = pipe_fds[0];
+    return *proxy < 0 ? 0 : proxy_wait_listening(pipe_fds[0], now_s() + START_MAX_S);
+}
+
+/* Stops a proxy proxy_start started. */
+static void proxy_stop(pid_t *proxy, int *out_fd) {
+    child_stop(*proxy);
+    if (*out_fd >= 0) close(*out_fd);
+    *proxy = -1;
+    *out_fd = -1;
+}
+
+/* Input to screen on loopback and through cradle-proxy at a 100 and a 200
+ * ms round trip, each in lockstep and predicting (window 16): one session
+ * each. Then a predicting player's share of a core on the yojimbo profile. */
 static void input_delay(void) {
-    int port = 20000 + (int)(getpid() % 30000);
-    char port_text[16], server_text[32], latency_text[16];
+    int port = 20000 + (int)(getpid() % 12000);
+    char port_text[16], server_text[32];
     snprintf(port_text, sizeof port_text, "%d", port);
     snprintf(server_text, sizeof server_text, "127.0.0.1:%d", port);
-    snprintf(latency_text, sizeof latency_text, "%u", PROXY_LATENCY_MS);
     /* Plaintext on loopback: the delay in steps does not depend on the
      * encryption, and the bench needs no keys. */
     const char *server_argv[] = {"cradle-server", "--bind", "127.0.0.1", "--port", port_text, "--game",
                                  BENCH_CLIENT_GAME, "--players", "2", "--insecure", NULL};
-    const char *proxy_argv[] = {"cradle-proxy", "--listen", "127.0.0.1:0", "--server", server_text,
-                                "--latency", latency_text, NULL};
     pid_t server = -1, proxy = -1;
-    int proxy_out[2] = {-1, -1};
+    int proxy_out = -1;
     delay_figures f;
     if (enet_initialize() != 0) return;
     server = child_start(BENCH_CLIENT_SERVER, server_argv, -1);
     if (server < 0) goto out_stop;
-    if (measure_input_delay((uint16_t)port, server, &f) != 0) goto out_stop;
-    printf("input-to-screen: server input delay %u steps (auto, %" PRIu64 " changes), loopback, %" PRIu64
-           " flips: mean %.2f steps, min %" PRIu64 ", max %" PRIu64 " (rtt %.2f ms)\n",
-           (unsigned)f.input_delay, f.delay_changes, f.n, (double)f.sum / (double)f.n, f.lo, f.hi,
-           (double)f.rtt_ns / 1e6);
-
-    /* The same through cradle-proxy: its settings line says it is bound,
-     * and on which port (0: the kernel's choice). */
-    if (pipe(proxy_out) != 0) goto out_stop;
-    proxy = child_start(BENCH_CLIENT_PROXY, proxy_argv, proxy_out[1]);
-    close(proxy_out[1]);
-    proxy_out[1] = -1;
-    uint16_t proxy_port = proxy < 0 ? 0 : proxy_wait_listening(proxy_out[0], now_s() + START_MAX_S);
-    if (proxy_port == 0) {
-        fprintf(stderr, "bench_client: cradle-proxy did not start listening\n");
-        goto out_stop;
+    static const struct {
+        const char *name;
+        const char *latency; /* one way, ms; NULL: no proxy */
+    } links[] = {{"loopback", NULL}, {"100 ms round trip (cradle-proxy --latency 50)", "50"},
+                 {"200 ms round trip (cradle-proxy --latency 100)", "100"}};
+    for (size_t l = 0; l < sizeof links / sizeof links[0]; l++) {
+        for (uint32_t window = 0; window <= CRADLE_PREDICT_WINDOW_DEFAULT; window += CRADLE_PREDICT_WINDOW_DEFAULT) {
+            uint16_t to = (uint16_t)port;
+            if (links[l].latency) {
+                const char *args[] = {"--latency", links[l].latency, NULL};
+                to = proxy_start(server_text, args, &proxy, &proxy_out);
+                if (to == 0) {
+                    fprintf(stderr, "bench_client: cradle-proxy did not start listening\n");
+                    goto out_stop;
+                }
+            }
+            int rc = measure_input_delay(to, server, window, CONNECT_TRY_MS, &f);
+            proxy_stop(&proxy, &proxy_out);
+            if (rc != 0) goto out_stop;
+            print_delay(links[l].name, window, &f);
+        }
     }
-    if (measure_input_delay(proxy_port, server, &f) != 0) goto out_stop;
-    /* The round trip in steps: rtt / step period. */
-    double rtt_steps = (double)f.rtt_ns * f.steps_per_second / 1e9;
-    printf("input-to-screen: server input delay %u steps (auto, %" PRIu64 " changes), %u ms proxy link "
-           "(cradle-proxy --latency %u), %" PRIu64 " flips: mean %.2f steps, min %" PRIu64 ", max %" PRIu64
-           " (rtt %.2f ms); goal <= round trip + 2 = %.2f steps\n",
-           (unsigned)f.input_delay, f.delay_changes, 2u * PROXY_LATENCY_MS, PROXY_LATENCY_MS, f.n,
-           (double)f.sum / (double)f.n, f.lo, f.hi, (double)f.rtt_ns / 1e6, rtt_steps + 2.0);
+    /* yojimbo's profile: a second each way, 25% lost: the window is always
+     * full (the delay is far past it), which is the most a client does. */
+    const char *yojimbo[] = {"--profile", "yojimbo", "--seed", "1", NULL};
+    uint16_t to = proxy_start(server_text, yojimbo, &proxy, &proxy_out);
+    if (to == 0 || measure_input_delay(to, server, CRADLE_PREDICT_WINDOW_DEFAULT, YOJIMBO_CONNECT_TRY_MS, &f) != 0)
+        goto out_stop;
+    print_delay("yojimbo profile (cradle-proxy --profile yojimbo)", CRADLE_PREDICT_WINDOW_DEFAULT, &f);
 out_stop:
-    child_stop(proxy);
-    if (proxy_out[0] >= 0) close(proxy_out[0]);
+    proxy_stop(&proxy, &proxy_out);
     child_stop(server);
     enet_deinitialize();
 }

@@ -68,6 +68,14 @@
  *                 from now on (the server adapts it to how early its inputs
  *                 arrive); the client keeps sending one input a step, each
  *                 step's once, for (last step received) + the new delay
+ *   REPORT  c->s  a player's prediction figures (client/net/predict.h), once
+ *                 a second, unreliable: u16 window (0..64; 0: the player is
+ *                 in lockstep, and every figure is 0), u16 ahead (<=
+ *                 window), u32 steps (confirmed since it joined), u32
+ *                 rollbacks, u32 rollback_steps, u16 rollback_max (<=
+ *                 window), u32 corrections (<= rollbacks), u32
+ *                 own_overridden (<= steps); a count past 2^32 - 1 stays
+ *                 there
  *
  * Raw datagrams. Three messages travel outside ENet, as raw datagrams on
  * ENet's own sockets: CRADLE_WIRE_RAW_MAGIC, then the message (sealed, in
@@ -117,7 +125,7 @@
 #include "cradle/game_abi.h"
 #include "cradle/input.h"
 
-#define CRADLE_WIRE_VERSION 6u
+#define CRADLE_WIRE_VERSION 7u
 #define CRADLE_WIRE_HEADER_BYTES 2u
 
 #define CRADLE_WIRE_ANY_SLOT 0xFFu      /* HELLO: any free slot */
@@ -175,10 +183,11 @@ typedef enum cradle_wire_type {
     CRADLE_WIRE_DESYNC = 11,
     CRADLE_WIRE_DATA = 12,
     CRADLE_WIRE_DELAY = 13,
+    CRADLE_WIRE_REPORT = 14,
 } cradle_wire_type;
 
 #define CRADLE_WIRE_TYPE_FIRST CRADLE_WIRE_HELLO
-#define CRADLE_WIRE_TYPE_LAST CRADLE_WIRE_DELAY
+#define CRADLE_WIRE_TYPE_LAST CRADLE_WIRE_REPORT
 
 typedef enum cradle_wire_refusal {
     CRADLE_WIRE_REFUSE_FULL = 1,     /* no free slot (or the requested one is taken) */
@@ -313,6 +322,15 @@ typedef struct cradle_wire_desync {
     uint64_t expected;
 } cradle_wire_desync;
 
+typedef struct cradle_wire_report {
+    uint16_t window, ahead;
+    uint32_t steps, rollbacks, rollback_steps;
+    uint16_t rollback_max;
+    uint32_t corrections, own_overridden;
+} cradle_wire_report;
+
+#define CRADLE_WIRE_REPORT_WINDOW_MAX 64u
+
 typedef struct cradle_wire_delay {
     uint16_t input_delay; /* 1..CRADLE_WIRE_INPUT_DELAY_MAX */
 } cradle_wire_delay;
@@ -334,6 +352,7 @@ typedef struct cradle_wire_message {
         cradle_wire_desync desync;
         cradle_wire_data data;
         cradle_wire_delay delay;
+        cradle_wire_report report;
     } as;
 } cradle_wire_message;
 

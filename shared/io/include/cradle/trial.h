@@ -88,8 +88,10 @@ CRADLE_MUST_CHECK int cradle_trial_start(cradle_trial *t, const cradle_reload *r
 cradle_trial_state cradle_trial_poll(cradle_trial *t, uint64_t now_ns, char *message, size_t message_size);
 
 /* Waits for the running trial's end (at most until its deadline) and
- * returns it as poll does. */
-cradle_trial_state cradle_trial_wait(cradle_trial *t, char *message, size_t message_size);
+ * returns it as poll does. now_ns is the caller's clock now, the one the
+ * trial was started on (a host may run on a test clock): the wait blocks
+ * in real time and counts it onto now_ns. */
+cradle_trial_state cradle_trial_wait(cradle_trial *t, uint64_t now_ns, char *message, size_t message_size);
 
 /* Kills a running trial and reaps it. Safe when none runs. */
 void cradle_trial_stop(cradle_trial *t);
