@@ -15,7 +15,9 @@
 # the reliable WELCOME and state block can take tens of seconds under
 # yojimbo's loss; a bot that gives up is relaunched and counted), then
 # resumed: the bots play SECONDS/profiles seconds of steps (60 a second).
+# The bots predict (window 16, the default), so the session is also prediction's soak.
 # Passes when:
+#   - every bot predicted to the end (its summary's "predict" is on);
 #   - zero desyncs: every bot checked every state hash it received and ended
 #     without a mismatch, and the server counted no DESYNC report;
 #   - every step in the log: the closed log holds every step the server ran
@@ -190,10 +192,13 @@ soak_profile() {
   hashes=$(field "$replay_json" hashes_checked)
   [ "$steps" = "$closed" ] || fail "the log holds $steps steps, the server ran $closed"
   [ "$steps" -ge "$target" ] || fail "the server ran $steps steps, fewer than the bots' $target"
-  local hashes_min=999999999 start line
+  local hashes_min=999999999 start line rollbacks=0
   for ((i = 0; i < bots; i++)); do
     line=$(grep '"event":"done"' "bot$i.out") || fail "bot $i did not finish"
     [ "$(field "$line" hashes_checked)" -lt "$hashes_min" ] && hashes_min=$(field "$line" hashes_checked)
+    # Every bot predicted (the default: client/README.md "Prediction and rollback") to the end.
+    grep -q '"predict":{"window":16,"on":true,' <<<"$line" || fail "bot $i did not predict to the end: $line"
+    rollbacks=$((rollbacks + $(sed -n 's/.*"rollbacks":\([0-9]*\).*/\1/p' <<<"$line")))
     start=$(field "$line" start_step)
     "$REPLAY" --output "replay$i.bin" --from "$start" --to $((target - 1)) session.log 2>/dev/null
     cmp -s "replay$i.bin" "bot$i.bin" || fail "bot $i's output differs from the log's replay"
@@ -224,9 +229,10 @@ soak_profile() {
     "$profile" "$elapsed" "$bots" "$(field "$settings" seed)" "$steps" "$hashes"
   printf ' each bot checked >= %s hashes and matched the replay; server RSS %s..%s KiB after warm-up' \
     "$hashes_min" "$first" "$max"
-  printf ' (%s samples); proxy lost %s, duplicated %s of %s packets; %s bot relaunches before the start\n' \
+  printf ' (%s samples); proxy lost %s, duplicated %s of %s packets; %s bot relaunches before the start;' \
     "$samples" "$(field "$counters" lost)" "$(field "$counters" duplicated)" "$(field "$counters" submitted)" \
     "$relaunches"
+  printf ' the bots predicted, with %s rollbacks in all\n' "$rollbacks"
   cd "$work"
 }
 

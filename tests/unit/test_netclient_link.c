@@ -234,6 +234,8 @@ static cradle_wire_message steps_message(uint64_t first, uint8_t count, uint64_t
 
 /* ---- the client ------------------------------------------------------------ */
 
+static uint32_t predict_window; /* the next open_client's */
+
 static void open_client(const char *report, uint32_t silence_ms) {
     memset(&link_, 0, sizeof link_);
     link_.datagram = cradle_netclient_datagram;
@@ -241,7 +243,8 @@ static void open_client(const char *report, uint32_t silence_ms) {
     cradle_link link = {.ops = &mem_ops, .self = &link_};
     cradle_netclient_config config = {
         .link = &link, .game = COUNTER_LIB, .copy_dir = dir, .requested_slot = SLOT, .insecure = true,
-        .input = input_fn, .desync_report = report, .silence_timeout_ms = silence_ms};
+        .input = input_fn, .desync_report = report, .silence_timeout_ms = silence_ms,
+        .predict_window = predict_window};
     assert_int_equal(cradle_netclient_open(&net, &config, T0), 0);
     assert_int_equal(link_.connects, 1);
     assert_int_equal(net.phase, CRADLE_NETCLIENT_CONNECTING);
@@ -254,6 +257,8 @@ static int teardown(void **unused) {
 }
 
 /* WELCOME (after the client's HELLO) at `now`: the client then plays from step 0. */
+static uint16_t welcome_delay = 2; /* the next WELCOME's input delay */
+
 static void welcome(uint64_t now) {
     const cradle_game_contract *k = cradle_reload_contract(&ref_lib);
     cradle_wire_message w = {.type = CRADLE_WIRE_WELCOME};
@@ -261,7 +266,7 @@ static void welcome(uint64_t now) {
         .slot = SLOT, .players = PLAYERS, .max_players = (uint8_t)k->max_players,
         .input_bytes = (uint8_t)k->input_bytes, .state_size = k->state_size,
         .steps_per_second = k->steps_per_second, .source_frames_per_second = k->source_frames_per_second,
-        .seed = SEED, .input_delay = 2, .hash_interval = K, .start_step = 0};
+        .seed = SEED, .input_delay = welcome_delay, .hash_interval = K, .start_step = 0};
     cradle_wire_set_text(w.as.welcome.game, sizeof w.as.welcome.game, k->name);
     cradle_wire_set_text(w.as.welcome.build_id, sizeof w.as.welcome.build_id, k->build_id);
     script_message(&link_, &w);
@@ -480,6 +485,83 @@ static void test_silence(void **unused) {
     assert_int_equal(link_.waits, 0);
 }
 
+/* The server's word on the client's own slot wins: a step whose input for
+ * it is not the one sent (the server took it late and repeated the last)
+ * is what the confirmed state runs, and is counted; the prediction that
+ * guessed otherwise rolls back. */
+static void test_prediction_takes_the_servers_word(void **unused) {
+    (void)unused;
+    predict_window = 8;
+    open_client(NULL, 0);
+    predict_window = 0;
+    join(T0);
+    assert_int_equal(cradle_netclient_predict(&net), 0);
+    assert_true(net.predict.on);
+    /* inputs for steps 0 and 1 went with the WELCOME's answer: it shows step 1 */
+    assert_int_equal(cradle_netclient_shown(&net)->next_step, 2);
+    assert_ptr_equal(cradle_netclient_shown(&net), &net.predict.sim);
+
+    /* Steps 0..4, step 1 with our slot's input as the server took it: 0. */
+    static uint8_t altered[5][16];
+    memcpy(altered, snapshots, sizeof altered);
+    const cradle_game_contract *k = cradle_reload_contract(&ref_lib);
+    altered[1][CRADLE_PRESENCE_BYTES(k->max_players) + SLOT] = 0;
+    assert_true(player_input(1) != 0);
+    memcpy(snapshots[1], altered[1], snapshot_size); /* the server's step 1, for this message only */
+    cradle_wire_message m = steps_message(0, 5, UINT64_MAX, 0);
+    script_message(&link_, &m);
+    snapshots[1][CRADLE_PRESENCE_BYTES(k->max_players) + SLOT] = (uint8_t)player_input(1);
+    assert_int_equal(cradle_netclient_service(&net, T0 + MS, 0), 0);
+    assert_int_equal(run_all(T0 + MS), 5);
+    assert_int_equal(cradle_netclient_predict(&net), 0);
+    const cradle_predict_figures *f = &net.predict.figures;
+    assert_int_equal(f->own_overridden, 1);
+    assert_int_equal(f->rollbacks, 1); /* its guess lacked slot 0 from step 0 on */
+    /* The confirmed state is the server's steps' (the reference run of them). */
+    cradle_sim ref;
+    cradle_sim_storage storage;
+    char why[CRADLE_SIM_STORAGE_MESSAGE_MAX];
+    assert_int_equal(cradle_sim_storage_open(&storage, &ref, k, &(cradle_sim_storage_config){0}, why, sizeof why), 0);
+    assert_int_equal(cradle_sim_start(&ref, SEED, PLAYERS), 0);
+    for (int i = 0; i < 5; i++) cradle_sim_step(&ref, altered[i]);
+    assert_true(cradle_sim_hash(&ref) == cradle_sim_hash(&net.sim));
+    /* ... and the predicted state runs on from it with the steps the client
+     * guessed: slot 0 as in the newest step (1), ours as sent */
+    assert_int_equal(net.predict.sim.next_step, net.input_sent_through);
+    while (ref.next_step < net.predict.sim.next_step) cradle_sim_step(&ref, snapshots[ref.next_step]);
+    assert_true(cradle_sim_hash(&ref) == cradle_sim_hash(&net.predict.sim));
+    cradle_sim_storage_close(&storage);
+    assert_false(net.desync);
+}
+
+/* An input delay past the inputs a client keeps for prediction ends the
+ * prediction with a message, never the session: the player goes on in
+ * lockstep and sees the confirmed steps. */
+static void test_prediction_ends_past_what_it_keeps(void **unused) {
+    (void)unused;
+    predict_window = 8;
+    open_client(NULL, 0);
+    predict_window = 0;
+    welcome_delay = CRADLE_NETCLIENT_INPUTS_KEPT + 40u;
+    join(T0);
+    welcome_delay = 2;
+    cradle_wire_message m = steps_message(0, 5, UINT64_MAX, 0);
+    script_message(&link_, &m);
+    assert_int_equal(cradle_netclient_service(&net, T0 + MS, 0), 0);
+    assert_int_equal(run_all(T0 + MS), 5);
+    assert_int_equal(cradle_netclient_predict(&net), 0);
+    assert_false(net.predict.on);
+    assert_string_equal(net.predict.message, "prediction off: the input delay is longer than the inputs a client keeps");
+    assert_ptr_equal(cradle_netclient_shown(&net), &net.sim);
+    assert_int_equal(net.error, 0);
+    m = steps_message(5, 10, UINT64_MAX, 0);
+    script_message(&link_, &m);
+    assert_int_equal(cradle_netclient_service(&net, T0 + 2 * MS, 0), 0);
+    assert_int_equal(run_all(T0 + 2 * MS), 10);
+    assert_int_equal(net.hashes_checked, 1); /* step 9's: the confirmed steps are exact */
+    assert_false(net.desync);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_join_and_play, teardown),
@@ -488,6 +570,8 @@ int main(void) {
         cmocka_unit_test_teardown(test_refusal, teardown),
         cmocka_unit_test_teardown(test_turned_away, teardown),
         cmocka_unit_test_teardown(test_silence, teardown),
+        cmocka_unit_test_teardown(test_prediction_takes_the_servers_word, teardown),
+        cmocka_unit_test_teardown(test_prediction_ends_past_what_it_keeps, teardown),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

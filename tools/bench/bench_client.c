@@ -16,8 +16,9 @@
  *     render without its clear, particles, letterbox, HUD); that pass times
  *     each phase separately, so its total is a little above the first pass.
  *  2. Input-to-screen delay in steps at the server's default input delay
- *     (auto): a real cradle-server (started here, plaintext) and an
- *     in-process netclient as a player; 40 times, the player's input flips,
+ *     (auto): a real cradle-server (started here, plaintext), a cradle-client
+ *     --bot (vanguard's AI, in lockstep) as a second player, and an
+ *     in-process netclient as the measured player; 40 times, the player's input flips,
  *     and the delay is the step whose state first shows the new input minus
  *     the last step shown when the input was sampled. In lockstep the shown
  *     state is the confirmed one, and the flip is on screen with the first
@@ -292,7 +293,7 @@ static void frame_time(int frames, bool softdraw_only) {
 #define YOJIMBO_CONNECT_TRY_MS 20000u /* ... through a second each way and a quarter lost */
 #define START_MAX_S 5.0      /* for the proxy's settings line */
 #define STOP_MAX_S 2.0       /* SIGTERM to exit, then SIGKILL */
-#define CHILD_ARGS_MAX 15u
+#define CHILD_ARGS_MAX 20u
 /* The adaptive delay (cradle/input_delay.h) is taken as settled once it has
  * held long enough that no lowering can still be due: CALM_WINDOWS seconds
  * after the join or a lowering, LOWER_HOLD_WINDOWS after a raise (at 1 step
@@ -416,7 +417,8 @@ static int connect_player(cradle_netclient *net, const cradle_netclient_config *
                     status == 3 ? " (its UDP port is taken)" : "");
             return -1;
         }
-        if (net->error != CRADLE_ENET_TIMEOUT || now_s() >= deadline) {
+        /* a join lost on a lossy link (its HELLO or state block) is tried again too */
+        if ((net->error != CRADLE_ENET_TIMEOUT && net->error != CRADLE_ENET_INIT) || now_s() >= deadline) {
             fprintf(stderr, "bench_client: %s\n", net->error ? net->message : "no game within the deadline");
             return -1;
         }
@@ -565,6 +567,18 @@ static uint16_t proxy_start(const char *server_text, const char *const *args, pi
     return *proxy < 0 ? 0 : proxy_wait_listening(pipe_fds[0], now_s() + START_MAX_S);
 }
 
+/* The other player: cradle-client --bot (vanguard's AI, in lockstep) on
+ * port, so the measured player's guesses of another slot can be wrong (a
+ * session of one never rolls back). Returns its pid, or -1. */
+static pid_t companion_start(uint16_t port) {
+    char port_text[16];
+    snprintf(port_text, sizeof port_text, "%u", (unsigned)port);
+    const char *argv[] = {"cradle-client", "--headless", "--insecure", "--port", port_text, "--game",
+                          BENCH_CLIENT_GAME, "--bot", "--seed", "7", "--lockstep", "--connect-timeout", "60000",
+                          "--silence-timeout", "600000", NULL};
+    return child_start(BENCH_CLIENT_CLIENT, argv, -1);
+}
+
 /* Stops a proxy proxy_start started. */
 static void proxy_stop(pid_t *proxy, int *out_fd) {
     child_stop(*proxy);
@@ -607,18 +621,29 @@ static void input_delay(void) {
                     goto out_stop;
                 }
             }
+            pid_t other = companion_start(to);
             int rc = measure_input_delay(to, server, window, CONNECT_TRY_MS, &f);
+            child_stop(other);
             proxy_stop(&proxy, &proxy_out);
             if (rc != 0) goto out_stop;
             print_delay(links[l].name, window, &f);
         }
     }
     /* yojimbo's profile: a second each way, 25% lost: the window is always
-     * full (the delay is far past it), which is the most a client does. */
+     * full (the delay is far past it), which is the most a client does. Its
+     * own server, which waits for a join as long as tools/soak.sh's does. */
+    child_stop(server);
+    const char *yojimbo_server_argv[] = {"cradle-server", "--bind", "127.0.0.1", "--port", port_text, "--game",
+                                         BENCH_CLIENT_GAME, "--players", "2", "--insecure", "--timeout", "600000",
+                                         NULL};
+    server = child_start(BENCH_CLIENT_SERVER, yojimbo_server_argv, -1);
+    if (server < 0) goto out_stop;
     const char *yojimbo[] = {"--profile", "yojimbo", "--seed", "1", NULL};
     uint16_t to = proxy_start(server_text, yojimbo, &proxy, &proxy_out);
-    if (to == 0 || measure_input_delay(to, server, CRADLE_PREDICT_WINDOW_DEFAULT, YOJIMBO_CONNECT_TRY_MS, &f) != 0)
-        goto out_stop;
+    pid_t other = to ? companion_start(to) : -1;
+    int rc = to == 0 ? -1 : measure_input_delay(to, server, CRADLE_PREDICT_WINDOW_DEFAULT, YOJIMBO_CONNECT_TRY_MS, &f);
+    child_stop(other);
+    if (rc != 0) goto out_stop;
     print_delay("yojimbo profile (cradle-proxy --profile yojimbo)", CRADLE_PREDICT_WINDOW_DEFAULT, &f);
 out_stop:
     proxy_stop(&proxy, &proxy_out);
