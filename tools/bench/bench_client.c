@@ -543,10 +543,13 @@ static void print_delay(const char *link, uint32_t predict_window, const delay_f
            (unsigned)f->input_delay, f->delay_changes, (double)f->rtt_ns / 1e6,
            (double)f->rtt_ns * f->steps_per_second / 1e9);
     if (predict_window)
-        printf("; window %u: %.1f rollbacks a second, mean depth %.2f, client %.1f%% of a core (goal <= 1 step)",
+        printf("; window %u: %.1f rollbacks a second, mean depth %.2f, client %.1f%% of a core (%s)",
                (unsigned)predict_window, seconds > 0 ? (double)f->predict.rollbacks / seconds : 0.0,
                f->predict.rollbacks ? (double)f->predict.rollback_steps / (double)f->predict.rollbacks : 0.0,
-               f->wall_s > 0 ? 100.0 * f->cpu_s / f->wall_s : 0.0);
+               f->wall_s > 0 ? 100.0 * f->cpu_s / f->wall_s : 0.0,
+               f->input_delay < predict_window ? "goal <= 1 step"
+                                               : "the input delay is past the window: the input shows that "
+                                                 "much later, no goal");
     printf("\n");
     fflush(stdout);
 }
