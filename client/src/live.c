@@ -142,7 +142,7 @@ static void show(live_session *s, cradle_window *window) {
         s->shown_step = shown->next_step;
         s->shown_changes = net->predict.shown_changes;
         if (net->phase == CRADLE_NETCLIENT_PLAYING || shown->has_previous)
-            cradle_window_shown(window, shown, present, confirmed);
+            cradle_window_shown(window, shown, present, &net->sim, confirmed);
     }
     cradle_events_clear(present);
     cradle_events_clear(confirmed);

@@ -214,7 +214,7 @@ static void close_display(cradle_window *w) {
 void cradle_window_jumped(cradle_window *w) { w->last_step_ns = w->now; }
 
 void cradle_window_shown(cradle_window *w, const cradle_sim *sim, const cradle_event_queue *present,
-                         const cradle_event_queue *confirmed) {
+                         const cradle_sim *confirmed, const cradle_event_queue *confirmed_events) {
     w->last_step_ns = w->now;
     const cradle_game_contract *k = sim->contract; /* may change at a reload */
     /* The game's sounds, (re)loaded when a reload brought another library;
@@ -228,12 +228,13 @@ void cradle_window_shown(cradle_window *w, const cradle_sim *sim, const cradle_e
     if (k->react)
         k->react(sim->state, cradle_events_data(present), cradle_events_count(present), &fx);
     cradle_game_react_fn *react_confirmed = cradle_contract_react_confirmed(k);
-    if (react_confirmed && cradle_events_count(confirmed))
-        react_confirmed(sim->state, cradle_events_data(confirmed), cradle_events_count(confirmed), &fx);
+    if (react_confirmed && cradle_events_count(confirmed_events))
+        react_confirmed(confirmed->state, cradle_events_data(confirmed_events), cradle_events_count(confirmed_events),
+                        &fx);
 }
 
 void cradle_window_stepped(cradle_window *w, const cradle_sim *sim) {
-    cradle_window_shown(w, sim, &sim->events, &sim->events);
+    cradle_window_shown(w, sim, &sim->events, sim, &sim->events);
 }
 
 /* Reads the clock for the frame and advances the frame rate shown (measured

@@ -96,9 +96,10 @@ void cradle_window_stepped(cradle_window *w, const cradle_sim *sim);
 /* For a source that gathers the events itself (live.c: predicted steps,
  * rollbacks and confirmations, netclient.h's effects): the state shown is
  * sim's and changed this frame; as cradle_window_stepped, but react() gets
- * `present` and react_confirmed() gets `confirmed` (either may be empty). */
+ * sim's state and `present`, react_confirmed() the confirmed sim's state
+ * and `confirmed_events` (either queue may be empty). */
 void cradle_window_shown(cradle_window *w, const cradle_sim *sim, const cradle_event_queue *present,
-                         const cradle_event_queue *confirmed);
+                         const cradle_sim *confirmed, const cradle_event_queue *confirmed_events);
 
 /* For a source's advance: the state shown was replaced without a step (a
  * seek): the alpha starts again from 0, react() sees nothing. */

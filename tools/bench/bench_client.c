@@ -516,6 +516,7 @@ static int measure_input_delay(uint16_t port, pid_t server, uint32_t predict_win
     out->predict.rollbacks -= at_start.rollbacks;
     out->predict.rollback_steps -= at_start.rollback_steps;
     out->predict.predicted_steps -= at_start.predicted_steps;
+    out->predict.corrections -= at_start.corrections;
     out->steps = net.steps_run - steps_at_start;
     out->cpu_s = cpu_s() - cpu_start;
     out->wall_s = now_s() - wall_start;
@@ -543,9 +544,11 @@ static void print_delay(const char *link, uint32_t predict_window, const delay_f
            (unsigned)f->input_delay, f->delay_changes, (double)f->rtt_ns / 1e6,
            (double)f->rtt_ns * f->steps_per_second / 1e9);
     if (predict_window)
-        printf("; window %u: %.1f rollbacks a second, mean depth %.2f, client %.1f%% of a core (%s)",
+        printf("; window %u: %.1f rollbacks a second, mean depth %.2f, %" PRIu64 " of %" PRIu64
+               " changed the state on screen, client %.1f%% of a core (%s)",
                (unsigned)predict_window, seconds > 0 ? (double)f->predict.rollbacks / seconds : 0.0,
                f->predict.rollbacks ? (double)f->predict.rollback_steps / (double)f->predict.rollbacks : 0.0,
+               f->predict.corrections, f->predict.rollbacks,
                f->wall_s > 0 ? 100.0 * f->cpu_s / f->wall_s : 0.0,
                f->input_delay < predict_window ? "goal <= 1 step"
                                                : "the input delay is past the window: the input shows that "

@@ -384,12 +384,15 @@ typedef struct cradle_game_contract {
     cradle_game_predict_fn *predict;
 
     /* A client that predicts calls react() with each event once, as soon
-     * as a step (predicted or confirmed) brings it; this one runs for every
-     * step the server confirmed, once, in step order, with that step's
-     * events as the server's simulation made them (some may never have
-     * been predicted, some predicted ones may be missing): a kill feed or a
-     * score that must never show what did not happen. May be NULL. Hosts
-     * read it through cradle_contract_react_confirmed(). */
+     * as a step (predicted or confirmed) brings it; this one gets the
+     * events of the steps the server confirmed since its last call (a
+     * frame's), each once, in step order, as the server's simulation made
+     * them (some may never have been predicted, some predicted ones may be
+     * missing), with the confirmed state: a kill feed or a score
+     * that must never show what did not happen. Hosts that show only
+     * confirmed steps (a replay, a broadcast, a lockstep client) call it
+     * with the same events as react(). May be NULL. Hosts read it through
+     * cradle_contract_react_confirmed(). */
     void (*react_confirmed)(const void *state, const cradle_event *events, uint32_t count,
                             const cradle_fx *fx);
 } cradle_game_contract;
