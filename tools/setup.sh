@@ -22,6 +22,9 @@ packages=(
   nginx-light curl
   # The same broadcast through another cache (integration.broadcast_varnish).
   varnish
+  # The core and the games for WebAssembly (tests/wasm): clang 14's wasm32
+  # target with its runtime, wasi-libc and lld; node runs the modules.
+  wasi-libc libclang-rt-14-dev-wasm32 lld-14 nodejs
 )
 # Extra packages a caller asks for (the benchmarks add redis-server).
 packages+=("$@")
