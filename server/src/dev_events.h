@@ -11,7 +11,8 @@
  * host's clock fell behind, "garbage" (at most once a second) when
  * datagrams that are no peer's and no connect reached the UDP port
  * (status: dropped_garbage), "prediction" when a predicting player's
- * figures arrive (once a second each: steps ahead, rollbacks a second,
+ * figures arrive (at most once a second each, however often a client sends
+ * them: steps ahead, rollbacks a second,
  * their mean and largest depth; client/net/predict.h), and with "step" in
  * the list one line every N
  * steps (default 60):

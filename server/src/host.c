@@ -26,6 +26,7 @@
 #define BROADCAST_FINISH_MS 1000u /* the broadcast's last uploads after the trailer */
 #define IDLE_BATCH 12u /* steps run at once while no peer takes the stream: one wake per reload poll at 60/s */
 #define HELLO_TIMEOUT_NS 5000000000ull
+#define PREDICTION_LINE_NS 1000000000ull /* a player's prediction line on the event stream, at most once a second */
 #define OUT_PUSH_PATIENCE_NS 2000000000ull /* a step command's wait for room, at most */
 #define OUT_STEP_ROOM 32u /* free outbound slots a paced turn needs to run its steps */
 
@@ -598,7 +599,13 @@ static void on_event(cradle_server_host *host, const cradle_server_in *in) {
         if (peer->state != CRADLE_SERVER_PEER_PLAYER) break;
         peer->report = m.as.report;
         peer->reported = true;
-        if (m.as.report.window) cradle__server_publish_prediction(host, peer->slot);
+        /* A client sends one a second; one sending more floods no subscriber. */
+        if (m.as.report.window &&
+            (peer->prediction_lines == 0 || host->now_ns - peer->prediction_line_ns >= PREDICTION_LINE_NS)) {
+            peer->prediction_lines++;
+            peer->prediction_line_ns = host->now_ns;
+            cradle__server_publish_prediction(host, peer->slot);
+        }
         break;
     case CRADLE_WIRE_BYE:
         cradle__server_release_peer(host, in->peer, cradle_wire_bye_name(m.as.bye.reason));

@@ -77,6 +77,7 @@ typedef struct cradle_server_peer {
     uint64_t client_id;
     bool reported;         /* a player that predicts: its last REPORT */
     cradle_wire_report report;
+    uint64_t prediction_lines, prediction_line_ns; /* its "prediction" event lines, and the last one's time */
 } cradle_server_peer;
 
 typedef struct cradle_server_slot {

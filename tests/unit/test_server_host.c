@@ -417,6 +417,41 @@ static void test_bye_and_desync(void **state) {
     assert_int_equal(out_slot.peer, 0);
 }
 
+/* A player's REPORT is kept for players and status, and becomes a
+ * "prediction" event line at most once a second however often it comes; a
+ * spectator's is ignored, and a report of lockstep (window 0) is no line. */
+static void test_prediction_reports(void **state) {
+    (void)state;
+    connect_player(0, 1, CRADLE_WIRE_ANY_SLOT);
+    expect_out(CRADLE_WIRE_WELCOME, 0);
+    cradle_server_peer *peer = &host->peers[0];
+    cradle_wire_message r = {.type = CRADLE_WIRE_REPORT,
+                             .as.report = {.window = 16, .ahead = 6, .steps = 600, .rollbacks = 40,
+                                           .rollback_steps = 240, .rollback_max = 12, .corrections = 30}};
+    for (int i = 0; i < 5; i++) push_message(0, 1, &r);
+    cradle_server_host_poll(host, test_now);
+    assert_true(peer->reported);
+    assert_memory_equal(&peer->report, &r.as.report, sizeof r.as.report);
+    assert_int_equal(peer->prediction_lines, 1); /* five in one second: one line */
+    r.as.report.rollbacks = 41;
+    push_message(0, 1, &r);
+    cradle_server_host_poll(host, test_now + 1000000000ull);
+    assert_int_equal(peer->report.rollbacks, 41);
+    assert_int_equal(peer->prediction_lines, 2);
+    push_message(0, 1, &(cradle_wire_message){.type = CRADLE_WIRE_REPORT}); /* lockstep from now on */
+    cradle_server_host_poll(host, test_now + 3000000000ull);
+    assert_int_equal(peer->report.window, 0);
+    assert_int_equal(peer->prediction_lines, 2);
+    /* a spectator's report is not a player's */
+    push_event(1, 1, CRADLE_SERVER_IN_CONNECT);
+    push_hello(1, 1, true, CRADLE_WIRE_ANY_SLOT, NULL, NULL);
+    cradle_server_host_poll(host, test_now + 3000000000ull);
+    drain_out();
+    push_message(1, 1, &r);
+    cradle_server_host_poll(host, test_now + 3000000000ull);
+    assert_false(host->peers[1].reported);
+}
+
 static void test_step_path_allocates_nothing(void **state) {
     (void)state;
     connect_player(0, 1, CRADLE_WIRE_ANY_SLOT);
@@ -486,6 +521,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_same_client_takes_its_slot_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_join_in_progress_and_rejoin, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bye_and_desync, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_prediction_reports, setup, teardown),
         cmocka_unit_test_setup_teardown(test_step_path_allocates_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_paced_steps_wait_for_room, setup_paced, teardown),
     };
