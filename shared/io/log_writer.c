@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,26 +58,36 @@ int cradle__log_fsync_parent(const char *path) {
 
 /* ---- sync thread -------------------------------------------------------- */
 
+struct cradle_log_sync {
+    bool thread_started;
+    pthread_t thread;
+    pthread_mutex_t mutex;
+    pthread_cond_t cond;
+    bool sync_requested, stop;
+    uint64_t sync_target;      /* steps_written at the request */
+    int sync_errno;            /* first fdatasync failure of the thread, 0 if none */
+};
+
 static void *sync_main(void *arg) {
     cradle_os_name_thread("log-sync");
     cradle_log_writer *w = arg;
-    pthread_mutex_lock(&w->mutex);
+    pthread_mutex_lock(&w->sync->mutex);
     for (;;) {
-        while (!w->sync_requested && !w->stop) pthread_cond_wait(&w->cond, &w->mutex);
-        if (!w->sync_requested) break;
-        uint64_t target = w->sync_target;
-        w->sync_requested = false;
-        pthread_mutex_unlock(&w->mutex);
+        while (!w->sync->sync_requested && !w->sync->stop) pthread_cond_wait(&w->sync->cond, &w->sync->mutex);
+        if (!w->sync->sync_requested) break;
+        uint64_t target = w->sync->sync_target;
+        w->sync->sync_requested = false;
+        pthread_mutex_unlock(&w->sync->mutex);
         int rc = fdatasync(w->fd);
         int e = errno;
-        pthread_mutex_lock(&w->mutex);
+        pthread_mutex_lock(&w->sync->mutex);
         if (rc != 0) {
-            if (!w->sync_errno) w->sync_errno = e;
+            if (!w->sync->sync_errno) w->sync->sync_errno = e;
         } else if (target > w->durable_steps) {
             w->durable_steps = target;
         }
     }
-    pthread_mutex_unlock(&w->mutex);
+    pthread_mutex_unlock(&w->sync->mutex);
     return NULL;
 }
 
@@ -84,42 +95,53 @@ static void *sync_main(void *arg) {
  * sync thread unless w->sync_inline. Returns 0 or CRADLE_ENOMEM with a
  * message, having undone what it made. */
 static int start_sync(cradle_log_writer *w, char *message, size_t message_size) {
-    if (pthread_mutex_init(&w->mutex, NULL) != 0) {
-        cradle__log_message(message, message_size, "cannot create a mutex");
+    w->sync = calloc(1, sizeof *w->sync);
+    if (!w->sync) {
+        cradle__log_message(message, message_size, "out of memory");
         return CRADLE_ENOMEM;
     }
-    if (pthread_cond_init(&w->cond, NULL) != 0) {
+    if (pthread_mutex_init(&w->sync->mutex, NULL) != 0) {
+        cradle__log_message(message, message_size, "cannot create a mutex");
+        goto out_free;
+    }
+    if (pthread_cond_init(&w->sync->cond, NULL) != 0) {
         cradle__log_message(message, message_size, "cannot create a condition variable");
         goto out_destroy_mutex;
     }
     if (!w->sync_inline) {
-        if (pthread_create(&w->thread, NULL, sync_main, w) != 0) {
+        if (pthread_create(&w->sync->thread, NULL, sync_main, w) != 0) {
             cradle__log_message(message, message_size, "cannot start the log sync thread");
             goto out_destroy_cond;
         }
-        w->thread_started = true;
+        w->sync->thread_started = true;
     }
     return 0;
 out_destroy_cond:
-    pthread_cond_destroy(&w->cond);
+    pthread_cond_destroy(&w->sync->cond);
 out_destroy_mutex:
-    pthread_mutex_destroy(&w->mutex);
+    pthread_mutex_destroy(&w->sync->mutex);
+out_free:
+    free(w->sync);
+    w->sync = NULL;
     return CRADLE_ENOMEM;
 }
 
 /* Joins the sync thread (it finishes a requested sync first) and destroys
  * what start_sync made. */
 static void stop_sync(cradle_log_writer *w) {
-    if (w->thread_started) {
-        pthread_mutex_lock(&w->mutex);
-        w->stop = true;
-        pthread_cond_signal(&w->cond);
-        pthread_mutex_unlock(&w->mutex);
-        pthread_join(w->thread, NULL);
-        w->thread_started = false;
+    if (!w->sync) return;
+    if (w->sync->thread_started) {
+        pthread_mutex_lock(&w->sync->mutex);
+        w->sync->stop = true;
+        pthread_cond_signal(&w->sync->cond);
+        pthread_mutex_unlock(&w->sync->mutex);
+        pthread_join(w->sync->thread, NULL);
+        w->sync->thread_started = false;
     }
-    pthread_cond_destroy(&w->cond);
-    pthread_mutex_destroy(&w->mutex);
+    pthread_cond_destroy(&w->sync->cond);
+    pthread_mutex_destroy(&w->sync->mutex);
+    free(w->sync);
+    w->sync = NULL;
 }
 
 /* Makes the steps written so far durable: now with sync_inline, else by
@@ -135,14 +157,14 @@ static int request_sync(cradle_log_writer *w) {
         w->durable_steps = w->steps_written;
         return 0;
     }
-    pthread_mutex_lock(&w->mutex);
-    int e = w->sync_errno;
-    if (w->steps_written > w->sync_target || w->durable_steps < w->steps_written) {
-        w->sync_target = w->steps_written;
-        w->sync_requested = true;
-        pthread_cond_signal(&w->cond);
+    pthread_mutex_lock(&w->sync->mutex);
+    int e = w->sync->sync_errno;
+    if (w->steps_written > w->sync->sync_target || w->durable_steps < w->steps_written) {
+        w->sync->sync_target = w->steps_written;
+        w->sync->sync_requested = true;
+        pthread_cond_signal(&w->sync->cond);
     }
-    pthread_mutex_unlock(&w->mutex);
+    pthread_mutex_unlock(&w->sync->mutex);
     if (e) {
         cradle__log_message(w->message, sizeof w->message, "log fdatasync failed: %s", strerror(e));
         return CRADLE_EIO;
@@ -459,9 +481,9 @@ int cradle_log_writer_flush(cradle_log_writer *w, uint64_t now_ns) {
     if (w->sync_inline) {
         w->durable_steps = w->steps_written;
     } else {
-        pthread_mutex_lock(&w->mutex);
+        pthread_mutex_lock(&w->sync->mutex);
         if (w->steps_written > w->durable_steps) w->durable_steps = w->steps_written;
-        pthread_mutex_unlock(&w->mutex);
+        pthread_mutex_unlock(&w->sync->mutex);
     }
     return 0;
 }
@@ -469,9 +491,9 @@ int cradle_log_writer_flush(cradle_log_writer *w, uint64_t now_ns) {
 uint64_t cradle_log_writer_durable_steps(cradle_log_writer *w) {
     assert(w);
     if (w->sync_inline || !w->block) return w->durable_steps; /* no thread, or closed */
-    pthread_mutex_lock(&w->mutex);
+    pthread_mutex_lock(&w->sync->mutex);
     uint64_t v = w->durable_steps;
-    pthread_mutex_unlock(&w->mutex);
+    pthread_mutex_unlock(&w->sync->mutex);
     return v;
 }
 

@@ -35,7 +35,6 @@
  * each DATA record names the file, its size and hash and the step before
  * which it was applied.
  */
-#include <pthread.h>
 #include <sodium/crypto_generichash.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -184,15 +183,10 @@ typedef struct cradle_log_writer {
     void (*on_written)(void *context, const uint8_t *bytes, size_t size);
     void *on_written_context;
     crypto_generichash_state digest;
-    /* background sync: the game thread requests, the sync thread fdatasyncs. */
-    bool thread_started;
-    pthread_t thread;
-    pthread_mutex_t mutex;
-    pthread_cond_t cond;
-    bool sync_requested, stop;
-    uint64_t sync_target;      /* steps_written at the request */
-    uint64_t durable_steps;    /* guarded by mutex in thread mode */
-    int sync_errno;            /* first fdatasync failure of the thread, 0 if none */
+    /* background sync: the game thread requests, the sync thread fdatasyncs
+       (its thread, lock and requests are log_writer.c's own). */
+    struct cradle_log_sync *sync; /* allocated at open */
+    uint64_t durable_steps;    /* guarded by sync's mutex in thread mode */
     char message[CRADLE_LOG_MESSAGE_MAX]; /* what the last failure was */
 } cradle_log_writer;
 
