@@ -4,7 +4,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#if defined(__linux__)
 #include <sys/prctl.h>
+#endif
 #include <sys/stat.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -48,7 +50,11 @@ void cradle_os_remove_tree(const char *path) {
 }
 
 void cradle_os_name_thread(const char *name) {
+#if defined(__linux__)
     char kept[16]; /* the kernel's TASK_COMM_LEN, the end included */
     snprintf(kept, sizeof kept, "%s", name);
     (void)prctl(PR_SET_NAME, kept, 0, 0, 0);
+#else
+    (void)name; /* WebAssembly (the browser's viewer) has no threads to name */
+#endif
 }

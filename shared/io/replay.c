@@ -96,7 +96,9 @@ int cradle_replay_open(cradle_replay *r, const cradle_replay_config *config) {
     r->config = *config;
     char message[CRADLE_LOG_MESSAGE_MAX];
     assert(!config->start_state || (config->game_path && config->start_build && config->start_step >= 1));
-    int rc = cradle_log_reader_open(&r->reader, config->log_path, message, sizeof message);
+    int rc = config->log_memory
+                 ? cradle_log_reader_open_memory(&r->reader, config->log_memory, config->log_bytes, message, sizeof message)
+                 : cradle_log_reader_open(&r->reader, config->log_path, message, sizeof message);
     if (rc != 0) return fail(r, rc, "%s", message);
     r->reader_open = true;
     if (config->log_bytes) (void)cradle_log_reader_grow(&r->reader, config->log_bytes);
@@ -214,8 +216,11 @@ static int on_data_record(cradle_replay *r, cradle_replay_item *item) {
         return fail(r, CRADLE_ELOG_CORRUPT, "the log applies data at step %" PRIu64 " but the replay is at step %" PRIu64,
                     rec->step, r->sim.next_step);
     char why[CRADLE_LOG_MESSAGE_MAX + CRADLE_LOG_PATH_MAX];
-    int rc = cradle_log_read_data(r->config.log_path, rec->file_hash, rec->data_size, r->data,
-                                  CRADLE_GAME_DATA_MAX_BYTES, why, sizeof why);
+    int rc = r->config.read_data
+                 ? r->config.read_data(r->config.read_data_context, rec->file_hash, rec->data_size, r->data,
+                                       CRADLE_GAME_DATA_MAX_BYTES, why, sizeof why)
+                 : cradle_log_read_data(r->config.log_path, rec->file_hash, rec->data_size, r->data,
+                                        CRADLE_GAME_DATA_MAX_BYTES, why, sizeof why);
     if (rc != 0) return fail(r, rc, "data %s at step %" PRIu64 ": %s", rec->data_name, rec->step, why);
     uint32_t count = 0;
     const cradle_game_data_file *files = cradle_contract_data(r->sim.contract, &count);

@@ -65,6 +65,10 @@
 #include "cradle/settle.h"
 
 #define CRADLE_RELOAD_PATH_MAX 4096u
+/* The "library" of a program with its game linked in (reload_linked.c, the
+ * browser's viewer in WebAssembly, which has no dynamic loader): open gives
+ * the linked build's contract, checked as a library's would be. */
+#define CRADLE_RELOAD_LINKED "(linked)"
 #define CRADLE_RELOAD_DEFAULT_MAX_ALIGN 64u
 #define CRADLE_RELOAD_DEFAULT_FILE_SIZE_BOUND (64ull * 1024u * 1024u)
 #define CRADLE_RELOAD_DEFAULT_SETTLE_NS 120000000ull

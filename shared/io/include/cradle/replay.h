@@ -88,6 +88,17 @@ typedef struct cradle_replay_config {
     /* Read only the first log_bytes bytes of the log (0: all): another
        thread appends to it, and cradle_replay_grow() moves the limit. */
     uint64_t log_bytes;
+    /* The log in memory instead of a file (a browser's viewer, which has no
+       files): log_bytes bytes at log_memory, growing with cradle_replay_grow()
+       while the caller appends whole blocks to memory it owns; log_path then
+       only names the log in messages (no build is archived beside it). */
+    const uint8_t *log_memory;
+    /* Where DATA records' files come from (NULL: archived beside the log,
+       cradle_log_read_data()): copies the file of this BLAKE2b-256 hash and
+       size into out (capacity bytes). Returns 0, or a negative code with why. */
+    int (*read_data)(void *context, const uint8_t hash[CRADLE_LOG_FILE_HASH_BYTES], uint32_t size, uint8_t *out,
+                     size_t capacity, char *why, size_t why_size);
+    void *read_data_context;
     void (*warn)(void *context, const char *message);
     void *warn_context;
 } cradle_replay_config;
