@@ -179,30 +179,17 @@ int cradle_watch_advance(cradle_watch *w, uint64_t now_unix_ms, uint32_t max) {
     return (int)ran;
 }
 
-void cradle_watch_hud(const cradle_watch *w, char *mode, size_t mode_size, const char **banner, char *detail,
-                      size_t detail_size) {
-    *banner = NULL;
-    detail[0] = '\0';
-    if (!w->replay_open) {
-        snprintf(mode, mode_size, "BROADCAST");
-        *banner = "WAITING FOR THE BROADCAST";
-        snprintf(detail, detail_size, "%.100s", w->view.error[0] ? w->view.error : w->options->watch);
-        return;
-    }
-    snprintf(mode, mode_size, "BROADCAST %.1f S BEHIND", (double)w->behind_ms / 1000.0);
-    if (w->error[0]) {
-        *banner = "BROADCAST ERROR";
-        snprintf(detail, detail_size, "%.100s", w->error);
-    } else if (w->mismatch_step) {
-        *banner = "HASH MISMATCH";
-        snprintf(detail, detail_size, "AT STEP %" PRIu64, w->mismatch_step - 1u);
-    } else if (w->ended) {
-        *banner = "BROADCAST ENDED";
-        snprintf(detail, detail_size, "%" PRIu64 " STEPS SHOWN", w->steps);
-    } else if (w->buffering) {
-        *banner = "BUFFERING";
-        snprintf(detail, detail_size, "%.100s", w->view.error[0] ? w->view.error : "WAITING FOR THE NEXT FRAGMENT");
-    }
+void cradle_watch_hud(const cradle_watch *w, cradle_watch_hud_out *out) {
+    cradle_watch_hud_in in = {.playing = w->replay_open,
+                              .behind_ms = w->behind_ms,
+                              .error = w->error,
+                              .mismatch_step = w->mismatch_step,
+                              .ended = w->ended,
+                              .buffering = w->buffering,
+                              .steps = w->steps,
+                              .fetch_error = w->view.error,
+                              .url = w->options->watch};
+    cradle_watch_hud_text(&in, out);
 }
 
 static int compare_i32(const void *a, const void *b) {
@@ -291,10 +278,14 @@ static void watch_hud_fill(void *context, cradle_window_hud *h) {
     const cradle_watch *w = ((watch_window *)context)->w;
     cradle_hud_info *hud = &h->info;
     cradle_client_replay_hud(w->replay_open ? &w->replay : NULL, w->snapshot, hud);
-    cradle_watch_hud(w, h->mode, sizeof h->mode, &hud->banner, h->detail, sizeof h->detail);
+    cradle_watch_hud_out text;
+    cradle_watch_hud(w, &text);
+    snprintf(h->mode, sizeof h->mode, "%s", text.mode);
+    snprintf(h->detail, sizeof h->detail, "%s", text.detail);
     hud->mode = h->mode;
+    hud->banner = text.banner;
     hud->detail = h->detail[0] ? h->detail : NULL;
-    hud->banner_rgba = w->error[0] || w->mismatch_step ? 0xff5252ffu : w->ended ? 0x69f0aeffu : 0xffab40ffu;
+    hud->banner_rgba = text.banner_rgba;
 }
 
 static const char *watch_sounds(void *context) {
@@ -352,12 +343,12 @@ static int watch_headless(cradle_watch *w) {
         uint64_t now = cradle_wall_ns() / 1000000u;
         int ran = cradle_watch_advance(w, now, 4096u);
         /* what the window's HUD would say, each time its banner changes */
-        char mode[64], detail[128];
-        const char *banner;
-        cradle_watch_hud(w, mode, sizeof mode, &banner, detail, sizeof detail);
-        if (strcmp(banner ? banner : "PLAYING", shown) != 0) {
-            shown = banner ? banner : "PLAYING";
-            fprintf(stderr, "cradle-client: --watch: %s: %s%s%s\n", mode, shown, detail[0] ? ": " : "", detail);
+        cradle_watch_hud_out hud;
+        cradle_watch_hud(w, &hud);
+        if (strcmp(hud.banner ? hud.banner : "PLAYING", shown) != 0) {
+            shown = hud.banner ? hud.banner : "PLAYING";
+            fprintf(stderr, "cradle-client: --watch: %s: %s%s%s\n", hud.mode, shown, hud.detail[0] ? ": " : "",
+                    hud.detail);
         }
         if (ran < 0) break;
         if (w->ended) break;

@@ -35,6 +35,7 @@
 #include "cradle/broadcast_mirror.h"
 #include "cradle/replay.h"
 #include "options.h"
+#include "watch_hud.h"
 
 #define CRADLE_WATCH_LATENCY_SAMPLES 65536u
 #define CRADLE_WATCH_DEFAULT_DELAY_S 6u
@@ -82,8 +83,7 @@ cradle_replay *cradle_watch_replay(cradle_watch *w);
 
 /* The HUD's mode line ("BROADCAST 6.2 S BEHIND") and, when something is
  * wrong, a banner and its detail. */
-void cradle_watch_hud(const cradle_watch *w, char *mode, size_t mode_size, const char **banner, char *detail,
-                      size_t detail_size);
+void cradle_watch_hud(const cradle_watch *w, cradle_watch_hud_out *out);
 
 /* Prints the summary line; returns the exit status. */
 int cradle_watch_summary(cradle_watch *w);
