@@ -643,6 +643,13 @@ static void print_json(const run *r, bool ok, double seconds, double rate) {
     put_count(j, "refusals", r->replay.refusals); /* REFUSED records: builds the session turned away */
     put_count(j, "data_applied", r->replay.data_applied); /* DATA records: game data files applied */
     json_object_set_new(j, "log_end", json_string(end_name(end)));
+    if (r->replay_open && r->replay.sim.state) {
+        /* the state where the replay stopped, as status and the browser's viewer show it */
+        char hash[17];
+        snprintf(hash, sizeof hash, "%016" PRIx64, cradle_sim_hash(&r->replay.sim));
+        json_object_set_new(j, "state_hash", json_string(hash));
+        put_count(j, "next_step", r->replay.sim.next_step);
+    }
     if (end == CRADLE_LOG_END_TORN) put_count(j, "tail_offset", r->replay.reader.tail_offset);
     if (v->hash_mismatch) put_count(j, "hash_mismatch_step", v->hash_step);
     if (v->trailer_checked) json_object_set_new(j, "final_hash_equal", json_boolean(!v->trailer_mismatch));
