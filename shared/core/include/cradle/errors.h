@@ -116,7 +116,10 @@
     X(CRADLE_ERATE_LIMITED,    -230, "rate_limited",        "too many attempts from this address") \
     /* world: ecs, grid, ring, events */                                                   \
     X(CRADLE_EECS_EXISTS,      -150, "component_exists",    "the entity already has that component") \
-    X(CRADLE_EECS_ABSENT,      -151, "component_absent",    "the entity does not have that component")
+    X(CRADLE_EECS_ABSENT,      -151, "component_absent",    "the entity does not have that component") \
+    /* WebAssembly modules: a game build's twin for the browser viewer (wasm_module.h) */ \
+    X(CRADLE_EWASM,            -160, "wasm_module",         "not a valid WebAssembly module") \
+    X(CRADLE_EWASM_NO_SECTION, -161, "wasm_no_section",     "the WebAssembly module has no custom section of that name")
 
 typedef enum cradle_error {
 #define CRADLE__ERROR_ENUM(name, value, wire, message) name = (value),
