@@ -23,6 +23,7 @@
 #include "cradle/os.h"
 #include "cradle/ring.h"
 #include "cradle/systime.h"
+#include "cradle/wasm_module.h"
 #include "cradle/writer.h"
 
 enum {
@@ -37,6 +38,10 @@ enum {
     PIECE_FIRST = 1,               /* a chunk that starts a piece: size is the piece's */
     PIECE_MORE = 2,                /* the rest of it */
     PIECE_AFTER_LOSS = 0x100,      /* pieces were dropped before this one */
+    WEB_RECHECK_MS = 2000,         /* a missing or refused twin: look again */
+    WEB_RETRY_MS = 60000,          /* the origin refused a web file, or failed too often */
+    WEB_FAILURES_MAX = 3,          /* web PUTs failing in a row before that pause */
+    WEB_MIN_BYTES_PER_MS = 256,    /* a web PUT's timeout grows with its size: 256 KB/s at least */
 };
 
 typedef struct chunk {
@@ -58,6 +63,44 @@ typedef struct fragment {
     bool trailer;
     bool uploaded;                 /* the fragment itself; a keyframe may still follow */
 } fragment;
+
+/* What a file was when it was last looked at: a refused twin is read again
+ * only once it changed. */
+typedef struct file_identity {
+    dev_t dev;
+    ino_t ino;
+    off_t size;
+    struct timespec mtime;
+} file_identity;
+
+typedef enum web_state {
+    WEB_OFF,        /* no library path: nothing to publish */
+    WEB_PREPARE,    /* read, check and hash the files, write the manifest */
+    WEB_UPLOADING,  /* PUT them, one per call */
+    WEB_WAITING,    /* missing, refused or failing: look again at recheck_ns */
+    WEB_DONE,       /* listed in the sync document */
+} web_state;
+
+/* The thread's work on the build in charge's web files (server/src/broadcast.h). */
+typedef struct web_job {
+    web_state state;
+    uint64_t serial;               /* of the build() it is for */
+    char build[CRADLE_GAME_BUILD_ID_MAX + 1];
+    char library[CRADLE_SERVER_BROADCAST_PATH_MAX];
+    uint32_t sound_count;
+    char sounds[CRADLE_GAME_MAX_SOUNDS][CRADLE_GAME_SOUND_NAME_MAX + 1];
+    cradle_broadcast_web_file wasm;
+    cradle_broadcast_web_file sound[CRADLE_GAME_MAX_SOUNDS];
+    uint32_t sounds_missing;
+    char *manifest;                /* CRADLE_BROADCAST_WEB_MANIFEST_MAX bytes, from start */
+    size_t manifest_size;
+    uint8_t manifest_hash[CRADLE_BROADCAST_WEB_HASH_BYTES];
+    uint32_t next;                 /* UPLOADING: 0 the twin, 1..sound_count a sound, then the manifest */
+    uint32_t failures;             /* its PUTs that failed in a row */
+    uint64_t recheck_ns;           /* WAITING: when to look again */
+    bool when_changed;             /* WAITING: and only if the twin's file changed */
+    file_identity identity;        /* the twin's, when it was read */
+} web_job;
 
 struct cradle_server_broadcast {
     cradle_server_broadcast_config config;
@@ -84,6 +127,10 @@ struct cradle_server_broadcast {
     bool stop, finishing, done;
     atomic_bool abort_transfers;   /* stop(): a PUT in progress gives up now */
     char build[CRADLE_GAME_BUILD_ID_MAX + 1];
+    uint64_t build_serial;         /* bumped by each build(): the thread's web job follows it */
+    char library[CRADLE_SERVER_BROADCAST_PATH_MAX];
+    uint32_t sound_count;
+    char sounds[CRADLE_GAME_MAX_SOUNDS][CRADLE_GAME_SOUND_NAME_MAX + 1];
     cradle_server_broadcast_stats stats;
     pthread_t thread;
     bool thread_started;
@@ -126,6 +173,8 @@ struct cradle_server_broadcast {
     uint64_t retry_at_ns;
     uint32_t backoff_ms;
     bool ended;
+    bool closing;                  /* finish() was called: web files are not waited for */
+    web_job web;
 };
 
 /* ---- the origin's secret ------------------------------------------------- */
@@ -223,9 +272,23 @@ void cradle_server_broadcast_live(cradle_server_broadcast *b, uint64_t step) {
     atomic_store_explicit(&b->live_step, step, memory_order_relaxed);
 }
 
-void cradle_server_broadcast_build(cradle_server_broadcast *b, const char *build_id) {
-    pthread_mutex_lock(&b->mutex);
+/* Under the mutex: the build in charge and what its web files need. A
+ * path that does not fit is dropped (no web files) rather than cut. */
+static void hand_over_build(cradle_server_broadcast *b, const char *build_id, const char *library,
+                            const char *const *sounds, uint32_t sound_count) {
     snprintf(b->build, sizeof b->build, "%s", build_id);
+    bool fits = library && strlen(library) < sizeof b->library;
+    snprintf(b->library, sizeof b->library, "%s", fits ? library : "");
+    if (sound_count > CRADLE_GAME_MAX_SOUNDS) sound_count = CRADLE_GAME_MAX_SOUNDS; /* the contract check's limit */
+    b->sound_count = sounds ? sound_count : 0;
+    for (uint32_t i = 0; i < b->sound_count; i++) snprintf(b->sounds[i], sizeof b->sounds[i], "%s", sounds[i]);
+    b->build_serial++;
+}
+
+void cradle_server_broadcast_build(cradle_server_broadcast *b, const char *build_id, const char *library,
+                                   const char *const *sounds, uint32_t sound_count) {
+    pthread_mutex_lock(&b->mutex);
+    hand_over_build(b, build_id, library, sounds, sound_count);
     pthread_mutex_unlock(&b->mutex);
 }
 
@@ -268,11 +331,15 @@ static void set_error(cradle_server_broadcast *b, const char *format, ...) {
     pthread_mutex_unlock(&b->mutex);
 }
 
-/* PUT body at base + path. True on a 2xx answer; else the error is kept. */
-static bool put(cradle_server_broadcast *b, const char *path, const void *body, size_t size, bool json) {
+/* PUT body at base + path, giving up after timeout_ms. Returns 0 on a 2xx
+ * answer; else keeps the error and returns the HTTP status, or -1 when
+ * there was no answer. */
+static long put_status(cradle_server_broadcast *b, const char *path, const void *body, size_t size, bool json,
+                       long timeout_ms) {
     char url[CRADLE_BROADCAST_URL_MAX + 200];
     snprintf(url, sizeof url, "%s%s", b->base, path);
     curl_easy_setopt(b->curl, CURLOPT_URL, url);
+    curl_easy_setopt(b->curl, CURLOPT_TIMEOUT_MS, timeout_ms);
     curl_easy_setopt(b->curl, CURLOPT_HTTPHEADER, json ? b->json_headers : b->binary_headers);
     curl_easy_setopt(b->curl, CURLOPT_POSTFIELDS, body);
     curl_easy_setopt(b->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)size);
@@ -284,11 +351,16 @@ static bool put(cradle_server_broadcast *b, const char *path, const void *body, 
         b->stats.bytes += size;
         b->stats.requests++;
         pthread_mutex_unlock(&b->mutex);
-        return true;
+        return 0;
     }
     if (rc != CURLE_OK) set_error(b, "PUT %s: %s", url, curl_easy_strerror(rc));
     else set_error(b, "PUT %s: HTTP %ld%s", url, status, status == 401 || status == 403 ? " (check --broadcast-auth)" : "");
-    return false;
+    return rc == CURLE_OK && status > 0 ? status : -1;
+}
+
+/* PUT as above with the usual timeout. True on a 2xx answer. */
+static bool put(cradle_server_broadcast *b, const char *path, const void *body, size_t size, bool json) {
+    return put_status(b, path, body, size, json, REQUEST_TIMEOUT_MS) == 0;
 }
 
 /* ---- the thread: fragments ----------------------------------------------- */
@@ -490,13 +562,354 @@ static void publish_keyframe(cradle_server_broadcast *b, uint64_t fragment_numbe
     pthread_mutex_unlock(&b->mutex);
 }
 
+/* ---- the thread: the browser viewer's files ------------------------------ */
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static void set_web(cradle_server_broadcast *b, const char *format, ...) {
+    char text[sizeof b->stats.web];
+    va_list args;
+    va_start(args, format);
+    (void)vsnprintf(text, sizeof text, format, args);
+    va_end(args);
+    pthread_mutex_lock(&b->mutex);
+    memcpy(b->stats.web, text, sizeof text);
+    pthread_mutex_unlock(&b->mutex);
+}
+
+/* The build's twin: the library's path with ".wasm" for its ".so" (added
+ * to a library named otherwise). */
+static bool twin_path(const char *library, char *out, size_t size) {
+    size_t n = strlen(library);
+    if (n > 3 && strcmp(library + n - 3, ".so") == 0) n -= 3;
+    int w = snprintf(out, size, "%.*s.wasm", (int)n, library);
+    return w >= 0 && (size_t)w < size;
+}
+
+/* A sound file: its contract name relative to the library's folder, as the
+ * client reads it (client/src/audio.c). */
+static bool sound_path(const char *library, const char *name, char *out, size_t size) {
+    const char *slash = strrchr(library, '/');
+    int w = slash ? snprintf(out, size, "%.*s/%s", (int)(slash - library), library, name)
+                  : snprintf(out, size, "%s", name);
+    return w >= 0 && (size_t)w < size;
+}
+
+static bool same_file(const file_identity *a, const file_identity *b) {
+    return a->dev == b->dev && a->ino == b->ino && a->size == b->size && a->mtime.tv_sec == b->mtime.tv_sec &&
+           a->mtime.tv_nsec == b->mtime.tv_nsec;
+}
+
+static file_identity identity_of(const struct stat *st) {
+    return (file_identity){.dev = st->st_dev, .ino = st->st_ino, .size = st->st_size, .mtime = st->st_mtim};
+}
+
+enum { READ_OK, READ_MISSING, READ_REFUSED };
+
+/* Reads path whole into a new buffer (*out: the caller frees it): a regular
+ * file of at most CRADLE_BROADCAST_WEB_FILE_MAX bytes that does not change
+ * while it is read. Returns READ_OK, READ_MISSING (no such file) or
+ * READ_REFUSED with why. *id (id may be NULL) receives what the file was,
+ * when it could be opened. */
+static int read_whole(const char *path, uint8_t **out, size_t *size, file_identity *id, char *why, size_t why_size) {
+    *out = NULL;
+    *size = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ENOENT || errno == ENOTDIR) return READ_MISSING;
+        snprintf(why, why_size, "cannot open %s: %s", path, strerror(errno));
+        return READ_REFUSED;
+    }
+    int rc = READ_REFUSED;
+    uint8_t *bytes = NULL;
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        snprintf(why, why_size, "cannot stat %s: %s", path, strerror(errno));
+        goto out_close;
+    }
+    if (id) *id = identity_of(&st);
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(why, why_size, "%s is not a regular file", path);
+        goto out_close;
+    }
+    if (st.st_size > (off_t)CRADLE_BROADCAST_WEB_FILE_MAX) {
+        snprintf(why, why_size, "%s is %lld bytes, more than the %u a web file may have", path,
+                 (long long)st.st_size, CRADLE_BROADCAST_WEB_FILE_MAX);
+        goto out_close;
+    }
+    size_t n = (size_t)st.st_size, got = 0;
+    bytes = malloc(n ? n : 1);
+    if (!bytes) {
+        snprintf(why, why_size, "out of memory for the %zu bytes of %s", n, path);
+        goto out_close;
+    }
+    while (got < n) {
+        ssize_t r = read(fd, bytes + got, n - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        got += (size_t)r;
+    }
+    uint8_t more;
+    ssize_t after = got == n ? read(fd, &more, 1) : -1;
+    if (got != n || after != 0) { /* shorter or longer than fstat said: being written */
+        snprintf(why, why_size, "%s changed while it was read", path);
+        goto out_close;
+    }
+    *out = bytes;
+    *size = n;
+    bytes = NULL;
+    rc = READ_OK;
+out_close:
+    free(bytes);
+    close(fd);
+    return rc;
+}
+
+/* Takes the build in charge, its library and sounds when build() changed
+ * them: a new job, whatever the old one was doing (its files may be gone
+ * with the rebuild; those already up stay, named by their bytes). */
+static void web_follow(cradle_server_broadcast *b) {
+    web_job *j = &b->web;
+    pthread_mutex_lock(&b->mutex);
+    if (b->build_serial != j->serial) {
+        j->serial = b->build_serial;
+        memcpy(j->build, b->build, sizeof j->build);
+        memcpy(j->library, b->library, sizeof j->library);
+        j->sound_count = b->sound_count;
+        for (uint32_t i = 0; i < j->sound_count; i++) memcpy(j->sounds[i], b->sounds[i], sizeof j->sounds[i]);
+        j->state = j->library[0] ? WEB_PREPARE : WEB_OFF;
+        snprintf(b->stats.web, sizeof b->stats.web, "%s", j->library[0] ? "waiting" : "off");
+    }
+    pthread_mutex_unlock(&b->mutex);
+}
+
+static void web_wait(cradle_server_broadcast *b, uint32_t ms, bool when_changed) {
+    b->web.state = WEB_WAITING;
+    b->web.recheck_ns = cradle_mono_ns() + (uint64_t)ms * 1000000u;
+    b->web.when_changed = when_changed;
+}
+
+/* The twin the job last read is still the same file (a refused one is not
+ * read again until it changes). */
+static bool twin_unchanged(const web_job *j) {
+    char path[CRADLE_SERVER_BROADCAST_PATH_MAX + 8];
+    struct stat st;
+    if (!twin_path(j->library, path, sizeof path) || stat(path, &st) != 0) return false;
+    file_identity now = identity_of(&st);
+    return same_file(&now, &j->identity);
+}
+
+/* A payload shown in a message: printable bytes, the rest as '?'. */
+static void printable_copy(char *out, size_t size, const uint8_t *bytes, size_t n) {
+    size_t i = 0;
+    for (; i < n && i + 1 < size; i++) out[i] = bytes[i] >= 0x20 && bytes[i] < 0x7f ? (char)bytes[i] : '?';
+    out[i] = '\0';
+}
+
+/* Whether the twin in bytes is the job's build's; else status says why. */
+static bool twin_is_ours(cradle_server_broadcast *b, const char *path, const uint8_t *bytes, size_t n) {
+    const web_job *j = &b->web;
+    const uint8_t *payload;
+    size_t payload_size;
+    char problem[CRADLE_BROADCAST_MESSAGE_MAX];
+    int rc = cradle_wasm_custom_section(bytes, n, "cradle_build", &payload, &payload_size, problem, sizeof problem);
+    if (rc == CRADLE_EWASM) {
+        set_web(b, "refused: %s is no WebAssembly module: %s", path, problem);
+        return false;
+    }
+    if (rc != 0) {
+        set_web(b, "refused: %s names no build (no custom section \"cradle_build\")", path);
+        return false;
+    }
+    if (payload_size == strlen(j->build) && memcmp(payload, j->build, payload_size) == 0) return true;
+    char other[CRADLE_GAME_BUILD_ID_MAX + 1];
+    printable_copy(other, sizeof other, payload, payload_size);
+    set_web(b, "refused: %s is the twin of build \"%s%s\", not of \"%s\", the build in charge", path, other,
+            payload_size >= sizeof other ? "..." : "", j->build);
+    return false;
+}
+
+/* Hashes the job's sound files; one missing or unreadable is listed as
+ * missing (its id keeps its place). Returns how many are missing and the
+ * first one's path in first_missing. */
+static uint32_t hash_sounds(cradle_server_broadcast *b, char *first_missing, size_t size) {
+    web_job *j = &b->web;
+    uint32_t missing = 0;
+    first_missing[0] = '\0';
+    for (uint32_t i = 0; i < j->sound_count; i++) {
+        cradle_broadcast_web_file *f = &j->sound[i];
+        *f = (cradle_broadcast_web_file){.present = false};
+        char path[CRADLE_SERVER_BROADCAST_PATH_MAX + CRADLE_GAME_SOUND_NAME_MAX + 2], why[CRADLE_BROADCAST_MESSAGE_MAX];
+        uint8_t *bytes = NULL;
+        size_t n = 0;
+        bool named = sound_path(j->library, j->sounds[i], path, sizeof path);
+        int r = named ? read_whole(path, &bytes, &n, NULL, why, sizeof why) : READ_MISSING;
+        if (r == READ_OK) {
+            f->present = true;
+            f->bytes = (uint32_t)n;
+            crypto_hash_sha256(f->sha256, bytes, n);
+            free(bytes);
+            continue;
+        }
+        if (r == READ_REFUSED) set_error(b, "web: sound %" PRIu32 ": %s", i + 1u, why);
+        if (missing++ == 0) snprintf(first_missing, size, "%s", path);
+    }
+    return missing;
+}
+
+/* Reads, checks and hashes the twin and the sounds, and writes the
+ * manifest: UPLOADING next, or WAITING with status saying why not. */
+static void web_prepare(cradle_server_broadcast *b) {
+    web_job *j = &b->web;
+    for (uint32_t i = 0; i < b->sync.web_count; i++) {
+        if (strcmp(b->sync.web[i].build, j->build) == 0) { /* listed already: a reload back to it */
+            j->state = WEB_DONE;
+            set_web(b, "ok");
+            return;
+        }
+    }
+    char path[CRADLE_SERVER_BROADCAST_PATH_MAX + 8], why[CRADLE_BROADCAST_MESSAGE_MAX * 2];
+    bool fits = twin_path(j->library, path, sizeof path);
+    assert(fits && "a library path of CRADLE_SERVER_BROADCAST_PATH_MAX has room for the suffix");
+    (void)fits;
+    uint8_t *bytes;
+    size_t n;
+    int r = read_whole(path, &bytes, &n, &j->identity, why, sizeof why);
+    if (r != READ_OK) {
+        if (r == READ_MISSING) set_web(b, "none: %s missing", path);
+        else set_web(b, "refused: %s", why);
+        web_wait(b, WEB_RECHECK_MS, r == READ_REFUSED);
+        return;
+    }
+    bool ours = twin_is_ours(b, path, bytes, n);
+    if (ours) {
+        j->wasm = (cradle_broadcast_web_file){.present = true, .bytes = (uint32_t)n};
+        crypto_hash_sha256(j->wasm.sha256, bytes, n);
+    }
+    free(bytes);
+    if (!ours) {
+        web_wait(b, WEB_RECHECK_MS, true);
+        return;
+    }
+    char first_missing[CRADLE_SERVER_BROADCAST_PATH_MAX + CRADLE_GAME_SOUND_NAME_MAX + 2];
+    j->sounds_missing = hash_sounds(b, first_missing, sizeof first_missing);
+    const char *names[CRADLE_GAME_MAX_SOUNDS];
+    for (uint32_t i = 0; i < j->sound_count; i++) names[i] = j->sounds[i];
+    cradle_broadcast_web_manifest m = {.game = b->sync.game,
+                                       .build = j->build,
+                                       .wasm = j->wasm,
+                                       .sound_count = j->sound_count,
+                                       .sound_names = names,
+                                       .sounds = j->sound};
+    j->manifest_size = cradle_broadcast_web_manifest_encode(&m, j->manifest, CRADLE_BROADCAST_WEB_MANIFEST_MAX);
+    assert(j->manifest_size > 0 && "the largest manifest fits");
+    crypto_hash_sha256(j->manifest_hash, (const uint8_t *)j->manifest, j->manifest_size);
+    if (j->sounds_missing)
+        set_web(b, "waiting (%" PRIu32 " of %" PRIu32 " sound files missing, listed so: %s%s)", j->sounds_missing,
+                j->sound_count, first_missing, j->sounds_missing > 1 ? ", ..." : "");
+    j->state = WEB_UPLOADING;
+    j->next = 0;
+    j->failures = 0;
+}
+
+/* The job's files are up: its build goes in the sync document's list. */
+static void web_publish(cradle_server_broadcast *b) {
+    web_job *j = &b->web;
+    cradle_broadcast_sync *s = &b->sync;
+    if (s->web_count == CRADLE_BROADCAST_WEB_MAX) {
+        memmove(s->web, s->web + 1, sizeof s->web[0] * (CRADLE_BROADCAST_WEB_MAX - 1u));
+        s->web_count--;
+    }
+    cradle_broadcast_web *w = &s->web[s->web_count++];
+    memcpy(w->build, j->build, sizeof w->build);
+    memcpy(w->manifest, j->manifest_hash, sizeof w->manifest);
+    b->sync_dirty = true;
+    j->state = WEB_DONE;
+    if (j->sounds_missing)
+        set_web(b, "ok (%" PRIu32 " of %" PRIu32 " sound files missing)", j->sounds_missing, j->sound_count);
+    else
+        set_web(b, "ok");
+}
+
+/* PUTs the job's next file: the twin, each sound there is, the manifest.
+ * A file is read again and must still have the bytes hashed: a URL names
+ * its bytes forever. Returns 1 when one went up; 0 when the job stopped (a
+ * file changed: prepared again; the origin refused it or failed too often:
+ * waiting); -1 when the PUT failed (the caller backs off). */
+static int web_put_next(cradle_server_broadcast *b) {
+    web_job *j = &b->web;
+    while (j->next >= 1u && j->next <= j->sound_count && !j->sound[j->next - 1u].present) j->next++;
+    uint8_t *bytes = NULL;
+    const void *body = j->manifest;
+    size_t n = j->manifest_size;
+    const uint8_t *hash = j->manifest_hash;
+    char file[CRADLE_SERVER_BROADCAST_PATH_MAX + CRADLE_GAME_SOUND_NAME_MAX + 2];
+    if (j->next <= j->sound_count) {
+        const cradle_broadcast_web_file *f = j->next == 0 ? &j->wasm : &j->sound[j->next - 1u];
+        bool named = j->next == 0 ? twin_path(j->library, file, sizeof file)
+                                  : sound_path(j->library, j->sounds[j->next - 1u], file, sizeof file);
+        char why[CRADLE_BROADCAST_MESSAGE_MAX];
+        uint8_t sum[CRADLE_BROADCAST_WEB_HASH_BYTES];
+        bool same = named && read_whole(file, &bytes, &n, NULL, why, sizeof why) == READ_OK && n == f->bytes;
+        if (same) crypto_hash_sha256(sum, bytes, n);
+        if (!same || sodium_memcmp(sum, f->sha256, sizeof sum) != 0) {
+            free(bytes);
+            j->state = WEB_PREPARE; /* changed since it was hashed: everything again */
+            return 0;
+        }
+        body = bytes;
+        hash = f->sha256;
+    }
+    char path[160];
+    int u = cradle_broadcast_url(path, sizeof path, "", CRADLE_BROADCAST_WEB, 0, hash);
+    assert(u == 0);
+    (void)u;
+    bool manifest = j->next > j->sound_count;
+    long status = put_status(b, path, body, n, manifest, REQUEST_TIMEOUT_MS + (long)(n / WEB_MIN_BYTES_PER_MS));
+    free(bytes);
+    if (status == 0) {
+        j->failures = 0;
+        if (j->next++ == j->sound_count + 1u) web_publish(b);
+        return 1;
+    }
+    /* A refusal will not change on its own; a failure might (an outage). */
+    bool refused = status >= 400 && status < 500 && status != 408 && status != 429;
+    if (!refused && ++j->failures < WEB_FAILURES_MAX) return -1;
+    if (refused)
+        set_web(b, "refused: the origin answers HTTP %ld to PUT %s (does it take web/ files?)", status, path);
+    else
+        set_web(b, "refused: PUT %s failed %u times in a row (broadcast_last_error says why)", path,
+                (unsigned)WEB_FAILURES_MAX);
+    web_wait(b, WEB_RETRY_MS, false);
+    return 0;
+}
+
+/* The build in charge's web files, a step at a time before anything else
+ * goes up (so the sync document that names a build lists its manifest when
+ * there is one). Returns as upload_next(). */
+static int web_step(cradle_server_broadcast *b, uint64_t now) {
+    web_job *j = &b->web;
+    if (b->closing) return 0; /* the session's last fragments first; a viewer of the end has the build */
+    if (j->state == WEB_WAITING) {
+        if (now < j->recheck_ns) return 0;
+        if (j->when_changed && twin_unchanged(j)) {
+            j->recheck_ns = now + (uint64_t)WEB_RECHECK_MS * 1000000u;
+            return 0;
+        }
+        j->state = WEB_PREPARE;
+    }
+    if (j->state == WEB_PREPARE) web_prepare(b);
+    if (j->state != WEB_UPLOADING) return 0;
+    return web_put_next(b);
+}
+
 /* ---- the thread: uploads ------------------------------------------------- */
 
 static bool upload_sync(cradle_server_broadcast *b) {
     cradle_broadcast_sync *s = &b->sync;
-    pthread_mutex_lock(&b->mutex);
-    snprintf(s->build, sizeof s->build, "%s", b->build);
-    pthread_mutex_unlock(&b->mutex);
+    /* the build web_follow() took: its web files went first */
+    snprintf(s->build, sizeof s->build, "%s", b->web.build);
     s->fragments = b->published;
     s->live_step = atomic_load_explicit(&b->live_step, memory_order_relaxed);
     s->live_unix_ms = cradle_wall_ns() / 1000000u;
@@ -518,6 +931,9 @@ static int upload_next(cradle_server_broadcast *b) {
         return 1;
     }
     if (!b->start_uploaded) return 0;
+    web_follow(b);
+    int w = web_step(b, cradle_mono_ns());
+    if (w != 0) return w;
     if (b->queue_count > 0) {
         fragment *f = queue_at(b, 0);
         if (f->bytes && !f->uploaded) {
@@ -602,6 +1018,7 @@ static void *broadcast_main(void *arg) {
         pthread_mutex_unlock(&b->mutex);
         if (stop) break;
         if (finishing) cut(b, now); /* the trailer's fragment was cut already; anything before it goes too */
+        b->closing = finishing;
         int rc = 0;
         while (now >= b->retry_at_ns && (rc = upload_next(b)) == 1) {
             b->backoff_ms = 0;
@@ -686,8 +1103,10 @@ int cradle_server_broadcast_start(cradle_server_broadcast **out, const cradle_se
     b->encoded_capacity = cradle_broadcast_keyframe_bound(config->state_capacity);
     b->encoded = malloc(b->encoded_capacity);
     b->data = malloc(CRADLE_GAME_DATA_MAX_BYTES);
+    b->web.manifest = malloc(CRADLE_BROADCAST_WEB_MANIFEST_MAX);
     if (!b->ring_storage || !b->mailbox_state || !b->piece || !b->check || !b->building || !b->queue || !b->encoded ||
-        !b->data || cradle_ring_init(&b->ring, b->ring_storage, ring_bytes, RING_CHUNKS, sizeof(chunk)) != 0 ||
+        !b->data || !b->web.manifest ||
+        cradle_ring_init(&b->ring, b->ring_storage, ring_bytes, RING_CHUNKS, sizeof(chunk)) != 0 ||
         cradle_state_pack_init(&b->codec, 0, CRADLE_STATE_PACK_BOTH) != 0)
         return fail_start(b, CRADLE_ENOMEM, message, message_size, "out of memory for the broadcast's buffers");
     b->curl = curl_easy_init();
@@ -717,7 +1136,11 @@ int cradle_server_broadcast_start(cradle_server_broadcast **out, const cradle_se
     b->sync.steps_per_second = config->steps_per_second;
     b->sync.fragment_ms = b->config.fragment_ms;
     snprintf(b->sync.game, sizeof b->sync.game, "%s", config->game);
-    snprintf(b->build, sizeof b->build, "%s", config->build);
+    hand_over_build(b, config->build, config->library, config->sounds, config->sound_count);
+    snprintf(b->stats.web, sizeof b->stats.web, "%s", b->library[0] ? "waiting" : "off");
+    b->config.library = NULL; /* copied: the caller's may not outlive a reload */
+    b->config.sounds = NULL;
+    b->config.sound_count = 0;
     if (pthread_create(&b->thread, NULL, broadcast_main, b) != 0)
         return fail_start(b, CRADLE_ENOMEM, message, message_size, "cannot start the broadcast thread");
     b->thread_started = true;
@@ -768,6 +1191,7 @@ void cradle_server_broadcast_stop(cradle_server_broadcast *b) {
     free(b->queue);
     free(b->encoded);
     free(b->data);
+    free(b->web.manifest);
     pthread_cond_destroy(&b->cond);
     pthread_mutex_destroy(&b->mutex);
     sodium_memzero(b->sign_secret, sizeof b->sign_secret);

@@ -29,8 +29,26 @@
  * is dropped: a gap, named in the sync document (viewers restart at the
  * next keyframe after it) and in status. Players never notice either way.
  *
+ * The browser viewer's files (B/web/, broadcast.h). For the build in
+ * charge (at the start, then after each reload) the thread reads the
+ * build's WebAssembly twin beside the game library (counter.so:
+ * counter.wasm), checks that its custom section "cradle_build" names that
+ * build (wasm_module.h: a twin of another build, say one not rebuilt yet,
+ * is refused), hashes it and the contract's sound files (SHA-256; a
+ * missing sound is listed as missing), PUTs each and the build's manifest
+ * under web/<sha256>, and only then lists the build in the sync
+ * document's "web" (the newest CRADLE_BROADCAST_WEB_MAX builds). All of it
+ * before the next sync document, on the thread: the game thread only hands
+ * over the build id, the library's path and the sound names. A missing
+ * twin is looked for again every 2 s, a refused one when its file changes;
+ * a PUT the origin refuses (4xx: an origin that takes no web/ files) or
+ * that failed 3 times in a row is tried again after a minute, without
+ * holding up the fragments. Status's broadcast_web says which: "none:
+ * <path> missing", "ok", "refused: <why>".
+ *
  * The end: after the log's trailer, finish() gives the thread until a
  * deadline to upload what it holds; the sync document then says "ended".
+ * Web files not up by then are not waited for.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -42,6 +60,7 @@
 #define CRADLE_SERVER_BROADCAST_KEYFRAME_S 10u
 #define CRADLE_SERVER_BROADCAST_QUEUE 150u
 #define CRADLE_SERVER_BROADCAST_AUTH_MAX 256u /* bytes of the origin's secret */
+#define CRADLE_SERVER_BROADCAST_PATH_MAX 4096u /* bytes of the game library's path, with the NUL */
 
 typedef struct cradle_server_broadcast_config {
     const char *url;           /* the base URL (a '/' is added when missing) */
@@ -49,6 +68,12 @@ typedef struct cradle_server_broadcast_config {
     const char *log_path;      /* the session log: data files come from its archive */
     const char *game;          /* the game's name */
     const char *build;         /* the build in charge at the start */
+    const char *library;       /* the game library as --game names it (not the reloader's
+                                  copy): the build's WebAssembly twin and sound files are
+                                  beside it. NULL or "": no web files. Copied */
+    const char *const *sounds; /* the start build's sound names (cradle_contract_sounds),
+                                  sound_count of them; copied */
+    uint32_t sound_count;
     uint32_t steps_per_second;
     uint32_t fragment_ms;      /* 0 = CRADLE_SERVER_BROADCAST_FRAGMENT_MS */
     uint32_t keyframe_s;       /* 0 = CRADLE_SERVER_BROADCAST_KEYFRAME_S */
@@ -76,6 +101,9 @@ typedef struct cradle_server_broadcast_stats {
     uint64_t lost_pieces;      /* log pieces the ring had no room for */
     uint64_t behind_ms;        /* age of the oldest waiting fragment; 0 when none */
     char gaps[160];            /* the sync document's gaps as JSON */
+    char web[CRADLE_BROADCAST_MESSAGE_MAX * 2]; /* the build in charge's web files: "off" (no
+                                  library), "waiting", "ok", "none: <path> missing",
+                                  "refused: <why>" */
     char last_error[CRADLE_BROADCAST_MESSAGE_MAX];
 } cradle_server_broadcast_stats;
 
@@ -101,8 +129,12 @@ void cradle_server_broadcast_keyframe(cradle_server_broadcast *b, uint64_t step,
 /* Game thread: the step running now (for viewers' "behind live"). */
 void cradle_server_broadcast_live(cradle_server_broadcast *b, uint64_t step);
 
-/* Game thread: the build in charge changed (the sync document names it). */
-void cradle_server_broadcast_build(cradle_server_broadcast *b, const char *build_id);
+/* Game thread: the build in charge changed (the sync document names it).
+ * library: the game library's path as --game names it; sounds: the new
+ * build's sound names (sound_count of them). All copied under the mutex:
+ * the thread reads the files, never this thread. */
+void cradle_server_broadcast_build(cradle_server_broadcast *b, const char *build_id, const char *library,
+                                   const char *const *sounds, uint32_t sound_count);
 
 void cradle_server_broadcast_get_stats(cradle_server_broadcast *b, cradle_server_broadcast_stats *out);
 

@@ -167,6 +167,7 @@ static void dev_status(cradle_server_host *host, const cradle_dev_request *req, 
         cradle_dev_field_u64(reply, "broadcast_lost", b.lost);
         cradle_dev_field_u64(reply, "broadcast_lost_pieces", b.lost_pieces);
         cradle_dev_field_raw(reply, "broadcast_gaps", b.gaps);
+        cradle_dev_field_string(reply, "broadcast_web", b.web);
         cradle_dev_field_string(reply, "broadcast_last_error", b.last_error[0] ? b.last_error : "none");
     } else {
         cradle_dev_field_string(reply, "broadcast", "off");

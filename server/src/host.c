@@ -707,7 +707,12 @@ void cradle__server_after_reload(cradle_server_host *host, const cradle_reload_r
         (void)rc;
         host->reloads++;
         cradle_server_net_set_build(host->net, host->sim.contract->build_id); /* tokens name the build */
-        if (host->broadcast) cradle_server_broadcast_build(host->broadcast, host->sim.contract->build_id);
+        if (host->broadcast) { /* the build, and what its web files need: the thread reads them */
+            uint32_t sound_count;
+            const char *const *sounds = cradle_contract_sounds(host->sim.contract, &sound_count);
+            cradle_server_broadcast_build(host->broadcast, host->sim.contract->build_id, host->options->game, sounds,
+                                          sound_count);
+        }
         snprintf(host->last_reload, sizeof host->last_reload, "swapped to build %s at step %" PRIu64,
                  host->sim.contract->build_id, host->sim.next_step);
         cradle__server_flush_steps(host); /* the steps so far ran the old build: its epoch */

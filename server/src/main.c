@@ -19,6 +19,7 @@
 #include <sodium.h>
 #include <enet/enet.h>
 
+#include "cradle/contract.h"
 #include "cradle/dev.h"
 #include "cradle/errors.h"
 #include "cradle/keys.h"
@@ -312,11 +313,16 @@ static int start_broadcast(cradle_server_host *host, const cradle_server_options
         return 1;
     }
     const cradle_game_contract *c = host->sim.contract;
+    uint32_t sound_count;
+    const char *const *sounds = cradle_contract_sounds(c, &sound_count);
     cradle_server_broadcast_config config = {.url = o->broadcast,
                                              .auth = auth,
                                              .log_path = o->log,
                                              .game = c->name,
                                              .build = c->build_id,
+                                             .library = o->game, /* not the reloader's copy: the twin is beside it */
+                                             .sounds = sounds,
+                                             .sound_count = sound_count,
                                              .steps_per_second = c->steps_per_second,
                                              .fragment_ms = o->broadcast_fragment_ms,
                                              .keyframe_s = o->broadcast_keyframe_s,

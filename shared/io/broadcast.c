@@ -1,6 +1,7 @@
 /*
  * broadcast: the broadcast's documents (broadcast.h): their URLs, the sync
- * document (written here, read with core's strict json_reader), keyframes
+ * document (written here, read with core's strict json_reader), the
+ * browser viewer's manifest (written here; the page reads it), keyframes
  * (zstd, BLAKE2b-128) and the check of a fragment (the log reader over the
  * fragment's blocks).
  */
@@ -38,7 +39,7 @@ enum {
     K_CHECKSUM = 176,
     K_CHECKSUM_BYTES = 16,
     K_SIGNATURE = 192,
-    SYNC_TOKENS = 160,
+    SYNC_TOKENS = 160, /* the most a valid document has: 145 (every list full) */
 };
 
 #if defined(__GNUC__)
@@ -87,11 +88,13 @@ int cradle_broadcast_url(char *out, size_t size, const char *base, cradle_broadc
     case CRADLE_BROADCAST_SYNC: n = snprintf(out, size, "%ssync", base); break;
     case CRADLE_BROADCAST_FRAGMENT: n = snprintf(out, size, "%sfrag/%" PRIu64, base, number); break;
     case CRADLE_BROADCAST_KEYFRAME: n = snprintf(out, size, "%skey/%" PRIu64, base, number); break;
-    case CRADLE_BROADCAST_DATA: {
+    case CRADLE_BROADCAST_DATA:
+    case CRADLE_BROADCAST_WEB: {
         assert(hash);
+        _Static_assert(CRADLE_LOG_FILE_HASH_BYTES == CRADLE_BROADCAST_WEB_HASH_BYTES, "one hash size for both");
         char hex[2 * CRADLE_LOG_FILE_HASH_BYTES + 1];
         hex_of(hex, hash, CRADLE_LOG_FILE_HASH_BYTES);
-        n = snprintf(out, size, "%sdata/%s", base, hex);
+        n = snprintf(out, size, "%s%s/%s", base, doc == CRADLE_BROADCAST_DATA ? "data" : "web", hex);
         break;
     }
     }
@@ -100,9 +103,19 @@ int cradle_broadcast_url(char *out, size_t size, const char *base, cradle_broadc
 
 /* ---- the sync document -------------------------------------------------- */
 
+/* Whether web entry i names a build an earlier entry named. */
+static bool web_repeats(const cradle_broadcast_sync *s, uint32_t i) {
+    for (uint32_t j = 0; j < i; j++)
+        if (strcmp(s->web[j].build, s->web[i].build) == 0) return true;
+    return false;
+}
+
 size_t cradle_broadcast_sync_encode(const cradle_broadcast_sync *s, char *out, size_t size) {
     assert(s->keyframe_count <= CRADLE_BROADCAST_KEYFRAMES_MAX && s->gap_count <= CRADLE_BROADCAST_GAPS_MAX);
     assert(printable_id(s->game, CRADLE_GAME_NAME_MAX) && printable_id(s->build, CRADLE_GAME_BUILD_ID_MAX));
+    assert(s->web_count <= CRADLE_BROADCAST_WEB_MAX);
+    for (uint32_t i = 0; i < s->web_count; i++)
+        assert(printable_id(s->web[i].build, CRADLE_GAME_BUILD_ID_MAX) && !web_repeats(s, i));
     char session[2 * CRADLE_BROADCAST_SESSION_BYTES + 1];
     hex_of(session, s->session, sizeof s->session);
     cradle_writer w;
@@ -122,6 +135,14 @@ size_t cradle_broadcast_sync_encode(const cradle_broadcast_sync *s, char *out, s
     for (uint32_t i = 0; i < s->gap_count; i++)
         cradle_writer_format(&w, "%s{\"first\":%" PRIu64 ",\"last\":%" PRIu64 "}", i ? "," : "", s->gaps[i].first,
                              s->gaps[i].last);
+    cradle_writer_text(&w, "],\"web\":[");
+    for (uint32_t i = 0; i < s->web_count; i++) {
+        char manifest[2 * CRADLE_BROADCAST_WEB_HASH_BYTES + 1];
+        hex_of(manifest, s->web[i].manifest, sizeof s->web[i].manifest);
+        cradle_writer_text(&w, i ? ",{\"build\":" : "{\"build\":");
+        cradle_writer_json_string(&w, s->web[i].build, strlen(s->web[i].build));
+        cradle_writer_format(&w, ",\"manifest\":\"%s\"}", manifest);
+    }
     cradle_writer_format(&w, "],\"live\":{\"step\":%" PRIu64 ",\"unix_ms\":%" PRIu64 "},\"ended\":%s}", s->live_step,
                          s->live_unix_ms, s->ended ? "true" : "false");
     if (w.overflow || w.length >= size) return 0;
@@ -140,7 +161,7 @@ static bool read_u64(const cradle_json_doc *doc, uint32_t t, const char *name, u
 
 static bool read_hex(const cradle_json_doc *doc, uint32_t t, const char *name, uint8_t *out, size_t n,
                      cradle_json_error *e) {
-    char text[2 * CRADLE_BROADCAST_SESSION_BYTES + 2];
+    char text[2 * CRADLE_BROADCAST_WEB_HASH_BYTES + 2]; /* the longest hex read, and a byte to see one more */
     bool ok = 2 * n < sizeof text && cradle_json_string(doc, t, name, text, sizeof text, e);
     if (ok && strlen(text) != 2 * n) ok = false;
     for (size_t i = 0; ok && i < 2 * n; i++) {
@@ -212,6 +233,31 @@ static bool read_gaps(const cradle_json_doc *doc, uint32_t t, cradle_broadcast_s
     return true;
 }
 
+static bool read_web(const cradle_json_doc *doc, uint32_t t, cradle_broadcast_sync *s, cradle_json_error *e) {
+    static const char *const keys[] = {"build", "manifest"};
+    uint32_t count;
+    if (!cradle_json_array(doc, t, "web", 0, CRADLE_BROADCAST_WEB_MAX, &count, e)) return false;
+    s->web_count = count;
+    uint32_t item = t + 1;
+    for (uint32_t i = 0; i < count; i++, item = doc->tokens[item].next) {
+        uint32_t v[2];
+        char name[40];
+        (void)snprintf(name, sizeof name, "web[%" PRIu32 "]", i);
+        cradle_broadcast_web *w = &s->web[i];
+        if (!cradle_json_object(doc, item, name, keys, NULL, 2, v, e) ||
+            !read_id(doc, v[0], "build", w->build, sizeof w->build, e) ||
+            !read_hex(doc, v[1], "manifest", w->manifest, sizeof w->manifest, e))
+            return false;
+        if (web_repeats(s, i)) {
+            (void)snprintf(e->message, sizeof e->message, "%s names build \"%s\" again: each build is listed once",
+                           name, w->build);
+            e->line = doc->tokens[item].line;
+            return false;
+        }
+    }
+    return true;
+}
+
 bool cradle_broadcast_sync_in_gap(const cradle_broadcast_sync *s, uint64_t f) {
     for (uint32_t i = 0; i < s->gap_count; i++)
         if (f >= s->gaps[i].first && f <= s->gaps[i].last) return true;
@@ -247,9 +293,9 @@ static bool consistent(const cradle_broadcast_sync *s, char *why, size_t n) {
 int cradle_broadcast_sync_decode(const void *text, size_t size, cradle_broadcast_sync *s, char *message,
                                  size_t message_size) {
     static const char *const keys[] = {"cradle_broadcast", "session", "game", "build", "steps_per_second",
-                                       "fragment_ms", "fragments", "keyframes", "gaps", "live", "ended"};
+                                       "fragment_ms", "fragments", "keyframes", "gaps", "web", "live", "ended"};
     static const char *const live_keys[] = {"step", "unix_ms"};
-    enum { VERSION, SESSION, GAME, BUILD, RATE, FRAGMENT_MS, FRAGMENTS, KEYFRAMES, GAPS, LIVE, ENDED, FIELDS };
+    enum { VERSION, SESSION, GAME, BUILD, RATE, FRAGMENT_MS, FRAGMENTS, KEYFRAMES, GAPS, WEB, LIVE, ENDED, FIELDS };
     memset(s, 0, sizeof *s);
     if (size > CRADLE_BROADCAST_SYNC_MAX)
         return refuse(message, message_size, "sync", "%zu bytes, more than the %u a sync document may hold", size,
@@ -260,19 +306,26 @@ int cradle_broadcast_sync_decode(const void *text, size_t size, cradle_broadcast
     uint32_t v[FIELDS], lv[2];
     int64_t version = 0;
     uint64_t rate = 0, fragment_ms = 0;
-    bool ok = cradle_json_parse(&doc, text, size, tokens, SYNC_TOKENS, &e) &&
-              cradle_json_object(&doc, 0, "sync", keys, NULL, FIELDS, v, &e) &&
-              cradle_json_int(&doc, v[VERSION], "cradle_broadcast", 0, INT32_MAX, &version, &e);
-    if (ok && version != CRADLE_BROADCAST_VERSION)
+    bool ok = cradle_json_parse(&doc, text, size, tokens, SYNC_TOKENS, &e);
+    /* The version before the fields: another version's document has other
+     * fields (version 1 had no "web"), and "version 1" is what to say. */
+    uint32_t vt = ok && doc.tokens[0].type == CRADLE_JSON_OBJECT ? cradle_json_member(&doc, 0, "cradle_broadcast")
+                                                                 : CRADLE_JSON_NONE;
+    cradle_json_error ignored = {0};
+    if (vt != CRADLE_JSON_NONE && cradle_json_int(&doc, vt, "cradle_broadcast", 0, INT32_MAX, &version, &ignored) &&
+        version != CRADLE_BROADCAST_VERSION)
         return refuse(message, message_size, "sync", "version %" PRId64 ", this program reads version %u", version,
                       CRADLE_BROADCAST_VERSION);
-    ok = ok && read_hex(&doc, v[SESSION], "session", s->session, sizeof s->session, &e) &&
+    ok = ok && cradle_json_object(&doc, 0, "sync", keys, NULL, FIELDS, v, &e) &&
+         cradle_json_int(&doc, v[VERSION], "cradle_broadcast", 0, INT32_MAX, &version, &e) &&
+         read_hex(&doc, v[SESSION], "session", s->session, sizeof s->session, &e) &&
          read_id(&doc, v[GAME], "game", s->game, sizeof s->game, &e) &&
          read_id(&doc, v[BUILD], "build", s->build, sizeof s->build, &e) &&
          read_u64(&doc, v[RATE], "steps_per_second", 1000, &rate, &e) &&
          read_u64(&doc, v[FRAGMENT_MS], "fragment_ms", 60000, &fragment_ms, &e) &&
          read_u64(&doc, v[FRAGMENTS], "fragments", UINT32_MAX, &s->fragments, &e) &&
          read_keyframes(&doc, v[KEYFRAMES], s, &e) && read_gaps(&doc, v[GAPS], s, &e) &&
+         read_web(&doc, v[WEB], s, &e) &&
          cradle_json_object(&doc, v[LIVE], "live", live_keys, NULL, 2, lv, &e) &&
          read_u64(&doc, lv[0], "live.step", (uint64_t)INT64_MAX, &s->live_step, &e) &&
          read_u64(&doc, lv[1], "live.unix_ms", (uint64_t)INT64_MAX, &s->live_unix_ms, &e) &&
@@ -289,6 +342,47 @@ int cradle_broadcast_sync_decode(const void *text, size_t size, cradle_broadcast
     char why[160];
     if (!consistent(s, why, sizeof why)) return refuse(message, message_size, "sync", "%s", why);
     return 0;
+}
+
+/* ---- the browser viewer's files -------------------------------------------- */
+
+static void web_file(cradle_writer *w, const cradle_broadcast_web_file *f) {
+    if (!f->present) {
+        cradle_writer_text(w, "\"sha256\":null,\"bytes\":0");
+        return;
+    }
+    assert(f->bytes <= CRADLE_BROADCAST_WEB_FILE_MAX);
+    char hex[2 * CRADLE_BROADCAST_WEB_HASH_BYTES + 1];
+    hex_of(hex, f->sha256, sizeof f->sha256);
+    cradle_writer_format(w, "\"sha256\":\"%s\",\"bytes\":%" PRIu32, hex, f->bytes);
+}
+
+size_t cradle_broadcast_web_manifest_encode(const cradle_broadcast_web_manifest *m, char *out, size_t size) {
+    assert(m->game && printable_id(m->game, CRADLE_GAME_NAME_MAX));
+    assert(m->build && printable_id(m->build, CRADLE_GAME_BUILD_ID_MAX));
+    assert(m->wasm.present && m->sound_count <= CRADLE_GAME_MAX_SOUNDS);
+    assert(m->sound_count == 0 || (m->sound_names && m->sounds));
+    cradle_writer w;
+    cradle_writer_init(&w, out, size);
+    cradle_writer_format(&w, "{\"cradle_web\":%u,\"game\":", CRADLE_BROADCAST_WEB_VERSION);
+    cradle_writer_json_string(&w, m->game, strlen(m->game));
+    cradle_writer_text(&w, ",\"build\":");
+    cradle_writer_json_string(&w, m->build, strlen(m->build));
+    cradle_writer_text(&w, ",\"wasm\":{");
+    web_file(&w, &m->wasm);
+    cradle_writer_text(&w, "},\"sounds\":[");
+    for (uint32_t i = 0; i < m->sound_count; i++) {
+        assert(printable_id(m->sound_names[i], CRADLE_GAME_SOUND_NAME_MAX));
+        cradle_writer_text(&w, i ? ",{\"name\":" : "{\"name\":");
+        cradle_writer_json_string(&w, m->sound_names[i], strlen(m->sound_names[i]));
+        cradle_writer_text(&w, ",");
+        web_file(&w, &m->sounds[i]);
+        cradle_writer_text(&w, "}");
+    }
+    cradle_writer_text(&w, "]}");
+    if (w.overflow || w.length >= size) return 0;
+    out[w.length] = '\0';
+    return w.length;
 }
 
 /* ---- keyframes ---------------------------------------------------------- */
@@ -336,7 +430,7 @@ int cradle_broadcast_keyframe_encode(cradle_state_pack *c, const cradle_broadcas
     }
     memset(out, 0, CRADLE_BROADCAST_KEYFRAME_HEADER_BYTES);
     memcpy(out, keyframe_magic, sizeof keyframe_magic);
-    cradle_cursor_store_u32(out + K_VERSION, CRADLE_BROADCAST_VERSION);
+    cradle_cursor_store_u32(out + K_VERSION, CRADLE_BROADCAST_KEYFRAME_VERSION);
     cradle_cursor_store_u32(out + K_HEADER_BYTES, CRADLE_BROADCAST_KEYFRAME_HEADER_BYTES);
     memcpy(out + K_SESSION, k->session, CRADLE_BROADCAST_SESSION_BYTES);
     cradle_cursor_store_u64(out + K_STEP, k->step);
@@ -369,9 +463,9 @@ int cradle_broadcast_keyframe_decode(cradle_state_pack *c, const uint8_t *doc, s
     if (memcmp(doc, keyframe_magic, sizeof keyframe_magic) != 0)
         return refuse(message, message_size, what, "not a Cradle keyframe (bad magic)");
     uint32_t version = cradle_cursor_load_u32(doc + K_VERSION);
-    if (version != CRADLE_BROADCAST_VERSION)
+    if (version != CRADLE_BROADCAST_KEYFRAME_VERSION)
         return refuse(message, message_size, what, "version %" PRIu32 ", this program reads version %u", version,
-                      CRADLE_BROADCAST_VERSION);
+                      CRADLE_BROADCAST_KEYFRAME_VERSION);
     if (cradle_cursor_load_u32(doc + K_HEADER_BYTES) != CRADLE_BROADCAST_KEYFRAME_HEADER_BYTES)
         return refuse(message, message_size, what, "header of %" PRIu32 " bytes, expected %u",
                       cradle_cursor_load_u32(doc + K_HEADER_BYTES), CRADLE_BROADCAST_KEYFRAME_HEADER_BYTES);

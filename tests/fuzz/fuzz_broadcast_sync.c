@@ -23,8 +23,8 @@ static bool same(const cradle_broadcast_sync *a, const cradle_broadcast_sync *b)
     if (memcmp(a->session, b->session, sizeof a->session) != 0 || strcmp(a->game, b->game) != 0 ||
         strcmp(a->build, b->build) != 0 || a->steps_per_second != b->steps_per_second ||
         a->fragment_ms != b->fragment_ms || a->fragments != b->fragments ||
-        a->keyframe_count != b->keyframe_count || a->gap_count != b->gap_count || a->live_step != b->live_step ||
-        a->live_unix_ms != b->live_unix_ms || a->ended != b->ended)
+        a->keyframe_count != b->keyframe_count || a->gap_count != b->gap_count || a->web_count != b->web_count ||
+        a->live_step != b->live_step || a->live_unix_ms != b->live_unix_ms || a->ended != b->ended)
         return false;
     for (uint32_t i = 0; i < a->keyframe_count; i++)
         if (a->keyframes[i].key != b->keyframes[i].key || a->keyframes[i].step != b->keyframes[i].step ||
@@ -32,6 +32,10 @@ static bool same(const cradle_broadcast_sync *a, const cradle_broadcast_sync *b)
             return false;
     for (uint32_t i = 0; i < a->gap_count; i++)
         if (a->gaps[i].first != b->gaps[i].first || a->gaps[i].last != b->gaps[i].last) return false;
+    for (uint32_t i = 0; i < a->web_count; i++)
+        if (strcmp(a->web[i].build, b->web[i].build) != 0 ||
+            memcmp(a->web[i].manifest, b->web[i].manifest, sizeof a->web[i].manifest) != 0)
+            return false;
     return true;
 }
 
@@ -51,6 +55,13 @@ static void check_ranges(const cradle_broadcast_sync *s) {
         if (i > 0 && s->gaps[i].first <= s->gaps[i - 1].last + 1u) abort();
     }
     if (s->ended && s->fragments == 0) abort();
+    if (s->web_count > CRADLE_BROADCAST_WEB_MAX) abort();
+    for (uint32_t i = 0; i < s->web_count; i++) {
+        const char *end = memchr(s->web[i].build, 0, sizeof s->web[i].build);
+        if (!end || end == s->web[i].build) abort();
+        for (uint32_t j = 0; j < i; j++)
+            if (strcmp(s->web[i].build, s->web[j].build) == 0) abort();
+    }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

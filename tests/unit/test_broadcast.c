@@ -1,5 +1,6 @@
 /* test_broadcast: the documents of a session broadcast (broadcast.h): the
- * sync document's round trip and every refusal by name, the URLs, keyframes
+ * sync document's round trip and every refusal by name (its web list too),
+ * the browser viewer's manifest, the URLs, keyframes
  * (round trip, any damaged byte, the checks behind the checksum) and the
  * check of a fragment over the blocks of a real session log. */
 #include <stdarg.h>
@@ -62,6 +63,11 @@ static void assert_sync_equal(const cradle_broadcast_sync *a, const cradle_broad
         assert_int_equal(a->gaps[i].first, b->gaps[i].first);
         assert_int_equal(a->gaps[i].last, b->gaps[i].last);
     }
+    assert_int_equal(a->web_count, b->web_count);
+    for (uint32_t i = 0; i < a->web_count; i++) {
+        assert_string_equal(a->web[i].build, b->web[i].build);
+        assert_memory_equal(a->web[i].manifest, b->web[i].manifest, sizeof a->web[i].manifest);
+    }
     assert_int_equal(a->live_step, b->live_step);
     assert_int_equal(a->live_unix_ms, b->live_unix_ms);
     assert_int_equal(a->ended, b->ended);
@@ -99,6 +105,13 @@ static cradle_broadcast_sync full_sync(void) {
         s.gaps[i].last = 10u * i + 2u;
     }
     s.gaps[CRADLE_BROADCAST_GAPS_MAX - 1].last = UINT32_MAX - 2u; /* below the last keyframe's fragment */
+    s.web_count = CRADLE_BROADCAST_WEB_MAX;
+    for (uint32_t i = 0; i < CRADLE_BROADCAST_WEB_MAX; i++) {
+        memset(s.web[i].build, '"', CRADLE_GAME_BUILD_ID_MAX);
+        s.web[i].build[0] = (char)('0' + i); /* distinct */
+        s.web[i].build[CRADLE_GAME_BUILD_ID_MAX - 1] = '\\';
+        for (unsigned j = 0; j < CRADLE_BROADCAST_WEB_HASH_BYTES; j++) s.web[i].manifest[j] = (uint8_t)(255u - i * 31u - j);
+    }
     s.live_step = (uint64_t)INT64_MAX;
     s.live_unix_ms = (uint64_t)INT64_MAX;
     s.ended = true;
@@ -126,10 +139,19 @@ static void test_sync_round_trip(void **state) {
     assert_true(n > 0);
     assert_int_equal(cradle_broadcast_sync_decode(text, n, &back, message, sizeof message), 0);
     assert_sync_equal(&least, &back);
-    assert_string_equal(text, "{\"cradle_broadcast\":1,\"session\":\"00000000000000000000000000000000\","
+    assert_string_equal(text, "{\"cradle_broadcast\":2,\"session\":\"00000000000000000000000000000000\","
                               "\"game\":\"g\",\"build\":\"b\",\"steps_per_second\":1,\"fragment_ms\":100,"
-                              "\"fragments\":0,\"keyframes\":[],\"gaps\":[],\"live\":{\"step\":0,\"unix_ms\":0},"
-                              "\"ended\":false}");
+                              "\"fragments\":0,\"keyframes\":[],\"gaps\":[],\"web\":[],"
+                              "\"live\":{\"step\":0,\"unix_ms\":0},\"ended\":false}");
+    /* one web entry, as the server writes it */
+    least.web_count = 1;
+    strcpy(least.web[0].build, "b");
+    for (unsigned j = 0; j < CRADLE_BROADCAST_WEB_HASH_BYTES; j++) least.web[0].manifest[j] = (uint8_t)(j * 8u + 1u);
+    n = cradle_broadcast_sync_encode(&least, text, sizeof text);
+    assert_true(strstr(text, ",\"web\":[{\"build\":\"b\",\"manifest\":"
+                             "\"0109111921293139414951596169717981899199a1a9b1b9c1c9d1d9e1e9f1f9\"}],\"live\":"));
+    assert_int_equal(cradle_broadcast_sync_decode(text, n, &back, message, sizeof message), 0);
+    assert_sync_equal(&least, &back);
 
     /* The encoder needs room for the NUL too, and says 0 when it lacks it. */
     n = cradle_broadcast_sync_encode(&full, text, sizeof text);
@@ -142,15 +164,18 @@ static void test_sync_round_trip(void **state) {
 }
 
 /* The valid document these cases change, member by member. */
-enum { M_VERSION, M_SESSION, M_GAME, M_BUILD, M_RATE, M_FRAGMENT_MS, M_FRAGMENTS, M_KEYFRAMES, M_GAPS, M_LIVE,
-       M_ENDED, MEMBERS };
+enum { M_VERSION, M_SESSION, M_GAME, M_BUILD, M_RATE, M_FRAGMENT_MS, M_FRAGMENTS, M_KEYFRAMES, M_GAPS, M_WEB,
+       M_LIVE, M_ENDED, MEMBERS };
 
 static const char *const member_names[MEMBERS] = {"cradle_broadcast", "session",   "game",      "build",
                                                   "steps_per_second", "fragment_ms", "fragments", "keyframes",
-                                                  "gaps",             "live",      "ended"};
+                                                  "gaps",             "web",       "live",      "ended"};
+
+#define HASH_A "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+#define HASH_B "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210"
 
 static const char *const valid_members[MEMBERS] = {
-    "\"cradle_broadcast\":1",
+    "\"cradle_broadcast\":2",
     "\"session\":\"00112233445566778899aabbccddeeff\"",
     "\"game\":\"vanguard\"",
     "\"build\":\"vanguard-1.4.2\"",
@@ -159,6 +184,8 @@ static const char *const valid_members[MEMBERS] = {
     "\"fragments\":10",
     "\"keyframes\":[{\"key\":0,\"step\":0,\"fragment\":0},{\"key\":1,\"step\":600,\"fragment\":5}]",
     "\"gaps\":[{\"first\":2,\"last\":3}]",
+    "\"web\":[{\"build\":\"vanguard-1.4.1\",\"manifest\":\"" HASH_A "\"},"
+    "{\"build\":\"vanguard-1.4.2\",\"manifest\":\"" HASH_B "\"}]",
     "\"live\":{\"step\":1200,\"unix_ms\":1700000000000}",
     "\"ended\":false",
 };
@@ -216,13 +243,20 @@ static void test_sync_valid_document(void **state) {
     assert_int_equal(s.gap_count, 1);
     assert_int_equal(s.gaps[0].first, 2);
     assert_int_equal(s.gaps[0].last, 3);
+    assert_int_equal(s.web_count, 2);
+    assert_string_equal(s.web[0].build, "vanguard-1.4.1");
+    assert_string_equal(s.web[1].build, "vanguard-1.4.2");
+    assert_int_equal(s.web[0].manifest[0], 0x01);
+    assert_int_equal(s.web[0].manifest[31], 0xef);
+    assert_int_equal(s.web[1].manifest[0], 0xfe);
+    assert_int_equal(s.web[1].manifest[31], 0x10);
     assert_int_equal(s.live_step, 1200);
     assert_int_equal(s.live_unix_ms, 1700000000000ull);
     assert_false(s.ended);
     /* whitespace and member order are JSON's, not the encoder's */
-    text = "{ \"ended\" : true,\n\"live\":{\"unix_ms\":1,\"step\":2},\"gaps\":[],\"keyframes\":[],\n"
+    text = "{ \"ended\" : true,\n\"live\":{\"unix_ms\":1,\"step\":2},\"web\" : [ ],\"gaps\":[],\"keyframes\":[],\n"
            "\"fragments\":1,\"fragment_ms\":100,\"steps_per_second\":1000,\"build\":\"b\",\"game\":\"g\",\n"
-           "\"session\":\"ffffffffffffffffffffffffffffffff\",\"cradle_broadcast\":1}\n";
+           "\"session\":\"ffffffffffffffffffffffffffffffff\",\"cradle_broadcast\":2}\n";
     assert_int_equal(decode_text(text, &s, message, sizeof message), 0);
     assert_true(s.ended);
     assert_int_equal(s.live_step, 2);
@@ -245,9 +279,11 @@ static void test_sync_every_missing_field_is_named(void **state) {
         {{M_KEYFRAMES, "\"keyframes\":[{\"step\":0,\"fragment\":0}]"}},
         {{M_GAPS, "\"gaps\":[{\"first\":2}]"}},
         {{M_GAPS, "\"gaps\":[{\"last\":2}]"}},
+        {{M_WEB, "\"web\":[{\"build\":\"v1\"}]"}},
+        {{M_WEB, "\"web\":[{\"manifest\":\"" HASH_A "\"}]"}},
     };
     static const char *const nested_want[] = {"\"step\"", "\"unix_ms\"", "\"fragment\"", "\"step\"", "\"key\"",
-                                              "\"last\"", "\"first\""};
+                                              "\"last\"", "\"first\"", "\"manifest\"", "\"build\""};
     for (size_t i = 0; i < sizeof nested / sizeof nested[0]; i++)
         refused_with(decode_text(document(nested[i]), &s, message, sizeof message), message, "sync: ",
                      nested_want[i]);
@@ -277,9 +313,10 @@ static void test_sync_fields_out_of_range(void **state) {
         {{{M_LIVE, "\"live\":{\"step\":1,\"unix_ms\":2,\"wall\":3}"}}, "unknown field \"wall\""},
         {{{M_KEYFRAMES, "\"keyframes\":[{\"key\":0,\"step\":0,\"fragment\":0,\"hash\":1}]"}}, "unknown field \"hash\""},
         {{{M_GAPS, "\"gaps\":[{\"first\":2,\"last\":3,\"why\":1}]"}}, "unknown field \"why\""},
-        {{{M_VERSION, "\"cradle_broadcast\":2"}}, "version 2, this program reads version 1"},
+        {{{M_VERSION, "\"cradle_broadcast\":1"}}, "version 1, this program reads version 2"},
+        {{{M_VERSION, "\"cradle_broadcast\":3"}}, "version 3, this program reads version 2"},
         {{{M_VERSION, "\"cradle_broadcast\":0"}}, "version 0"},
-        {{{M_VERSION, "\"cradle_broadcast\":\"1\""}}, "\"cradle_broadcast\""},
+        {{{M_VERSION, "\"cradle_broadcast\":\"2\""}}, "\"cradle_broadcast\""},
         {{{M_SESSION, "\"session\":\"00112233445566778899aabbccddeef\""}}, "\"session\" must be 32 lowercase hex"},
         {{{M_SESSION, "\"session\":\"00112233445566778899aabbccddeeff0\""}}, "\"session\""},
         {{{M_SESSION, "\"session\":\"00112233445566778899aabbccddeeff00\""}}, "\"session\""},
@@ -386,7 +423,7 @@ static void test_sync_malformed_json(void **state) {
     };
     refuses_all(cases, sizeof cases / sizeof cases[0]);
     static const char *const texts[] = {
-        "", "[]", "null", "{}", "{\"cradle_broadcast\":1", "\xef\xbb\xbf{}",
+        "", "[]", "null", "{}", "{\"cradle_broadcast\":2", "\xef\xbb\xbf{}",
     };
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
         int rc = decode_text(texts[i], &s, message, sizeof message);
@@ -421,6 +458,181 @@ static void test_sync_size_limit(void **state) {
     /* one byte more: refused before it is parsed */
     refused_with(cradle_broadcast_sync_decode(text, CRADLE_BROADCAST_SYNC_MAX + 1, &s, message, sizeof message),
                  message, "sync: ", "4097 bytes, more than the 4096");
+}
+
+/* A version 1 document as a server before "web" wrote it: refused by its
+ * version, not by the field it lacks. */
+static void test_sync_version_1_is_refused(void **state) {
+    (void)state;
+    char message[CRADLE_BROADCAST_MESSAGE_MAX];
+    cradle_broadcast_sync s;
+    static const char v1[] =
+        "{\"cradle_broadcast\":1,\"session\":\"00112233445566778899aabbccddeeff\",\"game\":\"vanguard\","
+        "\"build\":\"vanguard-1.4.2\",\"steps_per_second\":60,\"fragment_ms\":2000,\"fragments\":10,"
+        "\"keyframes\":[],\"gaps\":[],\"live\":{\"step\":1200,\"unix_ms\":1700000000000},\"ended\":false}";
+    refused_with(decode_text(v1, &s, message, sizeof message), message, "sync: ",
+                 "version 1, this program reads version 2");
+    /* and a later version with a field this program does not know */
+    static const change v3[4] = {{M_VERSION, "\"cradle_broadcast\":3"}, {M_ENDED, "\"ended\":false,\"clips\":[]"}};
+    refused_with(decode_text(document(v3), &s, message, sizeof message), message, "sync: ",
+                 "version 3, this program reads version 2");
+    /* without a version, the field is missing like any other */
+    static const change none[4] = {{M_VERSION, ""}};
+    refused_with(decode_text(document(none), &s, message, sizeof message), message, "sync: ",
+                 "missing field \"cradle_broadcast\"");
+}
+
+static void test_sync_web(void **state) {
+    (void)state;
+    char message[CRADLE_BROADCAST_MESSAGE_MAX];
+    cradle_broadcast_sync s;
+    /* round trip of a full list is in test_sync_round_trip; here, every
+     * count the list may have */
+    for (uint32_t count = 0; count <= CRADLE_BROADCAST_WEB_MAX; count++) {
+        cradle_broadcast_sync a = full_sync(), b;
+        a.web_count = count;
+        char text[CRADLE_BROADCAST_SYNC_MAX + 1];
+        size_t n = cradle_broadcast_sync_encode(&a, text, sizeof text);
+        assert_true(n > 0);
+        assert_int_equal(cradle_broadcast_sync_decode(text, n, &b, message, sizeof message), 0);
+        assert_sync_equal(&a, &b);
+    }
+    static const refusal cases[] = {
+        /* the manifest's hash: 64 lowercase hex digits */
+        {{{M_WEB, "\"web\":[{\"build\":\"v1\",\"manifest\":\"0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef\"}]"}},
+         "\"manifest\" must be 64 lowercase hex digits"},
+        {{{M_WEB, "\"web\":[{\"build\":\"v1\",\"manifest\":\"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde\"}]"}},
+         "\"manifest\" must be 64 lowercase hex digits"},
+        {{{M_WEB, "\"web\":[{\"build\":\"v1\",\"manifest\":\"" HASH_A "0\"}]"}}, "\"manifest\""},
+        {{{M_WEB, "\"web\":[{\"build\":\"v1\",\"manifest\":\"" HASH_A HASH_A "\"}]"}}, "\"manifest\""},
+        {{{M_WEB, "\"web\":[{\"build\":\"v1\",\"manifest\":\"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdeg\"}]"}},
+         "\"manifest\" must be 64 lowercase hex digits"},
+        {{{M_WEB, "\"web\":[{\"build\":\"v1\",\"manifest\":\" 123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\"}]"}},
+         "\"manifest\" must be 64 lowercase hex digits"},
+        {{{M_WEB, "\"web\":[{\"build\":\"v1\",\"manifest\":\"\"}]"}}, "\"manifest\""},
+        {{{M_WEB, "\"web\":[{\"build\":\"v1\",\"manifest\":null}]"}}, "\"manifest\""},
+        {{{M_WEB, "\"web\":[{\"build\":\"v1\",\"manifest\":12}]"}}, "\"manifest\""},
+        /* the build: printable, 1..63 bytes */
+        {{{M_WEB, "\"web\":[{\"build\":\"\",\"manifest\":\"" HASH_A "\"}]"}}, "\"build\" must be 1..63 printable ASCII bytes"},
+        {{{M_WEB, "\"web\":[{\"build\":\"v\\n1\",\"manifest\":\"" HASH_A "\"}]"}}, "\"build\" must be 1..63 printable ASCII bytes"},
+        {{{M_WEB, "\"web\":[{\"build\":\"v\\u00e91\",\"manifest\":\"" HASH_A "\"}]"}}, "\"build\""},
+        {{{M_WEB, "\"web\":[{\"build\":\"bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb\",\"manifest\":\"" HASH_A "\"}]"}},
+         "\"build\""},
+        {{{M_WEB, "\"web\":[{\"build\":7,\"manifest\":\"" HASH_A "\"}]"}}, "\"build\""},
+        /* at most 4, each build once */
+        {{{M_WEB, "\"web\":[{\"build\":\"a\",\"manifest\":\"" HASH_A "\"},{\"build\":\"b\",\"manifest\":\"" HASH_A "\"},"
+                  "{\"build\":\"c\",\"manifest\":\"" HASH_A "\"},{\"build\":\"d\",\"manifest\":\"" HASH_A "\"},"
+                  "{\"build\":\"e\",\"manifest\":\"" HASH_A "\"}]"}},
+         "\"web\" must be an array of 0..4 elements, got 5"},
+        {{{M_WEB, "\"web\":[{\"build\":\"a\",\"manifest\":\"" HASH_A "\"},{\"build\":\"b\",\"manifest\":\"" HASH_B "\"},"
+                  "{\"build\":\"a\",\"manifest\":\"" HASH_B "\"}]"}},
+         "web[2] names build \"a\" again: each build is listed once"},
+        /* the shape: unknown keys refused, objects in an array */
+        {{{M_WEB, "\"web\":[{\"build\":\"a\",\"manifest\":\"" HASH_A "\",\"wasm\":\"" HASH_B "\"}]"}},
+         "unknown field \"wasm\""},
+        {{{M_WEB, "\"web\":[\"" HASH_A "\"]"}}, "\"web[0]\""},
+        {{{M_WEB, "\"web\":{}"}}, "\"web\""},
+        {{{M_WEB, "\"web\":null"}}, "\"web\""},
+        {{{M_WEB, "\"web\":[{\"build\":\"a\",\"manifest\":\"" HASH_A "\",\"build\":\"b\"}]"}}, "duplicate key \"build\""},
+    };
+    refuses_all(cases, sizeof cases / sizeof cases[0]);
+    /* one manifest for two builds is fine (a rebuild of the same sources
+     * could give the same twin bytes, never the same build id) */
+    static const change same[4] = {
+        {M_WEB, "\"web\":[{\"build\":\"a\",\"manifest\":\"" HASH_A "\"},{\"build\":\"b\",\"manifest\":\"" HASH_A "\"}]"}};
+    assert_int_equal(decode_text(document(same), &s, message, sizeof message), 0);
+    assert_int_equal(s.web_count, 2);
+}
+
+/* The longest document the server can write fits the limit, with room:
+ * every string at its longest of bytes JSON escapes, every list full,
+ * every number at its top. */
+static void test_sync_worst_case_fits(void **state) {
+    (void)state;
+    cradle_broadcast_sync worst = full_sync(), back;
+    memset(worst.game, '"', CRADLE_GAME_NAME_MAX);
+    memset(worst.build, '\\', CRADLE_GAME_BUILD_ID_MAX);
+    worst.fragments = UINT32_MAX;
+    for (uint32_t i = 0; i < CRADLE_BROADCAST_GAPS_MAX; i++)
+        worst.gaps[i] = (cradle_broadcast_gap){UINT32_MAX - 100u + 10u * i, UINT32_MAX - 100u + 10u * i + 1u};
+    for (uint32_t i = 0; i < CRADLE_BROADCAST_KEYFRAMES_MAX; i++) {
+        worst.keyframes[i].key = UINT32_MAX - 10u + i;
+        worst.keyframes[i].fragment = UINT32_MAX - 200u + i;
+    }
+    worst.ended = false; /* "false" is a byte longer */
+    static char text[2 * CRADLE_BROADCAST_SYNC_MAX];
+    char message[CRADLE_BROADCAST_MESSAGE_MAX];
+    size_t n = cradle_broadcast_sync_encode(&worst, text, sizeof text);
+    assert_true(n > 0);
+    if (n > CRADLE_BROADCAST_SYNC_MAX * 3u / 4u)
+        fail_msg("the worst sync document is %zu bytes: close to the %u limit", n, CRADLE_BROADCAST_SYNC_MAX);
+    if (cradle_broadcast_sync_decode(text, n, &back, message, sizeof message) != 0) fail_msg("%s", message);
+    assert_sync_equal(&worst, &back);
+}
+
+static void test_web_manifest(void **state) {
+    (void)state;
+    cradle_broadcast_web_file sounds[3] = {{.present = true, .bytes = 44}, {.present = false},
+                                           {.present = true, .bytes = CRADLE_BROADCAST_WEB_FILE_MAX}};
+    for (unsigned j = 0; j < CRADLE_BROADCAST_WEB_HASH_BYTES; j++) {
+        sounds[0].sha256[j] = (uint8_t)j;
+        sounds[2].sha256[j] = 0xff;
+    }
+    static const char *const names[3] = {"gather/coin.wav", "gather/\"quoted\".wav", "z.wav"};
+    cradle_broadcast_web_manifest m = {.game = "gather",
+                                       .build = "gather-0f1e",
+                                       .wasm = {.present = true, .bytes = 1234},
+                                       .sound_count = 3,
+                                       .sound_names = names,
+                                       .sounds = sounds};
+    for (unsigned j = 0; j < CRADLE_BROADCAST_WEB_HASH_BYTES; j++) m.wasm.sha256[j] = (uint8_t)(0xa0u + j);
+    char text[1024];
+    size_t n = cradle_broadcast_web_manifest_encode(&m, text, sizeof text);
+    static const char want[] =
+        "{\"cradle_web\":1,\"game\":\"gather\",\"build\":\"gather-0f1e\","
+        "\"wasm\":{\"sha256\":\"a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf\",\"bytes\":1234},"
+        "\"sounds\":[{\"name\":\"gather/coin.wav\","
+        "\"sha256\":\"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f\",\"bytes\":44},"
+        "{\"name\":\"gather/\\\"quoted\\\".wav\",\"sha256\":null,\"bytes\":0},"
+        "{\"name\":\"z.wav\",\"sha256\":\"ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff\","
+        "\"bytes\":16777216}]}";
+    assert_string_equal(text, want);
+    assert_int_equal(n, strlen(want));
+    /* room for the NUL too, else 0 */
+    assert_int_equal(cradle_broadcast_web_manifest_encode(&m, text, n + 1), n);
+    assert_int_equal(cradle_broadcast_web_manifest_encode(&m, text, n), 0);
+    /* no sounds: an empty list */
+    m.sound_count = 0;
+    m.sound_names = NULL;
+    m.sounds = NULL;
+    n = cradle_broadcast_web_manifest_encode(&m, text, sizeof text);
+    assert_true(n > 0);
+    assert_non_null(strstr(text, ",\"sounds\":[]}"));
+
+    /* the worst case fits CRADLE_BROADCAST_WEB_MANIFEST_MAX: every sound of
+     * the longest name, all bytes JSON escapes */
+    static char long_names[CRADLE_GAME_MAX_SOUNDS][CRADLE_GAME_SOUND_NAME_MAX + 1];
+    static const char *worst_names[CRADLE_GAME_MAX_SOUNDS];
+    static cradle_broadcast_web_file worst_sounds[CRADLE_GAME_MAX_SOUNDS];
+    for (unsigned i = 0; i < CRADLE_GAME_MAX_SOUNDS; i++) {
+        memset(long_names[i], '"', CRADLE_GAME_SOUND_NAME_MAX);
+        worst_names[i] = long_names[i];
+        worst_sounds[i] = (cradle_broadcast_web_file){.present = true, .bytes = CRADLE_BROADCAST_WEB_FILE_MAX};
+    }
+    char game[CRADLE_GAME_NAME_MAX + 1], build[CRADLE_GAME_BUILD_ID_MAX + 1];
+    memset(game, '\\', sizeof game - 1);
+    game[sizeof game - 1] = '\0';
+    memset(build, '"', sizeof build - 1);
+    build[sizeof build - 1] = '\0';
+    cradle_broadcast_web_manifest worst = {.game = game,
+                                           .build = build,
+                                           .wasm = {.present = true, .bytes = CRADLE_BROADCAST_WEB_FILE_MAX},
+                                           .sound_count = CRADLE_GAME_MAX_SOUNDS,
+                                           .sound_names = worst_names,
+                                           .sounds = worst_sounds};
+    static char big[CRADLE_BROADCAST_WEB_MANIFEST_MAX];
+    n = cradle_broadcast_web_manifest_encode(&worst, big, sizeof big);
+    assert_true(n > 0 && n < CRADLE_BROADCAST_WEB_MANIFEST_MAX);
 }
 
 static void test_sync_in_gap(void **state) {
@@ -462,13 +674,16 @@ static void test_urls(void **state) {
         {CRADLE_BROADCAST_FRAGMENT, UINT64_MAX, "https://cdn.example/b/abc/frag/18446744073709551615"},
         {CRADLE_BROADCAST_KEYFRAME, 7, "https://cdn.example/b/abc/key/7"},
         {CRADLE_BROADCAST_DATA, 0, NULL},
+        {CRADLE_BROADCAST_WEB, 0, NULL},
     };
-    char data_url[200];
+    char data_url[200], web_url[200];
     snprintf(data_url, sizeof data_url, "%sdata/%s", base, hex);
     cases[6].want = data_url;
+    snprintf(web_url, sizeof web_url, "%sweb/%s", base, hex);
+    cases[7].want = web_url;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char url[CRADLE_BROADCAST_URL_MAX];
-        const uint8_t *h = cases[i].doc == CRADLE_BROADCAST_DATA ? hash : NULL;
+        const uint8_t *h = cases[i].doc == CRADLE_BROADCAST_DATA || cases[i].doc == CRADLE_BROADCAST_WEB ? hash : NULL;
         assert_int_equal(cradle_broadcast_url(url, sizeof url, base, cases[i].doc, cases[i].number, h), 0);
         assert_string_equal(url, cases[i].want);
         /* exactly room for it and its NUL; one byte less is CRADLE_ERANGE */
@@ -1419,6 +1634,10 @@ int main(void) {
         cmocka_unit_test(test_sync_lists_must_agree),
         cmocka_unit_test(test_sync_malformed_json),
         cmocka_unit_test(test_sync_size_limit),
+        cmocka_unit_test(test_sync_version_1_is_refused),
+        cmocka_unit_test(test_sync_web),
+        cmocka_unit_test(test_sync_worst_case_fits),
+        cmocka_unit_test(test_web_manifest),
         cmocka_unit_test(test_sync_in_gap),
         cmocka_unit_test(test_urls),
         cmocka_unit_test(test_keyframe_round_trip),

@@ -15,6 +15,9 @@
  *                  compressed, with the step, its hash and the build
  *   B/data/<hex>   a game data file the session applied, named by its
  *                  BLAKE2b-256 (the log's DATA record names it)
+ *   B/web/<hex>    a file of the browser viewer's (below), named by the
+ *                  SHA-256 of its bytes: a build's WebAssembly twin, its
+ *                  sound files, its manifest
  *   B/sync         the sync document (JSON): the newest fragment, recent
  *                  keyframes, gaps, the live step; the only document that
  *                  changes. Everything else is immutable: its URL always
@@ -46,15 +49,39 @@
  * it only points at documents that are checked themselves, so a forged one
  * can delay a viewer, never feed it a step the server did not run.
  *
- * The sync document (version 1), one JSON object, every field required:
- *   {"cradle_broadcast":1, "session":"<32 hex>", "game":"vanguard",
+ * The sync document (version 2), one JSON object, every field required:
+ *   {"cradle_broadcast":2, "session":"<32 hex>", "game":"vanguard",
  *    "build":"<build in charge>", "steps_per_second":60, "fragment_ms":2000,
  *    "fragments":N,                     fragments 0..N-1 are published
  *    "keyframes":[{"key":K,"step":S,"fragment":F}, ...],  oldest first; a
  *                 viewer starts at fragment F, which holds step S's hash
  *    "gaps":[{"first":A,"last":B}, ...], fragments lost before upload
+ *    "web":[{"build":"<build id>","manifest":"<64 hex>"}, ...],  0..4 of
+ *                 the builds the session ran, oldest first, each once: the
+ *                 SHA-256 of that build's web manifest (B/web/<manifest>).
+ *                 A build the server has no WebAssembly twin of is not
+ *                 listed (a browser cannot show it; a native viewer can)
  *    "live":{"step":S,"unix_ms":T},     the server was running step S at T
  *    "ended":false}                     true once the trailer's fragment is up
+ * Version 1 was the same without "web"; a reader takes its own version
+ * only.
+ *
+ * The browser viewer's files (B/web/<hex>, immutable like data files). A
+ * game build's WebAssembly twin is the file beside its library named like
+ * it with ".wasm" for ".so" (counter.so: counter.wasm), made by the SDK;
+ * its custom section "cradle_build" holds exactly the build id's bytes
+ * (wasm_module.h), which the server checks before it publishes anything.
+ * Each file is named by the SHA-256 of its bytes (a browser checks it with
+ * WebCrypto, which has SHA-256 and not BLAKE2b): the module, each sound
+ * file, and the build's manifest, one line of JSON:
+ *   {"cradle_web":1, "game":"vanguard", "build":"<build id>",
+ *    "wasm":{"sha256":"<64 hex>","bytes":N},
+ *    "sounds":[{"name":"<contract sound name>","sha256":"<64 hex>","bytes":N},
+ *              ...]}
+ * sounds follow the contract's order (sound id i plays sounds[i-1]); a
+ * sound file the server lacks is listed with "sha256":null,"bytes":0, so
+ * the ids keep their places. Each file is at most
+ * CRADLE_BROADCAST_WEB_FILE_MAX bytes.
  *
  * Checks are strict: every document is refused with a message naming the
  * document and what was wrong ("keyframe 4: checksum mismatch", "sync:
@@ -69,10 +96,14 @@
 #include "cradle/log.h"
 #include "cradle/state_pack.h"
 
-#define CRADLE_BROADCAST_VERSION 1u
+#define CRADLE_BROADCAST_VERSION 2u          /* of the sync document */
+#define CRADLE_BROADCAST_KEYFRAME_VERSION 1u /* of a keyframe */
+#define CRADLE_BROADCAST_WEB_VERSION 1u      /* of a web manifest ("cradle_web") */
 #define CRADLE_BROADCAST_SESSION_BYTES 16u
 #define CRADLE_BROADCAST_KEYFRAME_HEADER_BYTES 256u
-#define CRADLE_BROADCAST_SYNC_MAX 4096u       /* bytes of a sync document */
+/* Bytes of a sync document: the largest the server writes (every list full,
+ * every number at its top, every string of bytes JSON escapes) is 2174. */
+#define CRADLE_BROADCAST_SYNC_MAX 4096u
 #define CRADLE_BROADCAST_KEYFRAMES_MAX 8u     /* keyframes a sync document lists */
 #define CRADLE_BROADCAST_GAPS_MAX 8u          /* gaps a sync document lists */
 #define CRADLE_BROADCAST_FRAGMENT_MAX (8u << 20) /* bytes of one fragment */
@@ -80,6 +111,12 @@
 #define CRADLE_BROADCAST_URL_MAX 1024u
 #define CRADLE_BROADCAST_MESSAGE_MAX 256u
 #define CRADLE_BROADCAST_FRAGMENT_DATA_MAX 16u /* DATA records one fragment may hold */
+#define CRADLE_BROADCAST_WEB_MAX 4u            /* builds a sync document lists in "web" */
+#define CRADLE_BROADCAST_WEB_HASH_BYTES 32u    /* SHA-256 (crypto_hash_sha256_BYTES) */
+#define CRADLE_BROADCAST_WEB_FILE_MAX (16u << 20) /* bytes of one web file (a module, a sound) */
+/* Bytes of a web manifest: its worst case (CRADLE_GAME_MAX_SOUNDS sounds of
+ * the longest names, every byte one JSON escapes) is 92242. */
+#define CRADLE_BROADCAST_WEB_MANIFEST_MAX (128u << 10)
 
 typedef enum cradle_broadcast_doc {
     CRADLE_BROADCAST_START = 1,
@@ -87,6 +124,7 @@ typedef enum cradle_broadcast_doc {
     CRADLE_BROADCAST_FRAGMENT, /* number */
     CRADLE_BROADCAST_KEYFRAME, /* number */
     CRADLE_BROADCAST_DATA,     /* hash */
+    CRADLE_BROADCAST_WEB,      /* hash (SHA-256) */
 } cradle_broadcast_doc;
 
 /* The session's id: the log header's checksum (bytes 240..255 of start). */
@@ -94,7 +132,8 @@ void cradle_broadcast_session_of(const uint8_t header[CRADLE_LOG_HEADER_BYTES],
                                  uint8_t session[CRADLE_BROADCAST_SESSION_BYTES]);
 
 /* "<base>start", "<base>frag/<n>", "<base>key/<n>", "<base>data/<hex>",
- * "<base>sync" into out; base ends in '/' (or is "" for the relative path).
+ * "<base>web/<hex>", "<base>sync" into out; base ends in '/' (or is "" for
+ * the relative path). hash: 32 bytes, for data and web documents only.
  * Returns 0 or CRADLE_ERANGE when out is too small. */
 CRADLE_MUST_CHECK int cradle_broadcast_url(char *out, size_t size, const char *base, cradle_broadcast_doc doc,
                                            uint64_t number, const uint8_t hash[CRADLE_LOG_FILE_HASH_BYTES]);
@@ -111,6 +150,12 @@ typedef struct cradle_broadcast_gap {
     uint64_t first, last; /* fragments first..last were lost */
 } cradle_broadcast_gap;
 
+/* A build the browser viewer can show: its web manifest. */
+typedef struct cradle_broadcast_web {
+    char build[CRADLE_GAME_BUILD_ID_MAX + 1];
+    uint8_t manifest[CRADLE_BROADCAST_WEB_HASH_BYTES]; /* SHA-256: B/web/<hex> */
+} cradle_broadcast_web;
+
 typedef struct cradle_broadcast_sync {
     uint8_t session[CRADLE_BROADCAST_SESSION_BYTES];
     char game[CRADLE_GAME_NAME_MAX + 1];
@@ -122,6 +167,8 @@ typedef struct cradle_broadcast_sync {
     cradle_broadcast_keyframe_ref keyframes[CRADLE_BROADCAST_KEYFRAMES_MAX];
     uint32_t gap_count;
     cradle_broadcast_gap gaps[CRADLE_BROADCAST_GAPS_MAX];
+    uint32_t web_count;
+    cradle_broadcast_web web[CRADLE_BROADCAST_WEB_MAX]; /* oldest first, builds distinct */
     uint64_t live_step;
     uint64_t live_unix_ms;
     bool ended;
@@ -132,15 +179,40 @@ typedef struct cradle_broadcast_sync {
 size_t cradle_broadcast_sync_encode(const cradle_broadcast_sync *s, char *out, size_t size);
 
 /* Parses and checks a sync document: strict JSON (json_reader.h), every
- * field present and none unknown, version 1, hex session, printable game and
+ * field present and none unknown, version 2, hex session, printable game and
  * build, ranges, keyframes increasing in key and step with fragment <
- * fragments, gaps increasing and within fragments, no keyframe in a gap.
+ * fragments, gaps increasing and within fragments, no keyframe in a gap,
+ * web entries of printable builds, each once, and 64 lowercase hex.
  * Returns 0 or CRADLE_EBROADCAST with "sync: <what>" in message. */
 CRADLE_MUST_CHECK int cradle_broadcast_sync_decode(const void *text, size_t size, cradle_broadcast_sync *s,
                                                    char *message, size_t message_size);
 
 /* Whether fragment f falls in one of s's gaps. */
 bool cradle_broadcast_sync_in_gap(const cradle_broadcast_sync *s, uint64_t f);
+
+/* ---- the browser viewer's files ------------------------------------------ */
+
+/* One file a manifest lists. */
+typedef struct cradle_broadcast_web_file {
+    bool present;       /* false: a sound file the server lacks ("sha256":null, "bytes":0) */
+    uint8_t sha256[CRADLE_BROADCAST_WEB_HASH_BYTES];
+    uint32_t bytes;     /* at most CRADLE_BROADCAST_WEB_FILE_MAX */
+} cradle_broadcast_web_file;
+
+/* What a build's manifest says. The pointers are the caller's. */
+typedef struct cradle_broadcast_web_manifest {
+    const char *game;                       /* printable, 1..CRADLE_GAME_NAME_MAX */
+    const char *build;                      /* printable, 1..CRADLE_GAME_BUILD_ID_MAX */
+    cradle_broadcast_web_file wasm;         /* present */
+    uint32_t sound_count;                   /* 0..CRADLE_GAME_MAX_SOUNDS */
+    const char *const *sound_names;         /* the contract's, in its order */
+    const cradle_broadcast_web_file *sounds; /* sound_count of them */
+} cradle_broadcast_web_manifest;
+
+/* Writes m as one line of JSON (no newline) into out. Returns the length,
+ * or 0 when it does not fit (CRADLE_BROADCAST_WEB_MANIFEST_MAX always
+ * does; asserts m is valid: printable game, build and sound names). */
+size_t cradle_broadcast_web_manifest_encode(const cradle_broadcast_web_manifest *m, char *out, size_t size);
 
 /* ---- keyframes ---------------------------------------------------------- */
 
