@@ -22,9 +22,14 @@ packages=(
   nginx-light curl
   # The same broadcast through another cache (integration.broadcast_varnish).
   varnish
-  # The core and the games for WebAssembly (tests/wasm): clang 14's wasm32
-  # target with its runtime, wasi-libc and lld; node runs the modules.
-  wasi-libc libclang-rt-14-dev-wasm32 lld-14 nodejs
+  # The core and the games for WebAssembly (client/web, tests/wasm): clang
+  # 14's wasm32 target with its runtime, wasi-libc, lld and llvm's archiver;
+  # node runs the modules. libsodium's and zstd's sources come from Debian's
+  # source packages (tools/wasm_sources.sh, run below).
+  wasi-libc libclang-rt-14-dev-wasm32 lld-14 llvm-14 nodejs
+  # The browser viewer's test (integration.viewer_chromium): headless
+  # Chromium, and a font for its text.
+  chromium fonts-dejavu-core
 )
 # Extra packages a caller asks for (the benchmarks add redis-server).
 packages+=("$@")
@@ -33,11 +38,11 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-if [ ${#missing[@]} -eq 0 ]; then
-  exit 0
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}" >&2
+  sudo_cmd=()
+  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+  "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
-echo "setup: installing ${missing[*]}" >&2
-sudo_cmd=()
-[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
-"${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
-"${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+bash "$(dirname "$0")/wasm_sources.sh"

@@ -79,3 +79,16 @@ void cradle_hud_draw(const cradle_hud_info *info, const cradle_draw *d, int widt
             text(d, ((float)width - dw) / 2.0f, by + 8.0f * big + 10.0f, scale, 0xeeeeeeffu, info->detail);
     }
 }
+
+void cradle_client_replay_hud(const cradle_replay *r, const uint8_t *snapshot, cradle_hud_info *hud) {
+    uint32_t players = 0;
+    if (r && r->steps && snapshot)
+        for (uint32_t slot = 0; slot < r->sim.contract->max_players; slot++)
+            players += cradle_snapshot_present(snapshot, slot);
+    *hud = (cradle_hud_info){.step = r ? r->sim.next_step : 0,
+                             .rtt_ms = -1.0,
+                             .input_delay = -1,
+                             .players = players,
+                             .player_limit = r ? r->reader.header.player_count : 0,
+                             .slot = -2};
+}

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "cradle/game_abi.h"
+#include "cradle/replay.h"
 
 typedef struct cradle_hud_info {
     uint64_t step;
@@ -45,5 +46,10 @@ void cradle_hud_draw(const cradle_hud_info *info, const cradle_draw *screen, int
 
 /* Where cradle_hud_draw() puts the panel for info on a width x height screen. */
 cradle_hud_rect cradle_hud_panel(const cradle_hud_info *info, int width, int height);
+
+/* What --play, --watch and the browser's viewer show for a replay (NULL:
+ * none yet): its step, the players present in its last step's snapshot
+ * (NULL: none), the log's player count; no round trip, input delay or slot. */
+void cradle_client_replay_hud(const cradle_replay *r, const uint8_t *snapshot, cradle_hud_info *hud);
 
 #endif

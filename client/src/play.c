@@ -195,19 +195,6 @@ void cradle_client_play_poll(cradle_playback *pb, int width, int height) {
     }
 }
 
-void cradle_client_replay_hud(const cradle_replay *r, const uint8_t *snapshot, cradle_hud_info *hud) {
-    uint32_t players = 0;
-    if (r && r->steps && snapshot)
-        for (uint32_t slot = 0; slot < r->sim.contract->max_players; slot++)
-            players += cradle_snapshot_present(snapshot, slot);
-    *hud = (cradle_hud_info){.step = r ? r->sim.next_step : 0,
-                             .rtt_ms = -1.0,
-                             .input_delay = -1,
-                             .players = players,
-                             .player_limit = r ? r->reader.header.player_count : 0,
-                             .slot = -2};
-}
-
 /* The window loop's source (window.h) over the player. */
 
 static void play_poll(void *context, int width, int height) {

@@ -31,10 +31,6 @@ int cradle_client_play(const cradle_client_options *o);
  * initialised. */
 void cradle_client_play_poll(cradle_playback *pb, int width, int height);
 
-/* What --play and --watch show on the HUD for a replay (NULL: none yet):
- * its step, the players present in its last step's snapshot (NULL: none),
- * the log's player count; no round trip, input delay or slot. */
-void cradle_client_replay_hud(const cradle_replay *r, const uint8_t *snapshot, cradle_hud_info *hud);
 
 /* Where a replay's game sounds are looked for: beside --game, else beside
  * the build the log archived (which has none: the replay is then silent,

@@ -1,10 +1,13 @@
-# cradle_game_library(<target> SOURCES ... [DEFINITIONS ...] [OUTPUT_NAME n])
+# cradle_game_library(<target> SOURCES ... [DEFINITIONS ...] [OUTPUT_NAME n] [NO_TWIN])
 # builds a game as a shared library against the game ABI: C11, position
 # independent, hidden symbols except the contract, float contraction off and
 # no fast math, and a build id (CRADLE_BUILD_ID in the generated
 # cradle_build_id.h) that changes whenever one of its sources or DEFINITIONS
 # changes (a hash computed at build time, so editing a source and
 # rebuilding gives a new id). It links Cradle::core, the pure modules.
+# Where the WebAssembly toolchain is, it also builds the game's twin,
+# <name>.wasm beside the library, for the browser's viewer
+# (cradle_game_wasm below); NO_TWIN leaves it out.
 #
 # The same file serves Cradle's own tree (included by CradleTargets.cmake,
 # where the project's warnings and sanitizers apply too) and the installed
@@ -13,7 +16,7 @@
 set(CRADLE_GAME_CMAKE_DIR ${CMAKE_CURRENT_LIST_DIR})
 
 function(cradle_game_library target)
-  cmake_parse_arguments(ARG "" "OUTPUT_NAME" "SOURCES;DEFINITIONS" ${ARGN})
+  cmake_parse_arguments(ARG "NO_TWIN" "OUTPUT_NAME" "SOURCES;DEFINITIONS" ${ARGN})
   add_library(${target} MODULE ${ARG_SOURCES})
   if(COMMAND cradle_target_defaults)
     cradle_target_defaults(${target})
@@ -52,4 +55,88 @@ function(cradle_game_library target)
   target_link_libraries(${target} PRIVATE Cradle::core)
   # The core's functions stay inside the game: its one export is the contract.
   target_link_options(${target} PRIVATE -Wl,--exclude-libs,libcradle_core.a)
+  # Its WebAssembly twin (cradle_game_wasm below): the sources and
+  # definitions it is built from, and where it goes.
+  get_target_property(out_name ${target} OUTPUT_NAME)
+  if(NOT out_name)
+    set(out_name ${target})
+  endif()
+  set_target_properties(${target} PROPERTIES
+    CRADLE_SOURCES "${abs_sources}"
+    CRADLE_DEFINITIONS "${ARG_DEFINITIONS}"
+    CRADLE_GEN_DIR "${gen_dir}"
+    CRADLE_WASM "${CMAKE_CURRENT_BINARY_DIR}/${out_name}.wasm")
+  if(ARG_NO_TWIN)
+    return() # a library that is not a game (a test's broken one): no twin to build
+  endif()
+  set_property(GLOBAL APPEND PROPERTY CRADLE_GAMES ${target})
+  get_property(runtime GLOBAL PROPERTY CRADLE_WEB_RUNTIME)
+  get_property(done GLOBAL PROPERTY CRADLE_GAMES_TWINNED)
+  if(runtime AND done)
+    cradle_game_wasm(${target}) # declared after the others were twinned
+  endif()
+endfunction()
+
+# cradle_game_wasm(<target>): the game's WebAssembly twin, <name>.wasm beside
+# its library: the same sources and build id, compiled with clang for
+# wasm32-wasi and linked with the browser viewer's runtime (client/web: the
+# replay driver, the broadcast's checks and the software renderer, built
+# from the same sources as the native ones). Its custom section
+# "cradle_build" holds the build id, so a server that broadcasts the session
+# offers the twin of the build in charge and nothing else. Needs
+# CRADLE_WASM_CC (clang-14) and the global properties CRADLE_WEB_RUNTIME
+# (the runtime's object and archives) and CRADLE_WEB_INCLUDES, which
+# client/web sets; it then calls cradle_game_wasm_all() once the tree's
+# games are declared.
+function(cradle_game_wasm_all)
+  get_property(games GLOBAL PROPERTY CRADLE_GAMES)
+  foreach(game ${games})
+    cradle_game_wasm(${game})
+  endforeach()
+  set_property(GLOBAL PROPERTY CRADLE_GAMES_TWINNED TRUE)
+endfunction()
+
+function(cradle_game_wasm target)
+  get_property(CRADLE_WEB_RUNTIME GLOBAL PROPERTY CRADLE_WEB_RUNTIME)
+  get_property(CRADLE_WEB_INCLUDES GLOBAL PROPERTY CRADLE_WEB_INCLUDES)
+  get_target_property(sources ${target} CRADLE_SOURCES)
+  get_target_property(definitions ${target} CRADLE_DEFINITIONS)
+  get_target_property(gen_dir ${target} CRADLE_GEN_DIR)
+  get_target_property(wasm ${target} CRADLE_WASM)
+  set(c_sources)
+  foreach(src ${sources})
+    if(src MATCHES "\\.c$")
+      list(APPEND c_sources ${src})
+    endif()
+  endforeach()
+  set(defines)
+  foreach(d ${definitions})
+    list(APPEND defines -D${d})
+  endforeach()
+  set(include_flags)
+  foreach(dir ${CRADLE_WEB_INCLUDES})
+    list(APPEND include_flags -I${dir})
+  endforeach()
+  get_target_property(own_includes ${target} INCLUDE_DIRECTORIES)
+  foreach(dir ${own_includes})
+    if(NOT dir MATCHES "^\\$<")
+      list(APPEND include_flags -I${dir})
+    endif()
+  endforeach()
+  add_custom_command(
+    OUTPUT ${wasm}
+    COMMAND ${CRADLE_WASM_CC} --target=wasm32-wasi -std=c11 -O2 -ffp-contract=off -fno-fast-math
+            -mexec-model=reactor ${defines} -I${gen_dir} ${include_flags} -MD -MF ${wasm}.d
+            ${c_sources} -x assembler-with-cpp ${CRADLE_GAME_CMAKE_DIR}/cradle_build_section.S -x none
+            ${CRADLE_WEB_RUNTIME} -lwasi-emulated-signal -lwasi-emulated-getpid -o ${wasm}
+    DEPENDS ${sources} ${gen_dir}/cradle_build_id.h ${CRADLE_WEB_RUNTIME}
+            ${CRADLE_GAME_CMAKE_DIR}/cradle_build_section.S
+    DEPFILE ${wasm}.d
+    COMMENT "Building ${target}'s WebAssembly twin"
+    VERBATIM)
+  add_custom_target(${target}_wasm ALL DEPENDS ${wasm})
+  add_dependencies(${target}_wasm ${target}) # its build id header
+  if(TARGET cradle_web)
+    add_dependencies(${target}_wasm cradle_web)
+  endif()
 endfunction()
