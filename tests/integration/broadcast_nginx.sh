@@ -17,8 +17,9 @@
 #                     until it answers, and sets ORIGIN_DIR, ORIGIN_ROOT,
 #                     ORIGIN_PORT, ORIGIN_PID, ORIGIN_URL (http://127.0.0.1:PORT,
 #                     no slash) and ORIGIN_SECRET_FILE.
-# start_edge DIR URL  an edge cache in front of the origin at URL; sets
-#                     EDGE_DIR, EDGE_PORT, EDGE_PID, EDGE_URL.
+# start_edge DIR URL  an edge cache in front of the origin at URL, serving
+#                     the browser's viewer (viewer.html) from deploy/broadcast;
+#                     sets EDGE_DIR, EDGE_PORT, EDGE_PID, EDGE_URL.
 # stop_nginx DIR      graceful stop (SIGQUIT: requests in flight finish);
 #                     after 10 s, SIGKILL and a failure. Nothing to do (and
 #                     success) when none runs there.
@@ -235,7 +236,7 @@ start_edge() {
   broadcast__check_value "$origin" || return 1
   mkdir -p "$dir/cache"
   broadcast__start "$dir" "$BROADCAST_TEMPLATES/edge.conf" PREFIX="$dir" ADDR=127.0.0.1 \
-    ORIGIN="${origin%/}" USER="$(broadcast__user_line)" || return 1
+    ORIGIN="${origin%/}" VIEWER="$BROADCAST_TEMPLATES" USER="$(broadcast__user_line)" || return 1
   EDGE_DIR=$dir
   EDGE_PORT=$BROADCAST_PORT
   EDGE_PID=$BROADCAST_PID
