@@ -96,9 +96,39 @@ function(cradle_game_wasm_all)
   set_property(GLOBAL PROPERTY CRADLE_GAMES_TWINNED TRUE)
 endfunction()
 
+# cradle_wasm_objects(<var> <obj dir> FLAGS ... SOURCES ...): one
+# wasm32-wasi object per source (C, or .S assembled through the
+# preprocessor), each its own command with clang's depfile, so a changed
+# header rebuilds exactly the objects that include it; <var> gets the
+# objects, in the sources' order.
+function(cradle_wasm_objects var obj_dir)
+  cmake_parse_arguments(ARG "" "" "FLAGS;SOURCES" ${ARGN})
+  set(objects)
+  foreach(src ${ARG_SOURCES})
+    get_filename_component(name ${src} NAME)
+    string(MD5 where ${src}) # sources of one name in two folders stay apart
+    string(SUBSTRING ${where} 0 8 where)
+    set(obj ${obj_dir}/${where}/${name}.o)
+    set(language)
+    if(src MATCHES "\\.S$")
+      set(language -x assembler-with-cpp)
+    endif()
+    add_custom_command(
+      OUTPUT ${obj}
+      COMMAND ${CMAKE_COMMAND} -E make_directory ${obj_dir}/${where}
+      COMMAND ${CRADLE_WASM_CC} ${ARG_FLAGS} -MD -MF ${obj}.d ${language} -c ${src} -o ${obj}
+      DEPENDS ${src}
+      DEPFILE ${obj}.d
+      COMMENT "Building ${name} for wasm32-wasi"
+      VERBATIM)
+    list(APPEND objects ${obj})
+  endforeach()
+  set(${var} ${objects} PARENT_SCOPE)
+endfunction()
+
 function(cradle_game_wasm target)
-  get_property(CRADLE_WEB_RUNTIME GLOBAL PROPERTY CRADLE_WEB_RUNTIME)
-  get_property(CRADLE_WEB_INCLUDES GLOBAL PROPERTY CRADLE_WEB_INCLUDES)
+  get_property(runtime GLOBAL PROPERTY CRADLE_WEB_RUNTIME)
+  get_property(includes GLOBAL PROPERTY CRADLE_WEB_INCLUDES)
   get_target_property(sources ${target} CRADLE_SOURCES)
   get_target_property(definitions ${target} CRADLE_DEFINITIONS)
   get_target_property(gen_dir ${target} CRADLE_GEN_DIR)
@@ -109,30 +139,24 @@ function(cradle_game_wasm target)
       list(APPEND c_sources ${src})
     endif()
   endforeach()
-  set(defines)
+  set(flags --target=wasm32-wasi -std=c11 -O2 -ffp-contract=off -fno-fast-math -I${gen_dir})
   foreach(d ${definitions})
-    list(APPEND defines -D${d})
-  endforeach()
-  set(include_flags)
-  foreach(dir ${CRADLE_WEB_INCLUDES})
-    list(APPEND include_flags -I${dir})
+    list(APPEND flags -D${d})
   endforeach()
   get_target_property(own_includes ${target} INCLUDE_DIRECTORIES)
-  foreach(dir ${own_includes})
+  foreach(dir ${includes} ${own_includes})
     if(NOT dir MATCHES "^\\$<")
-      list(APPEND include_flags -I${dir})
+      list(APPEND flags -I${dir})
     endif()
   endforeach()
+  cradle_wasm_objects(objects ${wasm}.obj FLAGS ${flags}
+                      SOURCES ${c_sources} ${CRADLE_GAME_CMAKE_DIR}/cradle_build_section.S)
   add_custom_command(
     OUTPUT ${wasm}
-    COMMAND ${CRADLE_WASM_CC} --target=wasm32-wasi -std=c11 -O2 -ffp-contract=off -fno-fast-math
-            -mexec-model=reactor ${defines} -I${gen_dir} ${include_flags} -MD -MF ${wasm}.d
-            ${c_sources} -x assembler-with-cpp ${CRADLE_GAME_CMAKE_DIR}/cradle_build_section.S -x none
-            ${CRADLE_WEB_RUNTIME} -lwasi-emulated-signal -lwasi-emulated-getpid -o ${wasm}
-    DEPENDS ${sources} ${gen_dir}/cradle_build_id.h ${CRADLE_WEB_RUNTIME}
-            ${CRADLE_GAME_CMAKE_DIR}/cradle_build_section.S
-    DEPFILE ${wasm}.d
-    COMMENT "Building ${target}'s WebAssembly twin"
+    COMMAND ${CRADLE_WASM_CC} --target=wasm32-wasi -mexec-model=reactor ${objects} ${runtime}
+            -lwasi-emulated-signal -lwasi-emulated-getpid -o ${wasm}
+    DEPENDS ${objects} ${runtime}
+    COMMENT "Linking ${target}'s WebAssembly twin"
     VERBATIM)
   add_custom_target(${target}_wasm ALL DEPENDS ${wasm})
   add_dependencies(${target}_wasm ${target}) # its build id header
