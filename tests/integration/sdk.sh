@@ -74,6 +74,18 @@ cmake -S mygame -B mygame/build -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE
 cmake --build mygame/build >>cmake.txt 2>&1 || { cat cmake.txt; fail "build against the installed package"; }
 cmake_lib=$work/mygame/build/gather.so
 [ -f "$cmake_lib" ] || fail "no gather.so from the CMake build"
+# Its WebAssembly twin beside it, for the browser's viewer, stamped with the
+# same build id (where the wasm toolchain is: tools/setup.sh installs it).
+if command -v clang-14 >/dev/null && [ -e "$prefix/$libdir/cradle/wasm32-wasi/libcradle_web.a" ]; then
+  [ -f "$work/mygame/build/gather.wasm" ] || fail "no gather.wasm beside gather.so"
+  id=$(sed -n 's/^#define CRADLE_BUILD_ID "\(.*\)"$/\1/p' "$(find mygame/build -name cradle_build_id.h | head -1)")
+  twin_id=$(node -e 'const m = new WebAssembly.Module(require("fs").readFileSync(process.argv[1]));
+    process.stdout.write(Buffer.from(WebAssembly.Module.customSections(m, "cradle_build")[0]).toString())' \
+    "$work/mygame/build/gather.wasm") || fail "gather.wasm is no WebAssembly module with a cradle_build section"
+  [ -n "$id" ] && [ "$twin_id" = "$id" ] || fail "gather.wasm is build '$twin_id', gather.so build '$id'"
+else
+  fail "the SDK has no WebAssembly runtime or there is no clang-14: run tools/setup.sh"
+fi
 
 # 2. Plain cc with pkg-config, the build id written by hand.
 mkdir -p plain
