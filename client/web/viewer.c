@@ -37,6 +37,7 @@
 #include "cradle/replay.h"
 #include "hud.h"
 #include "present.h"
+#include "soft_frame.h"
 #include "softdraw.h"
 #include "watch_hud.h"
 
@@ -515,17 +516,16 @@ EXPORT(cv_frame) const uint8_t *cv_frame(uint32_t width, uint32_t height, double
     double elapsed = v.last_frame_ms > 0.0 && now_ms > v.last_frame_ms ? now_ms - v.last_frame_ms : 0.0;
     v.last_frame_ms = now_ms;
     cradle_present_update(&v.present, (float)(elapsed / 1000.0));
-    cradle_softdraw_clear(&v.sd, 0x000000ffu);
-    cradle_softdraw_frame(&v.sd, v.present.shake_x, v.present.shake_y);
-    cradle_draw world = cradle_softdraw_world(&v.sd), screen = cradle_softdraw_screen(&v.sd);
-    if (v.replay_open && g->render) {
+    cradle_soft_frame f = {.present = &v.present};
+    if (v.replay_open) {
         const cradle_sim *sim = &v.replay.sim;
         double since = now_ms > v.last_step_ms ? now_ms - v.last_step_ms : 0.0;
-        float alpha = cradle_present_alpha((uint64_t)(since * 1e6), g->steps_per_second, 1.0);
-        g->render(sim->has_previous ? sim->previous : sim->state, sim->state, alpha, &world);
-        cradle_present_draw(&v.present, &world);
+        f.game = g;
+        f.previous = sim->has_previous ? sim->previous : sim->state;
+        f.state = sim->state;
+        f.alpha = cradle_present_alpha((uint64_t)(since * 1e6), g->steps_per_second, 1.0);
     }
-    cradle_softdraw_letterbox(&v.sd);
+    cradle_hud_info info;
     if (hud) {
         cradle_watch_hud_in in = {.playing = v.replay_open,
                                   .behind_ms = v.behind_ms,
@@ -538,7 +538,6 @@ EXPORT(cv_frame) const uint8_t *cv_frame(uint32_t width, uint32_t height, double
                                   .url = "the broadcast"};
         cradle_watch_hud_out text;
         cradle_watch_hud_text(&in, &text);
-        cradle_hud_info info;
         cradle_client_replay_hud(v.replay_open ? &v.replay : NULL, v.steps ? v.snapshot : NULL, &info);
         info.fps = fps;
         info.mode = text.mode;
@@ -546,15 +545,9 @@ EXPORT(cv_frame) const uint8_t *cv_frame(uint32_t width, uint32_t height, double
         info.banner = text.banner;
         info.detail = text.detail[0] ? text.detail : NULL;
         info.banner_rgba = text.banner_rgba;
-        cradle_hud_draw(&info, &screen, (int)width, (int)height);
+        f.hud = &info;
     }
-    cradle_softdraw_finish(&v.sd);
-    /* 0xAARRGGBB words to the R, G, B, A bytes an ImageData holds */
-    uint32_t *p = v.pixels;
-    for (size_t i = 0, n = (size_t)width * height; i < n; i++) {
-        uint32_t c = p[i];
-        p[i] = (c & 0xff00ff00u) | ((c >> 16) & 0xffu) | ((c & 0xffu) << 16);
-    }
+    cradle_soft_frame_draw(&v.sd, &f);
     return (const uint8_t *)v.pixels;
 }
 

@@ -1,6 +1,7 @@
 /*
  * cradle-softframe LOG WIDTH HEIGHT OUT: the picture the native client's
- * software renderer (client/src/softdraw.c) draws of the log's last step,
+ * software renderer (client/src/softdraw.c, through soft_frame.h as the
+ * browser's viewer draws) makes of the log's last step,
  * as the window would once the picture has settled: the game's render()
  * between the state before that step and after it at the highest alpha
  * (cradle_present_alpha's 0.999), no particles or shake, letterboxed, no
@@ -15,7 +16,7 @@
 
 #include "cradle/replay.h"
 #include "present.h"
-#include "softdraw.h"
+#include "soft_frame.h"
 
 int main(int argc, char **argv) {
     if (argc != 5) {
@@ -46,20 +47,14 @@ int main(int argc, char **argv) {
     if (!pixels) return 1;
     static cradle_softdraw sd;
     cradle_softdraw_init(&sd, pixels, width, height, width, g->view_width, g->view_height);
-    cradle_softdraw_clear(&sd, 0x000000ffu);
-    cradle_softdraw_frame(&sd, 0.0f, 0.0f);
-    cradle_draw world = cradle_softdraw_world(&sd);
-    float alpha = cradle_present_alpha(UINT64_MAX / 2u, g->steps_per_second, 1.0);
-    if (g->render) g->render(r.sim.has_previous ? r.sim.previous : r.sim.state, r.sim.state, alpha, &world);
-    cradle_softdraw_letterbox(&sd);
-    cradle_softdraw_finish(&sd);
+    cradle_soft_frame f = {.game = g,
+                           .previous = r.sim.has_previous ? r.sim.previous : r.sim.state,
+                           .state = r.sim.state,
+                           .alpha = cradle_present_alpha(UINT64_MAX / 2u, g->steps_per_second, 1.0)};
+    cradle_soft_frame_draw(&sd, &f);
     FILE *out = fopen(argv[4], "wb");
-    bool ok = out != NULL;
-    for (size_t i = 0, n = (size_t)width * (size_t)height; ok && i < n; i++) {
-        uint32_t c = pixels[i]; /* 0xAARRGGBB */
-        uint8_t rgba[4] = {(uint8_t)(c >> 16), (uint8_t)(c >> 8), (uint8_t)c, (uint8_t)(c >> 24)};
-        ok = fwrite(rgba, 1, 4, out) == 4;
-    }
+    size_t bytes = (size_t)width * (size_t)height * 4u;
+    bool ok = out && fwrite(pixels, 1, bytes, out) == bytes;
     if (out && fclose(out) != 0) ok = false;
     if (!ok) fprintf(stderr, "cradle-softframe: cannot write %s\n", argv[4]);
     else
