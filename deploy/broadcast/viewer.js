@@ -227,31 +227,30 @@ async function loadTwin(base, manifest, sounds) {
 // Browsers start audio only after a gesture: a click on the page turns it on.
 class Sounds {
   constructor() { this.context = null; this.buffers = []; this.files = []; this.played = 0; this.requested = 0; }
-  async load(base, list) {
-    this.files = list;
-    this.pending = list.map(async (s, i) => {
-      if (s.sha256 === null) return;
-      try { this.files[i].bytes = await getAddressed(base, s.sha256, s.bytes); } catch (e) { refuse(`sound ${s.name}: ${e.message}`); }
-    });
+  // The list only: the files are fetched when sound is turned on, so a
+  // viewer who never does downloads none of them.
+  load(base, list) {
+    this.base = base;
+    this.files = list.map((s) => ({ ...s }));
   }
   async enable(context) {
     if (this.context) return;
     this.context = context || new AudioContext();
-    await Promise.all(this.pending || []);
+    await Promise.all(this.files.map(async (s) => {
+      if (s.sha256 === null || s.data) return;
+      try { s.data = await getAddressed(this.base, s.sha256, s.bytes); } catch (e) { refuse(`sound ${s.name}: ${e.message}`); }
+    }));
     this.buffers = await Promise.all(this.files.map(async (s) => {
-      if (!s.bytes) return null;
-      try { return await this.context.decodeAudioData(s.bytes.slice().buffer); } catch (e) { refuse(`sound ${s.name}: ${e.message}`); return null; }
+      if (!s.data) return null;
+      try { return await this.context.decodeAudioData(s.data.slice().buffer); } catch (e) { refuse(`sound ${s.name}: ${e.message}`); return null; }
     }));
   }
-  // The next build's sounds (a reload): those already here are kept.
+  // The next build's sounds (a reload), on if they were: a file fetched
+  // before comes from the browser's cache (it is named by its hash).
   async follow(base, list) {
     const next = new Sounds();
-    next.context = this.context;
-    await next.load(base, list);
-    if (next.context) {
-      next.context = null;
-      await next.enable(this.context);
-    }
+    next.load(base, list);
+    if (this.context) await next.enable(this.context);
     next.played = this.played;
     next.requested = this.requested;
     page.sounds = next;

@@ -49,8 +49,10 @@ export async function launch({ width = 960, height = 720, log } = {}) {
     `--user-data-dir=${userDataDir}`, `--window-size=${width},${height}`, 'about:blank',
   ];
   // XDG_CONFIG_HOME keeps crashpad's database (and its handler processes'
-  // command lines) inside the profile rather than in ~/.config/chromium.
-  const env = { ...process.env, XDG_CONFIG_HOME: userDataDir };
+  // command lines) inside the profile rather than in ~/.config/chromium;
+  // XDG_CACHE_HOME the HTTP and compiled-code caches, so no launch sees
+  // another's (a page's downloads are what they are for a new visitor).
+  const env = { ...process.env, XDG_CONFIG_HOME: userDataDir, XDG_CACHE_HOME: userDataDir };
   const child = spawn(CHROMIUM, args, { env, stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'] });
   const killAll = () => {
     for (const pid of [child.pid, ...instancePids(userDataDir)]) { try { process.kill(pid, 'SIGKILL'); } catch {} }
