@@ -3,7 +3,8 @@
  *
  *  1. Frame time of a headless render at 2,000 entities: a vanguard state
  *     topped up to >= 2,000 live entities (8 bot players, enemies spawned with
- *     the game's helpers), drawn each frame by render() + particles + HUD at
+ *     the game's helpers: vanguard_scene.h, which bench_viewer_frame draws
+ *     too), drawn each frame by render() + particles + HUD at
  *     1280x720 with no window, measured separately for
  *       - softdraw, the client's own rasterizer (client/src/softdraw.c, what
  *         the window uses when SDL only offers a software renderer):
@@ -74,15 +75,14 @@
 #include "softdraw.h"
 #include "vanguard_input.h"
 #include "vanguard_internal.h"
+#include "vanguard_scene.h"
 
-#define SNAP_SIZE (CRADLE_PRESENCE_BYTES(VG_MAX_PLAYERS) + VG_MAX_PLAYERS * VANGUARD_INPUT_BYTES)
 #define OUT_W 1280
 #define OUT_H 720
 #define SOFT_WARMUP 200
 #define SOFT_FRAMES_DEFAULT 2000
 #define SDL_WARMUP 40
 #define SDL_FRAMES 400
-#define PARTICLES 4096u
 #define PHASES 6
 
 /* Frame times are this thread's CPU time: the machine may be shared, and time
@@ -114,69 +114,7 @@ static void print_times(const char *what, uint32_t live, double *times, int n) {
            live, OUT_W, OUT_H, what, n, sum / n, times[n / 2], times[(n * 99) / 100], times[n - 1]);
 }
 
-typedef struct scene {
-    const cradle_game_contract *c;
-    cradle_sim_storage storage; /* the sim's state and previous state */
-    vanguard_state *s, *prev;
-    uint32_t live;
-    cradle_present present;
-    cradle_particle particles[PARTICLES];
-} scene;
-
-static void scene_build(scene *sc) {
-    const cradle_game_contract *c = vanguard_contract();
-    cradle_sim sim;
-    if (cradle_sim_storage_open(&sc->storage, &sim, c, &(cradle_sim_storage_config){.previous = true}, NULL, 0) != 0 ||
-        cradle_sim_start(&sim, 1, 8) != 0)
-        exit(1);
-    vanguard_state *s = (vanguard_state *)sc->storage.state;
-    vanguard_state *prev = (vanguard_state *)sc->storage.previous;
-    cradle_rng rng;
-    cradle_rng_seed(&rng, 5, 5);
-    uint8_t snap[SNAP_SIZE];
-    /* Play on with 8 invulnerable bots, topping enemies up, until a step ends with
-     * 2,000 +- 1% live entities (shots and explosions come and go). */
-    for (uint64_t i = 0; i < 2000; i++) {
-        uint32_t n = cradle_ecs_live_count(vg_world(s));
-        if (i >= 120 && n >= 1980 && n <= 2020) break;
-        while (i % 5 == 0 && cradle_ecs_live_count(vg_world(s)) < 1900) {
-            uint8_t type = (uint8_t)cradle_rng_below(&rng, 3);
-            int32_t x = cradle_rng_range(&rng, 220, 630) * VG_FP, y = cradle_rng_range(&rng, 10, 350) * VG_FP;
-            if (vanguard_spawn_enemy(s, type, x, y, x, y) == CRADLE_ENTITY_NONE) break;
-        }
-        for (uint32_t p = 0; p < VG_MAX_PLAYERS; p++)
-            if (s->players[p].ship != CRADLE_ENTITY_NONE) s->players[p].invulnerable = 2;
-        memset(snap, 0, sizeof snap);
-        snap[0] = 0xFF;
-        for (uint32_t slot = 0; slot < VG_MAX_PLAYERS; slot++)
-            (void)vanguard_input_pack(snap + 1 + slot, 1, vanguard_bot_actions(s, slot, i));
-        cradle_sim_step(&sim, snap);
-    }
-    sc->c = c;
-    sc->s = s;
-    sc->prev = prev;
-    sc->live = cradle_ecs_live_count(vg_world(s));
-}
-
-/* Every run starts the particles over from the same seed, so each sees the
- * same frames. Frame f: a burst every 10th frame, then 1/60 s of motion. */
-static void particles_reset(scene *sc) {
-    cradle_present_init(&sc->present, sc->particles, PARTICLES, 3);
-}
-
-static void particles_frame(scene *sc, int f) {
-    cradle_fx fx = cradle_present_fx(&sc->present);
-    if (f % 10 == 0) fx.burst(fx.context, 320.0f, 180.0f, 100, 0xffab40ffu, 200.0f, 0.8f);
-}
-
-static cradle_hud_info hud_for(int f) {
-    return (cradle_hud_info){.step = (uint64_t)f, .rtt_ms = 0.3, .input_delay = 3, .players = 8,
-                             .player_limit = 8, .slot = 0, .fps = 144.0};
-}
-
-static float alpha_for(int f) { return (float)(f % 16) / 16.0f; }
-
-static void sdl_frames(scene *sc) {
+static void sdl_frames(vanguard_scene *sc) {
     SDL_Surface *surface = SDL_CreateRGBSurfaceWithFormat(0, OUT_W, OUT_H, 32, SDL_PIXELFORMAT_RGBA32);
     SDL_Renderer *renderer = surface ? SDL_CreateSoftwareRenderer(surface) : NULL;
     static cradle_render_sdl r;
@@ -187,19 +125,19 @@ static void sdl_frames(scene *sc) {
         exit(1);
     }
     static double times[SDL_FRAMES];
-    particles_reset(sc);
+    vanguard_scene_particles_reset(sc);
     for (int f = 0; f < SDL_WARMUP + SDL_FRAMES; f++) {
-        particles_frame(sc, f);
+        vanguard_scene_particles_frame(sc, f);
         double t0 = cpu_s();
         cradle_present_update(&sc->present, 1.0f / 60.0f);
         cradle_render_sdl_frame(&r, sc->present.shake_x, sc->present.shake_y);
         cradle_draw world = cradle_render_sdl_world(&r), screen = cradle_render_sdl_screen(&r);
         SDL_SetRenderDrawColor(renderer, 0, 0, 0, 255);
         SDL_RenderClear(renderer);
-        sc->c->render(sc->prev, sc->s, alpha_for(f), &world);
+        sc->c->render(sc->prev, sc->s, vanguard_scene_alpha(f), &world);
         cradle_present_draw(&sc->present, &world);
         cradle_render_sdl_letterbox(&r);
-        cradle_hud_info hud = hud_for(f);
+        cradle_hud_info hud = vanguard_scene_hud(f);
         cradle_hud_draw(&hud, &screen, r.output_w, r.output_h);
         SDL_RenderPresent(renderer);
         if (f >= SDL_WARMUP) times[f - SDL_WARMUP] = (cpu_s() - t0) * 1e3;
@@ -212,7 +150,7 @@ static void sdl_frames(scene *sc) {
 
 static uint32_t soft_pixels[OUT_W * OUT_H];
 
-static void softdraw_frames(scene *sc, int frames) {
+static void softdraw_frames(vanguard_scene *sc, int frames) {
     static cradle_softdraw sd;
     cradle_softdraw_init(&sd, soft_pixels, OUT_W, OUT_H, OUT_W, sc->c->view_width, sc->c->view_height);
     double *times = malloc((size_t)frames * sizeof *times);
@@ -221,18 +159,18 @@ static void softdraw_frames(scene *sc, int frames) {
      * target_end): black, then the game (which clears to its own colour; the
      * clears are deferred, so only the last one is painted), the particles,
      * the letterbox, the HUD, and finish. */
-    particles_reset(sc);
+    vanguard_scene_particles_reset(sc);
     for (int f = 0; f < SOFT_WARMUP + frames; f++) {
-        particles_frame(sc, f);
+        vanguard_scene_particles_frame(sc, f);
         double t0 = cpu_s();
         cradle_present_update(&sc->present, 1.0f / 60.0f);
         cradle_softdraw_clear(&sd, 0x000000ffu);
         cradle_softdraw_frame(&sd, sc->present.shake_x, sc->present.shake_y);
         cradle_draw world = cradle_softdraw_world(&sd), screen = cradle_softdraw_screen(&sd);
-        sc->c->render(sc->prev, sc->s, alpha_for(f), &world);
+        sc->c->render(sc->prev, sc->s, vanguard_scene_alpha(f), &world);
         cradle_present_draw(&sc->present, &world);
         cradle_softdraw_letterbox(&sd);
-        cradle_hud_info hud = hud_for(f);
+        cradle_hud_info hud = vanguard_scene_hud(f);
         cradle_hud_draw(&hud, &screen, OUT_W, OUT_H);
         cradle_softdraw_finish(&sd);
         if (f >= SOFT_WARMUP) times[f - SOFT_WARMUP] = (cpu_s() - t0) * 1e3;
@@ -246,9 +184,9 @@ static void softdraw_frames(scene *sc, int frames) {
     static const char *const names[PHASES] = {"particle update", "clear", "game render w/o clear",
                                               "particles", "letterbox", "hud"};
     double sum[PHASES] = {0};
-    particles_reset(sc);
+    vanguard_scene_particles_reset(sc);
     for (int f = 0; f < SOFT_WARMUP + frames; f++) {
-        particles_frame(sc, f);
+        vanguard_scene_particles_frame(sc, f);
         double t[PHASES + 1];
         t[0] = cpu_s();
         cradle_present_update(&sc->present, 1.0f / 60.0f);
@@ -260,13 +198,13 @@ static void softdraw_frames(scene *sc, int frames) {
         t[2] = cpu_s();
         cradle_draw no_clear = world;
         no_clear.clear = NULL;
-        sc->c->render(sc->prev, sc->s, alpha_for(f), &no_clear);
+        sc->c->render(sc->prev, sc->s, vanguard_scene_alpha(f), &no_clear);
         t[3] = cpu_s();
         cradle_present_draw(&sc->present, &world);
         t[4] = cpu_s();
         cradle_softdraw_letterbox(&sd);
         t[5] = cpu_s();
-        cradle_hud_info hud = hud_for(f);
+        cradle_hud_info hud = vanguard_scene_hud(f);
         cradle_hud_draw(&hud, &screen, OUT_W, OUT_H);
         t[6] = cpu_s();
         if (f >= SOFT_WARMUP)
@@ -278,11 +216,11 @@ static void softdraw_frames(scene *sc, int frames) {
 }
 
 static void frame_time(int frames, bool softdraw_only) {
-    static scene sc;
-    scene_build(&sc);
+    static vanguard_scene sc;
+    if (vanguard_scene_build(&sc) != 0) exit(1);
     softdraw_frames(&sc, frames);
     if (!softdraw_only) sdl_frames(&sc);
-    cradle_sim_storage_close(&sc.storage);
+    vanguard_scene_close(&sc);
 }
 
 /* ---- input-to-screen delay ---- */
