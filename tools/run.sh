@@ -5,22 +5,25 @@
 # headless for a while, printing the server's status, then stops the session
 # and replays its log to show the replay matches.
 #
-#   bash tools/run.sh [--bots N] [--seconds S] [--port P] [--headless]
+#   bash tools/run.sh [--bots N] [--seconds S] [--port P] [--headless] [--broadcast]
 #
 # --bots N     bot players besides you (default 3)
 # --seconds S  headless only: how long the session runs (default 30)
 # --port P     UDP port of the server (default 7777)
 # --headless   do not open a window even when a display exists
+# --broadcast  also broadcast the session through an nginx origin and edge
+#              on loopback, and print the link that watches it in a browser
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bots=3 seconds=30 port=7777 headless=0
+bots=3 seconds=30 port=7777 headless=0 broadcast=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --bots) bots=$2; shift 2 ;;
     --seconds) seconds=$2; shift 2 ;;
     --port) port=$2; shift 2 ;;
     --headless) headless=1; shift ;;
-    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --broadcast) broadcast=1; shift ;;
+    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -56,12 +59,28 @@ pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
+  if [ "$broadcast" -eq 1 ]; then
+    stop_nginx "$work/edge" 2>/dev/null || true
+    stop_nginx "$work/origin" 2>/dev/null || true
+  fi
 }
 trap cleanup EXIT
 
+# --broadcast: an origin that takes the server's uploads and an edge cache
+# that serves viewers, both nginx on loopback (deploy/broadcast/*.conf, as
+# the tests start them); the edge also serves the browser's viewer.
+broadcasting=()
+if [ "$broadcast" -eq 1 ]; then
+  source tests/integration/broadcast_nginx.sh
+  start_origin "$work/origin"
+  start_edge "$work/edge" "$ORIGIN_URL"
+  rm -rf "$ORIGIN_ROOT/live/run"
+  broadcasting=(--broadcast "$ORIGIN_URL/live/run" --broadcast-auth "$ORIGIN_SECRET_FILE")
+fi
+
 "$bin/server/cradle-server" --game "$game" --bind 127.0.0.1 --port "$port" --players "$players" \
   --dev-socket "$sock" --log "$log" --key "$work/server.key" --trust "$issuer_pub" \
-  --connect-rate 50 --connect-burst 50 >"$work/server.out" 2>"$work/server.err" &
+  --connect-rate 50 --connect-burst 50 "${broadcasting[@]}" >"$work/server.out" 2>"$work/server.err" &
 server_pid=$!
 pids+=("$server_pid")
 for _ in $(seq 1 100); do
@@ -71,6 +90,10 @@ for _ in $(seq 1 100); do
 done
 echo "run.sh: cradle-server hosts vanguard on 127.0.0.1:$port, server id $server_id"
 echo "run.sh: session log $log, dev socket $sock"
+if [ "$broadcast" -eq 1 ]; then
+  echo "run.sh: broadcasting through the edge $EDGE_URL; watch it in a browser:"
+  echo "  $EDGE_URL/viewer.html#b=/live/run/&key=$("$keys" pub "$work/server.key" --sign)"
+fi
 if [ "$bots" -gt 0 ]; then
   "$bin/client/cradle-client" --headless --game "$game" --port "$port" --bots "$bots" --seed 7 "${secure_client[@]}" \
     >"$work/bots.out" 2>"$work/bots.err" &
