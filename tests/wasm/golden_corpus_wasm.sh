@@ -37,20 +37,7 @@ work=$(mktemp -d -p /dev/shm 2>/dev/null || mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "wasm golden corpus: $*" >&2; exit 1; }
 
-# The library names of the corpus file's game and reloads columns, as
-# golden_corpus.sh maps them.
-lib_path() {
-  case $1 in
-    counter) echo "$build/shared/games/counter/counter.so" ;;
-    inc5) echo "$build/tests/games/reload_inc5.so" ;;
-    vanguard) echo "$build/shared/games/vanguard/vanguard.so" ;;
-    rapid) echo "$build/tests/games/vanguard_rapid.so" ;;
-    *) return 1 ;;
-  esac
-}
-data_path() {
-  if [ "$1" = shipped ]; then echo "$src/shared/games/vanguard/data"; else echo "$src/tests/golden/data/$1"; fi
-}
+source "$src/tests/integration/golden_corpus_file.sh" # lib_path, read_corpus, record_args
 for tool in "$record" "$replay" "$scriptgen" "$wasm_dir/replay_counter.wasm" "$wasm_dir/replay_vanguard.wasm" \
             $(for l in counter inc5 vanguard; do lib_path $l; done); do
   [ -e "$tool" ] || fail "$tool is missing: build $build first (cmake --build $build)"
@@ -59,65 +46,25 @@ done
 # WASI before node 20 is behind this flag; node 20 takes it too.
 wasm_run() { "$node" --no-warnings --experimental-wasi-unstable-preview1 "$runner" "$@"; }
 
-# ---- the corpus file: its 8 fields, as golden_corpus.sh reads them (that
-# script checks each field's spelling; this one refuses what it cannot run) ----
-names=() games=() seeds=() players=() steps=() inputs=() reloads=() goldens=() skips=()
-lineno=0
-while read -r name game seed np ns input reload golden extra; do
-  lineno=$((lineno + 1))
-  case "$name" in ''|'#'*) continue ;; esac
-  [ -n "$golden" ] && [ -z "$extra" ] || fail "$corpus:$lineno: expected 8 fields"
-  case "$game" in counter|vanguard) ;; *) fail "$corpus:$lineno: no wasm build of game '$game'" ;; esac
-  [[ $golden =~ ^(full|digest:[1-9][0-9]*)$ ]] || fail "$corpus:$lineno: golden '$golden' is not full or digest:W"
+# ---- the corpus file, read and checked as golden_corpus.sh reads it; a
+# session that switches to another build cannot run in a one-build module:
+# skipped, and said ----
+read_corpus
+skips=()
+for i in "${!names[@]}"; do
   skip=
-  if [ "$reload" != - ]; then
-    IFS=, read -ra parts <<<"$reload"
-    for part in "${parts[@]}"; do
-      case $part in
-        *:data=*) ;;
-        *:"$game") ;; # its own build again: the module loads it again
-        *:*) lib_path "${part#*:}" >/dev/null || fail "$corpus:$lineno: reload '$part' names no library"
-             skip="switches to build ${part#*:} before step ${part%%:*}"; break ;;
-        *) fail "$corpus:$lineno: reload '$part' is not STEP:LIB or STEP:data=FOLDER" ;;
-      esac
-    done
-  fi
-  names+=("$name") games+=("$game") seeds+=("$seed") players+=("$np") steps+=("$ns")
-  inputs+=("$input") reloads+=("$reload") goldens+=("$golden") skips+=("$skip")
-done <"$corpus"
-[ ${#names[@]} -gt 0 ] || fail "$corpus lists no session"
-
-golden_of() {
-  case ${goldens[$1]} in
-    full) echo "$src/tests/golden/${names[$1]}.golden" ;;
-    *) echo "$src/tests/golden/corpus/${names[$1]}.digest" ;;
-  esac
-}
-
-# record_args I LOG: cradle-record's arguments for session i in $args, as
-# golden_corpus.sh's record_args (a generated script beside the log).
-record_args() {
-  local i=$1 log=$2 part
-  args=(--game "$(lib_path "${games[$i]}")" --log "$log" --seed "${seeds[$i]}" --players "${players[$i]}"
-        --steps "${steps[$i]}" --no-check)
-  case ${inputs[$i]} in
-    random) ;;
-    bots) args+=(--bots) ;;
-    gen:*) "$scriptgen" "${inputs[$i]#gen:}" "${seeds[$i]}" "${players[$i]}" "${steps[$i]}" >"$log.input"
-           args+=(--script "$log.input") ;;
-    *.input) args+=(--script "$src/tests/golden/${inputs[$i]}") ;;
-    *) echo "input '${inputs[$i]}' is not random, bots, gen:STYLE or a .input file" >&2; return 1 ;;
-  esac
   if [ "${reloads[$i]}" != - ]; then
     IFS=, read -ra parts <<<"${reloads[$i]}"
     for part in "${parts[@]}"; do
       case $part in
-        *:data=*) args+=(--data-at "${part%%:*}:$(data_path "${part#*:data=}")") ;;
-        *) args+=(--reload "${part%%:*}:$(lib_path "${part#*:}")") ;;
+        *:data=*) ;;
+        *:"${games[$i]}") ;; # its own build again: the module loads it again
+        *) skip="switches to build ${part#*:} before step ${part%%:*}"; break ;;
       esac
     done
   fi
-}
+  skips+=("$skip")
+done
 
 # field JSON KEY: a number's or a string's value in a one-line JSON object.
 field() { sed -n "s/.*\"$2\":\"\{0,1\}\([^,\"}]*\).*/\1/p" <<<"$1"; }
@@ -129,7 +76,7 @@ ms() { local d=$((($(usec) - $1) / 1000)); printf '%d.%02d' $((d / 1000)) $((d %
 check_session() {
   local i=$1 dir=$work/$1 golden native wasm t0 t_native t_wasm why=
   mkdir -p "$dir"
-  golden=$(golden_of "$i")
+  golden=$src/$(golden_of "$i")
   t0=$(usec)
   if ! record_args "$i" "$dir/log" 2>"$dir/err" || ! "$record" "${args[@]}" >/dev/null 2>>"$dir/err"; then
     why="cradle-record failed: $(tr '\n' ' ' <"$dir/err")"
@@ -223,7 +170,7 @@ session_index() { local i; for i in "${!names[@]}"; do [ "${names[$i]}" != "$1" 
 i=$(session_index vanguard_solo)
 record_args "$i" "$neg/log" && "$record" "${args[@]}" >/dev/null 2>"$neg/err" || { cat "$neg/err" >&2; fail "cradle-record"; }
 rm -rf "$neg/log.builds"
-golden=$(golden_of "$i") at=$(($(stat -c %s "$(golden_of "$i")") / 2))
+golden=$src/$(golden_of "$i") at=$(($(stat -c %s "$src/$(golden_of "$i")") / 2))
 byte=$(od -An -tu1 -j "$at" -N 1 "$golden" | tr -d ' ')
 cp "$golden" "$neg/changed.golden"
 printf "\\$(printf %03o $(((byte + 1) % 256)))" | dd of="$neg/changed.golden" bs=1 seek="$at" conv=notrunc status=none
@@ -243,9 +190,9 @@ i=$(session_index v_mash_p8_1k)
 rm -rf "$neg/log" "$neg/log.data" "$neg/log.input"
 record_args "$i" "$neg/log" && "$record" "${args[@]}" >/dev/null 2>"$neg/err" || { cat "$neg/err" >&2; fail "cradle-record"; }
 rm -rf "$neg/log.builds"
-awk 'NR == 10 { d = substr($2, 1, 1); $2 = (d == "0" ? "1" : "0") substr($2, 2) } { print }' "$(golden_of "$i")" \
+awk 'NR == 10 { d = substr($2, 1, 1); $2 = (d == "0" ? "1" : "0") substr($2, 2) } { print }' "$src/$(golden_of "$i")" \
   >"$neg/changed.digest"
-[ "$(cmp "$(golden_of "$i")" "$neg/changed.digest" | wc -l)" -eq 1 ] || fail "the changed digest file differs in more than one byte"
+[ "$(cmp "$src/$(golden_of "$i")" "$neg/changed.digest" | wc -l)" -eq 1 ] || fail "the changed digest file differs in more than one byte"
 w=${goldens[$i]#digest:}
 expect_failure "a changed digest, natively" "first difference in window 1 of" \
   "$replay" --game "$(lib_path vanguard)" --golden "$neg/changed.digest" "$neg/log"
