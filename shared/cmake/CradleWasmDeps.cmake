@@ -47,42 +47,15 @@ function(_cradle_wasm_newest var pattern file)
   set(${var} "${found}" PARENT_SCOPE)
 endfunction()
 
-# _cradle_wasm_library(<target> <archive> <root> AR <command>...
-#                      SOURCES ... FLAGS ...):
-# one custom command per source, compiling it to
-# wasm-deps/obj/<archive's name>/<path under root>.o (the path keeps apart
-# libsodium's many files of the same name in different folders), then the
-# archive, rebuilt from scratch (no stale members), and the target.
-function(_cradle_wasm_library target archive root)
+# _cradle_wasm_library(<target> <archive> AR <command>... SOURCES ... FLAGS ...):
+# each source compiled under wasm-deps/obj/<archive's name>/ by
+# cradle_wasm_objects (CradleGame.cmake: a command and a depfile each, and
+# libsodium's many files of one name in different folders kept apart), then
+# the archive, rebuilt from scratch (no stale members), and the target.
+function(_cradle_wasm_library target archive)
   cmake_parse_arguments(ARG "" "" "AR;SOURCES;FLAGS" ${ARGN})
   get_filename_component(name ${archive} NAME_WE)
-  set(obj_root ${CMAKE_BINARY_DIR}/wasm-deps/obj/${name})
-  # The object folders, made by one command the objects depend on: neither
-  # clang nor the Makefile generator makes a custom command's output folder
-  # (they are made again after the obj folder is removed).
-  set(dirs_stamp ${obj_root}/dirs.stamp)
-  set(objects)
-  set(obj_dirs ${obj_root})
-  foreach(src IN LISTS ARG_SOURCES)
-    file(RELATIVE_PATH rel ${root} ${src})
-    set(obj ${obj_root}/${rel}.o)
-    get_filename_component(obj_dir ${obj} DIRECTORY)
-    list(APPEND obj_dirs ${obj_dir})
-    add_custom_command(
-      OUTPUT ${obj}
-      COMMAND ${CRADLE_WASM_CC} ${ARG_FLAGS} -MD -MF ${obj}.d -c ${src} -o ${obj}
-      DEPENDS ${src} ${dirs_stamp}
-      DEPFILE ${obj}.d
-      COMMENT "wasm32-wasi ${name}: ${rel}"
-      VERBATIM)
-    list(APPEND objects ${obj})
-  endforeach()
-  list(REMOVE_DUPLICATES obj_dirs)
-  add_custom_command(
-    OUTPUT ${dirs_stamp}
-    COMMAND ${CMAKE_COMMAND} -E make_directory ${obj_dirs}
-    COMMAND ${CMAKE_COMMAND} -E touch ${dirs_stamp}
-    VERBATIM)
+  cradle_wasm_objects(objects ${CMAKE_BINARY_DIR}/wasm-deps/obj/${name} FLAGS ${ARG_FLAGS} SOURCES ${ARG_SOURCES})
   add_custom_command(
     OUTPUT ${archive}
     COMMAND ${CMAKE_COMMAND} -E rm -f ${archive}
@@ -127,7 +100,7 @@ function(_cradle_wasm_rules sodium_dir zstd_dir include_dir)
   set(sodium_src ${sodium_dir}/src/libsodium)
   file(GLOB_RECURSE sodium_sources ${sodium_src}/*.c)
   list(SORT sodium_sources)
-  _cradle_wasm_library(cradle_wasm_sodium ${CRADLE_WASM_SODIUM_LIB} ${sodium_src}
+  _cradle_wasm_library(cradle_wasm_sodium ${CRADLE_WASM_SODIUM_LIB}
     AR ${ARG_AR}
     SOURCES ${sodium_sources}
     FLAGS ${common_flags}
@@ -136,7 +109,8 @@ function(_cradle_wasm_rules sodium_dir zstd_dir include_dir)
           -I${include_dir} -I${include_dir}/sodium)
 
   # zstd, as its lib/Makefile builds it single-threaded: no ZSTD_MULTITHREAD
-  # (no threads in wasm32-wasi; pool.c and threading.c are then stubs),
+  # (no threads in wasm32-wasi; pool.c and threading.c then compile to
+  # zstd's own single-threaded code),
   # ZSTD_DISABLE_ASM (its one .S file, x86-64 Huffman decoding, is not
   # compiled here anyway), and libzstd.mk's XXH_NAMESPACE=ZSTD_ (its xxhash
   # symbols clash with no other copy). Left out: lib/legacy (frames of
@@ -145,7 +119,7 @@ function(_cradle_wasm_rules sodium_dir zstd_dir include_dir)
   file(GLOB zstd_sources ${zstd_dir}/lib/common/*.c ${zstd_dir}/lib/compress/*.c
        ${zstd_dir}/lib/decompress/*.c)
   list(SORT zstd_sources)
-  _cradle_wasm_library(cradle_wasm_zstd ${CRADLE_WASM_ZSTD_LIB} ${zstd_dir}/lib
+  _cradle_wasm_library(cradle_wasm_zstd ${CRADLE_WASM_ZSTD_LIB}
     AR ${ARG_AR}
     SOURCES ${zstd_sources}
     FLAGS ${common_flags} -DZSTD_DISABLE_ASM -DXXH_NAMESPACE=ZSTD_
